@@ -1,0 +1,137 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookwall/hookwall/shared/config"
+	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/store"
+)
+
+// Settings is the receiver's configuration, read from the environment by
+// LoadSettings. Field comments name the variable.
+type Settings struct {
+	// TableName: TABLE_NAME (required).
+	TableName string
+	// QueueURL: QUEUE_URL (required).
+	QueueURL string
+	// TenantsFile: HOOKWALL_TENANTS_FILE (local), or
+	// TenantsSecretARN: TENANTS_SECRET_ARN (AWS). Exactly one is required.
+	TenantsFile      string
+	TenantsSecretARN string
+	// LogLevel: LOG_LEVEL (debug, info, warn, error; default info).
+	LogLevel slog.Level
+	// DedupWindow: HOOKWALL_DEDUP_WINDOW, a Go duration (default 168h).
+	DedupWindow time.Duration
+	// ReenqueueGrace: HOOKWALL_REENQUEUE_GRACE, a Go duration (default 30s).
+	ReenqueueGrace time.Duration
+	// MaxBody: HOOKWALL_MAX_BODY_BYTES (default 1048576).
+	MaxBody int64
+	// Tolerance: HOOKWALL_TIMESTAMP_TOLERANCE, a Go duration (default 300s):
+	// how far a signed WeCom/WeChat/Standard Webhooks timestamp may be from now.
+	// A negative value turns the WeCom/WeChat check off.
+	Tolerance time.Duration
+}
+
+// LoadSettings reads Settings through getenv (os.Getenv in main) and
+// validates them, naming every variable at fault.
+func LoadSettings(getenv func(string) string) (Settings, error) {
+	s := Settings{
+		TableName:        getenv("TABLE_NAME"),
+		QueueURL:         getenv("QUEUE_URL"),
+		TenantsFile:      getenv("HOOKWALL_TENANTS_FILE"),
+		TenantsSecretARN: getenv("TENANTS_SECRET_ARN"),
+		LogLevel:         obs.ParseLevel(getenv("LOG_LEVEL")),
+	}
+	var errs []error
+	if s.TableName == "" {
+		errs = append(errs, errors.New("TABLE_NAME is required"))
+	}
+	if s.QueueURL == "" {
+		errs = append(errs, errors.New("QUEUE_URL is required"))
+	}
+	if (s.TenantsFile == "") == (s.TenantsSecretARN == "") {
+		errs = append(errs, errors.New("set exactly one of HOOKWALL_TENANTS_FILE and TENANTS_SECRET_ARN"))
+	}
+	duration := func(name string, def time.Duration, dst *time.Duration) {
+		v := getenv(name)
+		if v == "" {
+			*dst = def
+			return
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+		*dst = d
+	}
+	duration("HOOKWALL_DEDUP_WINDOW", DefaultDedupWindow, &s.DedupWindow)
+	duration("HOOKWALL_REENQUEUE_GRACE", DefaultReenqueueGrace, &s.ReenqueueGrace)
+	duration("HOOKWALL_TIMESTAMP_TOLERANCE", 300*time.Second, &s.Tolerance)
+	s.MaxBody = DefaultMaxBody
+	if v := getenv("HOOKWALL_MAX_BODY_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("HOOKWALL_MAX_BODY_BYTES: want a positive integer, got %q", v))
+		}
+		s.MaxBody = n
+	}
+	if s.DedupWindow <= 0 {
+		errs = append(errs, errors.New("HOOKWALL_DEDUP_WINDOW must be positive"))
+	}
+	if s.ReenqueueGrace <= 0 {
+		errs = append(errs, errors.New("HOOKWALL_REENQUEUE_GRACE must be positive"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, fmt.Errorf("intake: configuration: %w", err)
+	}
+	return s, nil
+}
+
+// Build wires a Handler from settings: the tenants document, the DynamoDB
+// table and the SQS queue (endpoints come from the SDK's own
+// AWS_ENDPOINT_URL_* variables through awsCfg), logging to logger and writing
+// EMF metrics to metricsOut.
+func Build(ctx context.Context, s Settings, awsCfg aws.Config, logger *slog.Logger, metricsOut io.Writer) (*Handler, error) {
+	tenants, err := config.Load(ctx, config.Source{
+		File: s.TenantsFile, SecretARN: s.TenantsSecretARN,
+		Secrets: config.SecretsManager{Client: secretsmanager.NewFromConfig(awsCfg)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	parsers, err := BuildParsers(tenants, ParserOptions{Tolerance: s.Tolerance})
+	if err != nil {
+		return nil, err
+	}
+	table, err := store.New(store.Config{Client: dynamodb.NewFromConfig(awsCfg), TableName: s.TableName})
+	if err != nil {
+		return nil, err
+	}
+	q, err := queue.New(queue.Config{Client: sqs.NewFromConfig(awsCfg), URL: s.QueueURL})
+	if err != nil {
+		return nil, err
+	}
+	return New(Config{
+		Parsers:        parsers,
+		Store:          table,
+		Queue:          q,
+		Logger:         logger,
+		Metrics:        obs.NewMetrics(metricsOut, "Hookwall", map[string]string{"Function": "receiver"}),
+		DedupWindow:    s.DedupWindow,
+		ReenqueueGrace: s.ReenqueueGrace,
+		MaxBody:        s.MaxBody,
+	})
+}

@@ -1,0 +1,258 @@
+package wechat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
+	"github.com/hookwall/hookwall/shared/provider/xmljson"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// DefaultTolerance is the timestamp window used when [Config.Tolerance] is 0.
+const DefaultTolerance = 300 * time.Second
+
+// Config holds one Official Account's server settings.
+type Config struct {
+	// Token signs requests. Required.
+	Token string
+	// AppID is the receiveid of encrypted messages. Required with EncodingAESKey.
+	AppID string
+	// EncodingAESKey is the 43-character message key. Optional: empty means
+	// plaintext mode only; when set, unencrypted POSTs are rejected.
+	EncodingAESKey string
+	// Tolerance is the accepted |now - timestamp| for the query timestamp.
+	// Optional: 0 means [DefaultTolerance], a negative value disables the check.
+	Tolerance time.Duration
+}
+
+// Parser verifies and parses one Official Account's pushes. It implements
+// [webhook.Parser] and is safe for concurrent use.
+type Parser struct {
+	token     string
+	appID     string
+	key       []byte // nil in plaintext mode
+	tolerance time.Duration
+}
+
+var _ webhook.Parser = (*Parser)(nil)
+
+// New validates c and returns a Parser for it.
+func New(c Config) (*Parser, error) {
+	if c.Token == "" {
+		return nil, errors.New("wechat: config: Token is required")
+	}
+	p := &Parser{token: c.Token, appID: c.AppID, tolerance: c.Tolerance}
+	if p.tolerance == 0 {
+		p.tolerance = DefaultTolerance
+	}
+	if c.EncodingAESKey != "" {
+		if c.AppID == "" {
+			return nil, errors.New("wechat: config: AppID is required with EncodingAESKey")
+		}
+		key, err := wxcrypto.ParseKey(c.EncodingAESKey)
+		if err != nil {
+			return nil, fmt.Errorf("wechat: config: EncodingAESKey: %w", err)
+		}
+		p.key = key
+	}
+	return p, nil
+}
+
+// successBody is the acknowledgement WeChat expects for a POST.
+var successBody = []byte("success")
+
+// Parse verifies req and returns the handshake reply (GET) or the one event
+// of a POST. Errors wrap [webhook.ErrBadSignature], [webhook.ErrStaleTimestamp],
+// [webhook.ErrMalformed] or [webhook.ErrMethodNotAllowed].
+func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
+	if req == nil {
+		return nil, fmt.Errorf("wechat: nil request: %w", webhook.ErrMalformed)
+	}
+	switch req.Method {
+	case "GET":
+		if err := p.verifyPlain(req); err != nil {
+			return nil, err
+		}
+		echo := req.Query.Get("echostr")
+		if echo == "" {
+			return nil, fmt.Errorf("wechat: missing echostr: %w", webhook.ErrMalformed)
+		}
+		return &webhook.Delivery{
+			Verification: true,
+			Reply:        webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte(echo)},
+		}, nil
+	case "POST":
+		plain, err := p.DecryptBody(req)
+		if err != nil {
+			return nil, err
+		}
+		ev, err := NewEvent(plain)
+		if err != nil {
+			return nil, err
+		}
+		return &webhook.Delivery{
+			Events: []webhook.Event{*ev},
+			Reply:  webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: successBody[:len(successBody):len(successBody)]},
+		}, nil
+	default:
+		return nil, fmt.Errorf("wechat: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	}
+}
+
+// DecryptBody authenticates a POST and returns its message bytes: the
+// decrypted <Encrypt> for encrypt_type=aes, else (plaintext mode, no key
+// configured) the body itself. [Parser.Parse] uses it; it is exported so the
+// official crypto vectors, whose plaintext is not XML, can be checked alone.
+func (p *Parser) DecryptBody(req *webhook.Request) ([]byte, error) {
+	switch req.Query.Get("encrypt_type") {
+	case "aes":
+		return p.decrypt(req)
+	case "", "raw":
+		if p.key != nil {
+			return nil, fmt.Errorf("wechat: unencrypted message for an account with encryption enabled: %w", webhook.ErrBadSignature)
+		}
+		if err := p.verifyPlain(req); err != nil {
+			return nil, err
+		}
+		return req.Body, nil
+	default:
+		return nil, fmt.Errorf("wechat: unknown encrypt_type: %w", webhook.ErrBadSignature)
+	}
+}
+
+// verifyPlain checks signature over [token, timestamp, nonce] and the window.
+func (p *Parser) verifyPlain(req *webhook.Request) error {
+	sig, ts, nonce := req.Query.Get("signature"), req.Query.Get("timestamp"), req.Query.Get("nonce")
+	if sig == "" || ts == "" || nonce == "" {
+		return fmt.Errorf("wechat: missing signature, timestamp or nonce: %w", webhook.ErrBadSignature)
+	}
+	if !wxcrypto.VerifySignature(sig, p.token, ts, nonce) {
+		return fmt.Errorf("wechat: signature: %w", webhook.ErrBadSignature)
+	}
+	return p.checkWindow(ts, req.Now)
+}
+
+func (p *Parser) decrypt(req *webhook.Request) ([]byte, error) {
+	if p.key == nil {
+		return nil, fmt.Errorf("wechat: encrypted message but no EncodingAESKey configured: %w", webhook.ErrBadSignature)
+	}
+	sig, ts, nonce := req.Query.Get("msg_signature"), req.Query.Get("timestamp"), req.Query.Get("nonce")
+	if sig == "" || ts == "" || nonce == "" {
+		return nil, fmt.Errorf("wechat: missing msg_signature, timestamp or nonce: %w", webhook.ErrBadSignature)
+	}
+	env, err := xmljson.Convert(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("wechat: envelope: %w", err)
+	}
+	encrypted := env.Get("Encrypt")
+	if encrypted == "" {
+		return nil, fmt.Errorf("wechat: envelope has no Encrypt: %w", webhook.ErrMalformed)
+	}
+	if !wxcrypto.VerifySignature(sig, p.token, ts, nonce, encrypted) {
+		return nil, fmt.Errorf("wechat: msg_signature: %w", webhook.ErrBadSignature)
+	}
+	if err := p.checkWindow(ts, req.Now); err != nil {
+		return nil, err
+	}
+	plain, err := wxcrypto.Decrypt(p.key, encrypted, p.appID)
+	if err != nil {
+		return nil, fmt.Errorf("wechat: message: %w", err)
+	}
+	return plain, nil
+}
+
+// checkWindow enforces the tolerance on the (already signed) timestamp.
+func (p *Parser) checkWindow(ts string, now time.Time) error {
+	if p.tolerance < 0 {
+		return nil
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return fmt.Errorf("wechat: timestamp is not an integer: %w", webhook.ErrStaleTimestamp)
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	tol := int64(p.tolerance / time.Second)
+	if n := now.Unix(); sec < n-tol || sec > n+tol {
+		return fmt.Errorf("wechat: timestamp: %w", webhook.ErrStaleTimestamp)
+	}
+	return nil
+}
+
+// NewEvent builds the [webhook.Event] for an authentic message XML: type,
+// time, normalised JSON, payload hash and the dedup key described in the
+// package documentation. Errors wrap [webhook.ErrMalformed].
+func NewEvent(plainXML []byte) (*webhook.Event, error) {
+	doc, err := xmljson.Convert(plainXML)
+	if err != nil {
+		return nil, fmt.Errorf("wechat: message: %w", err)
+	}
+	typ := doc.Get("MsgType")
+	isEvent := typ == "event"
+	if isEvent {
+		typ = doc.Get("Event")
+	}
+	if typ == "" {
+		return nil, fmt.Errorf("wechat: message has no MsgType or Event: %w", webhook.ErrMalformed)
+	}
+	sum := sha256.Sum256(plainXML)
+	var occurred time.Time
+	if sec, err := strconv.ParseInt(doc.Get("CreateTime"), 10, 64); err == nil && sec > 0 {
+		occurred = time.Unix(sec, 0).UTC()
+	}
+	return &webhook.Event{
+		DedupKey:    dedupKey(doc),
+		Type:        typ,
+		OccurredAt:  occurred,
+		Raw:         plainXML,
+		JSON:        doc.JSON,
+		PayloadHash: hex.EncodeToString(sum[:]),
+	}, nil
+}
+
+// eventFields are the fingerprint names of events, in order.
+var eventFields = []string{"ToUserName", "FromUserName", "CreateTime", "Event", "EventKey", "MsgID"}
+
+func dedupKey(doc *xmljson.Doc) string {
+	if id := doc.Get("MsgId"); id != "" {
+		if isToken(id, 64) {
+			return "msg:" + id
+		}
+		return "msgh:" + fingerprint([]string{"MsgId"}, doc)
+	}
+	return "evt:" + fingerprint(eventFields, doc)
+}
+
+// fingerprint returns the first 32 hex characters of SHA-256 over the
+// "name=value\n" lines of names.
+func fingerprint(names []string, doc *xmljson.Doc) string {
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{'='})
+		h.Write([]byte(doc.Get(n)))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// isToken reports whether s is 1..max bytes of [A-Za-z0-9_.-].
+func isToken(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,209 @@
+package wecom
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
+	"github.com/hookwall/hookwall/shared/provider/xmljson"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// DefaultTolerance is the timestamp window used when [Config.Tolerance] is 0.
+const DefaultTolerance = 300 * time.Second
+
+// Config holds one tenant's WeCom callback settings.
+type Config struct {
+	// Token signs requests. Required.
+	Token string
+	// EncodingAESKey is the 43-character key from the callback settings. Required.
+	EncodingAESKey string
+	// CorpID is the expected receiveid: the CorpID for an enterprise's own
+	// apps, the suite id for third-party suite callbacks. Required.
+	CorpID string
+	// Tolerance is the accepted |now - timestamp| for the query timestamp.
+	// Optional: 0 means [DefaultTolerance], a negative value disables the check.
+	Tolerance time.Duration
+}
+
+// Parser verifies and parses one tenant's WeCom callbacks. It implements
+// [webhook.Parser] and is safe for concurrent use.
+type Parser struct {
+	token     string
+	key       []byte
+	corpID    string
+	tolerance time.Duration
+}
+
+var _ webhook.Parser = (*Parser)(nil)
+
+// New validates c and returns a Parser for it.
+func New(c Config) (*Parser, error) {
+	if c.Token == "" {
+		return nil, errors.New("wecom: config: Token is required")
+	}
+	if c.CorpID == "" {
+		return nil, errors.New("wecom: config: CorpID is required")
+	}
+	key, err := wxcrypto.ParseKey(c.EncodingAESKey)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: config: EncodingAESKey: %w", err)
+	}
+	tol := c.Tolerance
+	if tol == 0 {
+		tol = DefaultTolerance
+	}
+	return &Parser{token: c.Token, key: key, corpID: c.CorpID, tolerance: tol}, nil
+}
+
+// Parse verifies req and returns the handshake reply (GET) or the one event
+// of a POST. Errors wrap [webhook.ErrBadSignature], [webhook.ErrStaleTimestamp],
+// [webhook.ErrMalformed] or [webhook.ErrMethodNotAllowed].
+func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
+	if req == nil {
+		return nil, fmt.Errorf("wecom: nil request: %w", webhook.ErrMalformed)
+	}
+	switch req.Method {
+	case "GET":
+		return p.verifyURL(req)
+	case "POST":
+		return p.parsePost(req)
+	default:
+		return nil, fmt.Errorf("wecom: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	}
+}
+
+// query returns the signed query parameters, or ErrBadSignature if one is missing.
+func query(req *webhook.Request) (sig, ts, nonce string, err error) {
+	sig, ts, nonce = req.Query.Get("msg_signature"), req.Query.Get("timestamp"), req.Query.Get("nonce")
+	if sig == "" || ts == "" || nonce == "" {
+		return "", "", "", fmt.Errorf("wecom: missing msg_signature, timestamp or nonce: %w", webhook.ErrBadSignature)
+	}
+	return sig, ts, nonce, nil
+}
+
+// checkWindow enforces the tolerance on the (already signed) timestamp.
+func (p *Parser) checkWindow(ts string, now time.Time) error {
+	if p.tolerance < 0 {
+		return nil
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return fmt.Errorf("wecom: timestamp is not an integer: %w", webhook.ErrStaleTimestamp)
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	tol := int64(p.tolerance / time.Second)
+	if n := now.Unix(); sec < n-tol || sec > n+tol {
+		return fmt.Errorf("wecom: timestamp: %w", webhook.ErrStaleTimestamp)
+	}
+	return nil
+}
+
+func (p *Parser) verifyURL(req *webhook.Request) (*webhook.Delivery, error) {
+	sig, ts, nonce, err := query(req)
+	if err != nil {
+		return nil, err
+	}
+	echo := req.Query.Get("echostr")
+	if echo == "" {
+		return nil, fmt.Errorf("wecom: missing echostr: %w", webhook.ErrBadSignature)
+	}
+	if !wxcrypto.VerifySignature(sig, p.token, ts, nonce, echo) {
+		return nil, fmt.Errorf("wecom: url verification: %w", webhook.ErrBadSignature)
+	}
+	if err := p.checkWindow(ts, req.Now); err != nil {
+		return nil, err
+	}
+	plain, err := wxcrypto.Decrypt(p.key, echo, p.corpID)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: url verification: %w", err)
+	}
+	return &webhook.Delivery{
+		Verification: true,
+		Reply:        webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: plain},
+	}, nil
+}
+
+// DecryptBody verifies a POST's query signature and timestamp over the
+// envelope's <Encrypt> and returns the decrypted message bytes. [Parser.Parse]
+// uses it; it is exported for tools and tests that need the plaintext alone.
+func (p *Parser) DecryptBody(req *webhook.Request) ([]byte, error) {
+	sig, ts, nonce, err := query(req)
+	if err != nil {
+		return nil, err
+	}
+	env, err := xmljson.Convert(req.Body)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: envelope: %w", err)
+	}
+	encrypted := env.Get("Encrypt")
+	if encrypted == "" {
+		return nil, fmt.Errorf("wecom: envelope has no Encrypt: %w", webhook.ErrMalformed)
+	}
+	if !wxcrypto.VerifySignature(sig, p.token, ts, nonce, encrypted) {
+		return nil, fmt.Errorf("wecom: message: %w", webhook.ErrBadSignature)
+	}
+	if err := p.checkWindow(ts, req.Now); err != nil {
+		return nil, err
+	}
+	plain, err := wxcrypto.Decrypt(p.key, encrypted, p.corpID)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: message: %w", err)
+	}
+	return plain, nil
+}
+
+func (p *Parser) parsePost(req *webhook.Request) (*webhook.Delivery, error) {
+	plain, err := p.DecryptBody(req)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := NewEvent(plain)
+	if err != nil {
+		return nil, err
+	}
+	return &webhook.Delivery{
+		Events: []webhook.Event{*ev},
+		Reply:  webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte{}},
+	}, nil
+}
+
+// NewEvent builds the [webhook.Event] for an authentic, decrypted callback
+// XML: type, time, normalised JSON, payload hash and the dedup key described
+// in the package documentation. Errors wrap [webhook.ErrMalformed].
+func NewEvent(plainXML []byte) (*webhook.Event, error) {
+	doc, err := xmljson.Convert(plainXML)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: decrypted message: %w", err)
+	}
+	typ := doc.Get("MsgType")
+	if typ == "event" {
+		typ = doc.Get("Event")
+	} else if typ == "" {
+		typ = doc.Get("InfoType")
+	}
+	if typ == "" {
+		return nil, fmt.Errorf("wecom: decrypted message has no MsgType, Event or InfoType: %w", webhook.ErrMalformed)
+	}
+	sum := sha256.Sum256(plainXML)
+	hash := hex.EncodeToString(sum[:])
+	var occurred time.Time
+	if sec, err := strconv.ParseInt(doc.Get("CreateTime"), 10, 64); err == nil && sec > 0 {
+		occurred = time.Unix(sec, 0).UTC()
+	}
+	return &webhook.Event{
+		DedupKey:    dedupKey(doc, typ, hash),
+		Type:        typ,
+		OccurredAt:  occurred,
+		Raw:         plainXML,
+		JSON:        doc.JSON,
+		PayloadHash: hash,
+	}, nil
+}

@@ -1,0 +1,17 @@
+// Package xmljson converts the flat callback XML of WeCom and WeChat Official
+// Account (`<xml>…</xml>`) into a normalised JSON object that processor
+// handlers decode into typed payloads.
+//
+// Rules: the root element must be `xml`; each child element becomes a key
+// named by its local name; a leaf element's character data (CDATA unwrapped,
+// pieces concatenated) becomes a JSON string, always, so 19-digit MsgIds stay
+// exact; an element with child elements becomes a nested object; repeated
+// sibling names become an array of their values in document order. Attributes,
+// comments and processing instructions are ignored, whitespace-only text
+// around child elements is dropped, and other text mixed with child elements
+// is kept under the key "#text". DOCTYPE declarations, non-standard entities,
+// non-UTF-8 encodings and nesting deeper than [MaxDepth] are rejected.
+//
+// Message formats: https://developer.work.weixin.qq.com/document/path/90239
+// and https://developers.weixin.qq.com/doc/offiaccount/Message_Management/Receiving_standard_messages.html
+package xmljson

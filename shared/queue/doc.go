@@ -1,0 +1,3 @@
+// Package queue sends event envelopes to SQS in batches and retries only the
+// entries SQS did not accept.
+package queue

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Sort keys and attribute names.
+const (
+	// SKEvent is the sort key of an event record.
+	SKEvent = "EVENT"
+	// SKStepPrefix starts the sort key of a journal entry: STEP#<handler>#<step>.
+	SKStepPrefix = "STEP#"
+
+	AttrPK          = "pk"
+	AttrSK          = "sk"
+	AttrStatus      = "status"
+	AttrVersion     = "version"
+	AttrProvider    = "provider"
+	AttrTenant      = "tenant"
+	AttrEventType   = "eventType"
+	AttrReceivedAt  = "receivedAt"
+	AttrUpdatedAt   = "updatedAt"
+	AttrExpiresAt   = "expiresAt"
+	AttrLeaseOwner  = "leaseOwner"
+	AttrLeaseUntil  = "leaseUntil"
+	AttrAttempts    = "attempts"
+	AttrPayloadHash = "payloadHash"
+	AttrPayload     = "payload"
+	AttrTraceID     = "traceId"
+	AttrLastError   = "lastError"
+	AttrClaimID     = "claimId"
+	AttrEnqueuedAt  = "enqueuedAt"
+	AttrOccurredAt  = "occurredAt"
+)
+
+// Record is one event record (sk = EVENT).
+type Record struct {
+	Key         string         `dynamodbav:"pk"`
+	SK          string         `dynamodbav:"sk"`
+	Status      webhook.Status `dynamodbav:"status"`
+	Version     int64          `dynamodbav:"version"`
+	Provider    string         `dynamodbav:"provider"`
+	Tenant      string         `dynamodbav:"tenant"`
+	EventType   string         `dynamodbav:"eventType"`
+	ReceivedAt  int64          `dynamodbav:"receivedAt"`           // epoch ms
+	UpdatedAt   int64          `dynamodbav:"updatedAt"`            // epoch ms
+	ExpiresAt   int64          `dynamodbav:"expiresAt"`            // epoch s (TTL)
+	OccurredAt  int64          `dynamodbav:"occurredAt,omitempty"` // epoch ms
+	EnqueuedAt  int64          `dynamodbav:"enqueuedAt,omitempty"` // epoch ms
+	LeaseOwner  string         `dynamodbav:"leaseOwner,omitempty"`
+	LeaseUntil  int64          `dynamodbav:"leaseUntil,omitempty"` // epoch ms
+	Attempts    int64          `dynamodbav:"attempts"`
+	PayloadHash string         `dynamodbav:"payloadHash"`
+	Payload     Payload        `dynamodbav:"payload"`
+	TraceID     string         `dynamodbav:"traceId,omitempty"`
+	LastError   string         `dynamodbav:"lastError,omitempty"`
+	ClaimID     string         `dynamodbav:"claimId"`
+}
+
+// Expired reports whether the record's TTL has passed at now: such a record
+// counts as absent even while DynamoDB has not deleted it yet.
+func (r *Record) Expired(now time.Time) bool {
+	return r.ExpiresAt > 0 && r.ExpiresAt < now.Unix()
+}
+
+// Envelope rebuilds the queue message of the record, so that the receiver's
+// re-enqueue, the sweeper and replay send exactly what the receiver sent.
+func (r *Record) Envelope() webhook.Envelope {
+	env := webhook.Envelope{
+		Key:        r.Key,
+		Provider:   r.Provider,
+		Tenant:     r.Tenant,
+		Type:       r.EventType,
+		ReceivedAt: time.UnixMilli(r.ReceivedAt).UTC(),
+		TraceID:    r.TraceID,
+		Payload:    []byte(r.Payload),
+	}
+	if r.OccurredAt != 0 {
+		t := time.UnixMilli(r.OccurredAt).UTC()
+		env.OccurredAt = &t
+	}
+	return env
+}
+
+// CompressAbove is the payload size from which it is stored gzip-compressed
+// (as a binary attribute) instead of as a string.
+const CompressAbove = 4 << 10
+
+// Payload is the event's normalised JSON. It is stored as a string attribute,
+// or gzip-compressed as a binary attribute when larger than CompressAbove.
+type Payload []byte
+
+// MarshalDynamoDBAttributeValue stores p as S, or as gzip B when large.
+func (p Payload) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	if len(p) <= CompressAbove {
+		return &types.AttributeValueMemberS{Value: string(p)}, nil
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(p); err != nil {
+		return nil, fmt.Errorf("store: compress payload: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("store: compress payload: %w", err)
+	}
+	return &types.AttributeValueMemberB{Value: buf.Bytes()}, nil
+}
+
+// UnmarshalDynamoDBAttributeValue reads either stored form.
+func (p *Payload) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		*p = Payload(v.Value)
+	case *types.AttributeValueMemberB:
+		zr, err := gzip.NewReader(bytes.NewReader(v.Value))
+		if err != nil {
+			return fmt.Errorf("store: decompress payload: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+		if err != nil {
+			return fmt.Errorf("store: decompress payload: %w", err)
+		}
+		*p = b
+	case *types.AttributeValueMemberNULL:
+		*p = nil
+	default:
+		return fmt.Errorf("store: payload has unexpected attribute type %T", av)
+	}
+	return nil
+}
+
+// decodeRecord unmarshals an item; a nil or empty item gives nil.
+func decodeRecord(item map[string]types.AttributeValue) (*Record, error) {
+	if len(item) == 0 {
+		return nil, nil
+	}
+	var r Record
+	if err := attributevalue.UnmarshalMap(item, &r); err != nil {
+		return nil, fmt.Errorf("store: decode record: %w", err)
+	}
+	return &r, nil
+}

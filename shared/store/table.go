@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Table is the events table. It is safe for concurrent use.
+type Table struct {
+	db   *dynamodb.Client
+	name string
+	now  func() time.Time
+}
+
+// Config configures a Table.
+type Config struct {
+	// Client is the DynamoDB client (required).
+	Client *dynamodb.Client
+	// TableName is the events table (required).
+	TableName string
+	// Now is the clock (optional; default time.Now).
+	Now func() time.Time
+}
+
+// New returns the Table described by cfg.
+func New(cfg Config) (*Table, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("store: nil DynamoDB client")
+	}
+	if cfg.TableName == "" {
+		return nil, errors.New("store: empty table name")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Table{db: cfg.Client, name: cfg.TableName, now: cfg.Now}, nil
+}
+
+// Name returns the table name.
+func (t *Table) Name() string { return t.name }
+
+// Get reads the event record of key with a strongly consistent read. It
+// returns nil if there is none or it has expired.
+func (t *Table) Get(ctx context.Context, key string) (*Record, error) {
+	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &t.name,
+		Key:            recordKey(key),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: get %s: %w", key, err)
+	}
+	rec, err := decodeRecord(out.Item)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	if rec.Expired(t.now()) {
+		return nil, nil
+	}
+	return rec, nil
+}
+
+func recordKey(key string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		AttrPK: &types.AttributeValueMemberS{Value: key},
+		AttrSK: &types.AttributeValueMemberS{Value: SKEvent},
+	}
+}
+
+// conditionFailed reports whether err is a failed condition, and returns the
+// old item DynamoDB sent back with it (ReturnValuesOnConditionCheckFailure=ALL_OLD).
+func conditionFailed(err error) (map[string]types.AttributeValue, bool) {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return ccf.Item, true
+	}
+	return nil, false
+}
