@@ -1,0 +1,330 @@
+package line
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"net/http"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Config is one tenant's LINE channel configuration.
+type Config struct {
+	// ChannelSecret is the channel secret from the LINE Developers console.
+	// Its UTF-8 bytes are the HMAC key. Required.
+	ChannelSecret string
+}
+
+// Parser verifies and parses the LINE webhook deliveries of one channel. It
+// implements [webhook.Parser] and is safe for concurrent use.
+type Parser struct {
+	secret []byte
+	// mac is a keyed HMAC-SHA256 that is only ever cloned, never written,
+	// so concurrent Parse calls can share it.
+	mac hash.Cloner
+}
+
+// New returns a Parser for the channel configured in c.
+func New(c Config) (*Parser, error) {
+	if c.ChannelSecret == "" {
+		return nil, errors.New("line: channel secret is required")
+	}
+	secret := []byte(c.ChannelSecret)
+	mac := hmac.New(sha256.New, secret)
+	mac.Reset() // precomputes the pad states that clones start from
+	p := &Parser{secret: secret}
+	if cl, ok := mac.(hash.Cloner); ok {
+		p.mac = cl
+	}
+	return p, nil
+}
+
+// okReply is LINE's expected answer: any 2xx; the body is not used.
+func okReply() webhook.Reply {
+	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8"}
+}
+
+// Parse verifies req's X-Line-Signature over the exact body and returns one
+// [webhook.Event] per element of the body's events array, in order. A body
+// with an empty events array is a URL-verification request: the Delivery has
+// Verification set and no events.
+//
+// Each event's DedupKey is its webhookEventId and its Type is its type; both
+// are required, or the whole request is rejected with
+// [webhook.ErrMalformed]. Raw is the event object exactly as in the body and
+// JSON its compact form; both may share memory with req.Body. PayloadHash is
+// the hex SHA-256 of the event's canonical JSON (sorted keys, no whitespace)
+// without its deliveryContext member, so a redelivery (isRedelivery true)
+// hashes like the original.
+//
+// Errors wrap [webhook.ErrMethodNotAllowed] (not a POST),
+// [webhook.ErrBadSignature] or [webhook.ErrMalformed].
+func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
+	if req == nil {
+		return nil, fmt.Errorf("line: nil request: %w", webhook.ErrMalformed)
+	}
+	if req.Method != http.MethodPost {
+		return nil, fmt.Errorf("line: method %q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	}
+	if err := verify(p.newMAC(), req.Body, req.Header.Get(SignatureHeader)); err != nil {
+		return nil, err
+	}
+	events, err := parseBody(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return &webhook.Delivery{Verification: true, Reply: okReply()}, nil
+	}
+	return &webhook.Delivery{Events: events, Reply: okReply()}, nil
+}
+
+// parseBody validates body and extracts its events. It returns a non-nil
+// empty slice for an empty events array.
+func parseBody(body []byte) ([]webhook.Event, error) {
+	var memBuf [32]member
+	s := &scanner{b: body, mem: memBuf[:0]}
+	s.skipWS()
+	if s.peek() != '{' {
+		return nil, fmt.Errorf("line: body is not a JSON object: %w", webhook.ErrMalformed)
+	}
+	var (
+		events []webhook.Event
+		keys   []eventKeys
+		text   []byte // every event's dedup key and hex hash, back to back
+	)
+	err := s.members(1, func(key []byte, esc bool) (memberAction, error) {
+		if !keyIs(key, esc, "events") {
+			return scanValue, nil
+		}
+		events, keys, text = nil, keys[:0], text[:0] // a repeated member replaces the earlier one
+		switch s.peek() {
+		case 'n':
+			return scanValue, nil // null: no events member
+		case '[':
+		default:
+			return consumed, fmt.Errorf("line: events is not an array: %w", webhook.ErrMalformed)
+		}
+		events = make([]webhook.Event, 0, 4)
+		if s.out == nil {
+			buf := make([]byte, 0, 2*len(body)+64*8)
+			s.out, s.tmp, text = buf[:0:len(body)], buf[len(body):len(body):2*len(body)], buf[2*len(body):2*len(body)]
+		}
+		return consumed, s.elements(1, func() error {
+			var k eventKeys
+			ev, err := s.event(len(events), &text, &k)
+			if err != nil {
+				return err
+			}
+			events = append(events, ev)
+			keys = append(keys, k)
+			return nil
+		})
+	})
+	if err == nil {
+		s.skipWS()
+		if s.i != len(s.b) {
+			err = errSyntax
+		}
+	}
+	if err != nil {
+		if errors.Is(err, webhook.ErrMalformed) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("line: %s at offset %d: %w", err.Error(), s.i, webhook.ErrMalformed)
+	}
+	if events == nil {
+		return nil, fmt.Errorf("line: body has no events array: %w", webhook.ErrMalformed)
+	}
+	all := string(text) // one allocation for every key and hash
+	for i, k := range keys {
+		events[i].DedupKey = all[k.id0:k.id1]
+		events[i].PayloadHash = all[k.id1:k.hash1]
+	}
+	return events, nil
+}
+
+// eventKeys locates one event's dedup key, text[id0:id1], and hex payload
+// hash, text[id1:hash1], in the text parseBody accumulates.
+type eventKeys struct{ id0, id1, hash1 int }
+
+// event scans the n-th event object at s.i and builds its webhook.Event,
+// appending its dedup key and payload hash to *text (located by *k).
+func (s *scanner) event(n int, text *[]byte, k *eventKeys) (webhook.Event, error) {
+	if s.peek() != '{' {
+		return webhook.Event{}, fmt.Errorf("line: event %d is not an object: %w", n, webhook.ErrMalformed)
+	}
+	start := s.i
+	s.canon, s.ws, s.out = true, false, s.out[:0]
+	defer func() { s.canon = false }()
+
+	var (
+		idLit, typeLit []byte
+		idEsc, typeEsc bool
+		ts             int64
+		hasTS          bool
+	)
+	err := s.members(2, func(key []byte, esc bool) (memberAction, error) {
+		k := key[1 : len(key)-1]
+		if esc {
+			k = decodeString(key, true)
+		}
+		var err error
+		switch string(k) {
+		case "webhookEventId":
+			if s.peek() != '"' {
+				return consumed, fmt.Errorf("line: event %d: webhookEventId is not a string: %w", n, webhook.ErrMalformed)
+			}
+			idLit, idEsc, err = s.stringValue()
+			return consumed, err
+		case "type":
+			if s.peek() != '"' {
+				return consumed, fmt.Errorf("line: event %d: type is not a string: %w", n, webhook.ErrMalformed)
+			}
+			typeLit, typeEsc, err = s.stringValue()
+			return consumed, err
+		case "timestamp":
+			numStart := s.i
+			if err := s.value(2); err != nil {
+				return consumed, err
+			}
+			v, ok := parseInt(s.b[numStart:s.i])
+			if !ok {
+				return consumed, fmt.Errorf("line: event %d: timestamp is not an integer: %w", n, webhook.ErrMalformed)
+			}
+			ts, hasTS = v, true
+			return consumed, nil
+		case "deliveryContext":
+			s.canon = false
+			err = s.value(2)
+			s.canon = true
+			return omitted, err
+		}
+		return scanValue, nil
+	})
+	if err != nil {
+		return webhook.Event{}, err
+	}
+	var id, typ []byte
+	if idLit != nil {
+		id = decodeString(idLit, idEsc)
+	}
+	if len(id) == 0 {
+		return webhook.Event{}, fmt.Errorf("line: event %d: missing webhookEventId: %w", n, webhook.ErrMalformed)
+	}
+	if typeLit != nil {
+		typ = decodeString(typeLit, typeEsc)
+	}
+	if len(typ) == 0 {
+		return webhook.Event{}, fmt.Errorf("line: event %d: missing type: %w", n, webhook.ErrMalformed)
+	}
+	raw := s.b[start:s.i:s.i]
+	compact := raw
+	if s.ws {
+		var buf bytes.Buffer
+		buf.Grow(len(raw))
+		if err := json.Compact(&buf, raw); err != nil {
+			return webhook.Event{}, fmt.Errorf("line: event %d: %w", n, webhook.ErrMalformed)
+		}
+		compact = buf.Bytes()
+	}
+	sum := sha256.Sum256(s.out)
+	k.id0 = len(*text)
+	*text = append(*text, id...)
+	k.id1 = len(*text)
+	*text = hex.AppendEncode(*text, sum[:])
+	k.hash1 = len(*text)
+	ev := webhook.Event{
+		Type: eventType(typ),
+		Raw:  raw,
+		JSON: compact,
+	}
+	if hasTS {
+		ev.OccurredAt = time.UnixMilli(ts).UTC()
+	}
+	return ev, nil
+}
+
+// keyIs reports whether the key literal key names name.
+func keyIs(key []byte, esc bool, name string) bool {
+	if esc {
+		return string(decodeString(key, true)) == name
+	}
+	return string(key[1:len(key)-1]) == name
+}
+
+// parseInt parses a JSON number that is an integer of at most 18 digits.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// eventType returns t as a string, without allocating for the event types
+// of the LINE webhook schema.
+func eventType(t []byte) string {
+	switch string(t) {
+	case "message":
+		return "message"
+	case "unsend":
+		return "unsend"
+	case "follow":
+		return "follow"
+	case "unfollow":
+		return "unfollow"
+	case "join":
+		return "join"
+	case "leave":
+		return "leave"
+	case "memberJoined":
+		return "memberJoined"
+	case "memberLeft":
+		return "memberLeft"
+	case "postback":
+		return "postback"
+	case "videoPlayComplete":
+		return "videoPlayComplete"
+	case "beacon":
+		return "beacon"
+	case "accountLink":
+		return "accountLink"
+	case "membership":
+		return "membership"
+	case "module":
+		return "module"
+	case "activated":
+		return "activated"
+	case "deactivated":
+		return "deactivated"
+	case "botSuspended":
+		return "botSuspended"
+	case "botResumed":
+		return "botResumed"
+	case "delivery":
+		return "delivery"
+	}
+	return string(t)
+}
