@@ -4,189 +4,218 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/middleware"
 )
 
-// Default local endpoints, used when AWS_ENDPOINT_URL_DYNAMODB /
-// AWS_ENDPOINT_URL_SQS are not set.
+// Default local endpoints, used when the AWS_ENDPOINT_URL_* variables are unset.
 const (
 	DefaultDynamoDBEndpoint = "http://127.0.0.1:8000"
 	DefaultSQSEndpoint      = "http://127.0.0.1:9324"
 )
 
-const hint = "start the local services with `make services-up` (or run `make test`)"
+const hint = "is the local stack up? run `make services-up` (DynamoDB Local on 127.0.0.1:8000, SQS on 127.0.0.1:9324)"
 
-// Config returns an AWS config for the local services: static test
-// credentials, region us-east-1 unless AWS_REGION says otherwise.
-func Config(t testing.TB) aws.Config {
-	t.Helper()
-	region := os.Getenv("AWS_REGION")
-	if region == "" {
-		region = "us-east-1"
+func endpoint(env, def string) string {
+	if v := os.Getenv(env); v != "" {
+		return v
 	}
+	return def
+}
+
+// Config returns the AWS config of the local stack.
+func Config() aws.Config {
 	return aws.Config{
-		Region:      region,
+		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
 	}
 }
 
-func endpoint(t testing.TB, env, def string) string {
+// DynamoDB returns a client for DynamoDB Local (response checksums off: the
+// local server omits them on errors), after checking that it answers.
+func DynamoDB(t testing.TB, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	t.Helper()
-	ep := os.Getenv(env)
-	if ep == "" {
-		ep = def
-	}
-	u, err := url.Parse(ep)
-	if err != nil {
-		t.Fatalf("%s=%q is not a URL: %v", env, ep, err)
-	}
-	conn, err := net.DialTimeout("tcp", u.Host, 2*time.Second)
-	if err != nil {
-		t.Fatalf("%s (%s) does not answer: %v; %s", env, ep, err, hint)
-	}
-	conn.Close()
-	return ep
-}
-
-// DynamoDB returns a client for DynamoDB Local. Response checksum validation
-// is off: DynamoDB Local sends no CRC32 on error replies (local-stack.md).
-// Extra options (for example call-counting middleware) are applied last.
-func DynamoDB(t testing.TB, opts ...func(*dynamodb.Options)) *dynamodb.Client {
-	t.Helper()
-	ep := endpoint(t, "AWS_ENDPOINT_URL_DYNAMODB", DefaultDynamoDBEndpoint)
-	base := func(o *dynamodb.Options) {
-		o.BaseEndpoint = aws.String(ep)
+	url := endpoint("AWS_ENDPOINT_URL_DYNAMODB", DefaultDynamoDBEndpoint)
+	opts := append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(url)
 		o.DisableValidateResponseChecksum = true
+	}}, optFns...)
+	db := dynamodb.NewFromConfig(Config(), opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, err := db.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)}); err != nil {
+		t.Fatalf("DynamoDB at %s does not answer: %v; %s", url, err, hint)
 	}
-	return dynamodb.NewFromConfig(Config(t), append([]func(*dynamodb.Options){base}, opts...)...)
+	return db
 }
 
-// SQS returns a client for the local SQS server.
-func SQS(t testing.TB, opts ...func(*sqs.Options)) *sqs.Client {
+// SQS returns a client for the local SQS server, after checking that it answers.
+func SQS(t testing.TB) *sqs.Client {
 	t.Helper()
-	ep := endpoint(t, "AWS_ENDPOINT_URL_SQS", DefaultSQSEndpoint)
-	base := func(o *sqs.Options) { o.BaseEndpoint = aws.String(ep) }
-	return sqs.NewFromConfig(Config(t), append([]func(*sqs.Options){base}, opts...)...)
+	url := endpoint("AWS_ENDPOINT_URL_SQS", DefaultSQSEndpoint)
+	c := sqs.NewFromConfig(Config(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(url) })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, err := c.ListQueues(ctx, &sqs.ListQueuesInput{MaxResults: aws.Int32(1)}); err != nil {
+		t.Fatalf("SQS at %s does not answer: %v; %s", url, err, hint)
+	}
+	return c
 }
 
-// UniqueName returns prefix plus a random suffix.
-func UniqueName(prefix string) string {
-	var b [5]byte
+// Name returns prefix followed by a random suffix, unique per call.
+func Name(prefix string) string {
+	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-// CreateTable creates a fresh events table (pk/sk strings, on demand, TTL on
-// expiresAt), waits until it exists, and deletes it when the test ends.
-func CreateTable(t testing.TB, db *dynamodb.Client) string {
+// NewTable creates a uniquely named events-shaped table (pk, sk strings;
+// on-demand) and deletes it when the test ends. It returns the name.
+func NewTable(t testing.TB, db *dynamodb.Client) string {
 	t.Helper()
+	name := Name("hw-" + sanitize(t.Name()))
 	ctx := context.Background()
-	name := UniqueName("hookwall-test")
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:   aws.String(name),
-		BillingMode: ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{
-			{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS},
-			{AttributeName: aws.String("sk"), AttributeType: ddbtypes.ScalarAttributeTypeS},
+		TableName:   &name,
+		BillingMode: dbtypes.BillingModePayPerRequest,
+		AttributeDefinitions: []dbtypes.AttributeDefinition{
+			{AttributeName: aws.String("pk"), AttributeType: dbtypes.ScalarAttributeTypeS},
+			{AttributeName: aws.String("sk"), AttributeType: dbtypes.ScalarAttributeTypeS},
 		},
-		KeySchema: []ddbtypes.KeySchemaElement{
-			{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash},
-			{AttributeName: aws.String("sk"), KeyType: ddbtypes.KeyTypeRange},
+		KeySchema: []dbtypes.KeySchemaElement{
+			{AttributeName: aws.String("pk"), KeyType: dbtypes.KeyTypeHash},
+			{AttributeName: aws.String("sk"), KeyType: dbtypes.KeyTypeRange},
 		},
 	})
 	if err != nil {
 		t.Fatalf("create table %s: %v; %s", name, err, hint)
 	}
-	if err := dynamodb.NewTableExistsWaiter(db).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 30*time.Second); err != nil {
+	w := dynamodb.NewTableExistsWaiter(db)
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &name}, 30*time.Second); err != nil {
 		t.Fatalf("wait for table %s: %v", name, err)
 	}
-	if _, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName: aws.String(name),
-		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{
-			AttributeName: aws.String("expiresAt"), Enabled: aws.Bool(true),
-		},
-	}); err != nil {
-		t.Fatalf("enable TTL on %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
-	})
+	t.Cleanup(func() { _, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &name}) })
 	return name
 }
 
-// Queues is a fresh main queue with its dead-letter queue.
+// Queues are a main queue and its dead-letter queue.
 type Queues struct {
-	URL    string
-	DLQURL string
+	URL, DLQURL string
 }
 
-// CreateQueues creates a fresh queue and its dead-letter queue (redrive after
-// maxReceiveCount receives) with the given visibility timeout in seconds, and
+// NewQueues creates a uniquely named queue with a dead-letter queue
+// (RedrivePolicy maxReceiveCount) and the given visibility timeout, and
 // deletes both when the test ends.
-func CreateQueues(t testing.TB, client *sqs.Client, visibilitySeconds, maxReceiveCount int) Queues {
+func NewQueues(t testing.TB, c *sqs.Client, maxReceiveCount int, visibility time.Duration) Queues {
 	t.Helper()
 	ctx := context.Background()
-	name := UniqueName("hookwall-test")
-	dlq, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name + "-dlq")})
+	base := Name("hw-" + sanitize(t.Name()))
+	dlq, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(base + "-dlq")})
 	if err != nil {
-		t.Fatalf("create queue %s-dlq: %v; %s", name, err, hint)
+		t.Fatalf("create queue: %v; %s", err, hint)
 	}
-	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+	attrs, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: dlq.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
 	})
 	if err != nil {
 		t.Fatalf("dead-letter queue ARN: %v", err)
 	}
-	main, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName: aws.String(name),
-		Attributes: map[string]string{
-			"VisibilityTimeout": fmt.Sprint(visibilitySeconds),
-			"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`,
-				attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], maxReceiveCount),
-		},
+	redrive, _ := json.Marshal(map[string]any{
+		"deadLetterTargetArn": attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)],
+		"maxReceiveCount":     maxReceiveCount,
 	})
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(base), Attributes: map[string]string{
+		string(sqstypes.QueueAttributeNameVisibilityTimeout): fmt.Sprint(int(visibility / time.Second)),
+		string(sqstypes.QueueAttributeNameRedrivePolicy):     string(redrive),
+	}})
 	if err != nil {
-		t.Fatalf("create queue %s: %v", name, err)
+		t.Fatalf("create queue: %v", err)
 	}
 	t.Cleanup(func() {
-		_, _ = client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: main.QueueUrl})
-		_, _ = client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: dlq.QueueUrl})
+		_, _ = c.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: q.QueueUrl})
+		_, _ = c.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: dlq.QueueUrl})
 	})
-	return Queues{URL: aws.ToString(main.QueueUrl), DLQURL: aws.ToString(dlq.QueueUrl)}
+	return Queues{URL: aws.ToString(q.QueueUrl), DLQURL: aws.ToString(dlq.QueueUrl)}
 }
 
-// Drain receives every message currently visible in the queue (until a
-// receive comes back empty), deleting none, and returns their bodies.
-// Received messages stay invisible for visibilitySeconds.
-func Drain(t testing.TB, client *sqs.Client, queueURL string, visibilitySeconds int32) []sqstypes.Message {
-	t.Helper()
-	var all []sqstypes.Message
-	for {
-		out, err := client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 0,
-			VisibilityTimeout:           visibilitySeconds,
-			AttributeNames:              []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}, //nolint:staticcheck // local-aws-sqs needs the deprecated name
-			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
-			MessageAttributeNames:       []string{"All"},
-		})
-		if err != nil {
-			t.Fatalf("receive from %s: %v", queueURL, err)
-		}
-		if len(out.Messages) == 0 {
-			return all
-		}
-		all = append(all, out.Messages...)
+// Receive receives up to max messages with every system and message
+// attribute (both the deprecated AttributeNames and
+// MessageSystemAttributeNames, which the local server needs), waiting up to wait.
+func Receive(ctx context.Context, c *sqs.Client, url string, max int32, wait time.Duration) ([]sqstypes.Message, error) {
+	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl:                    &url,
+		MaxNumberOfMessages:         max,
+		WaitTimeSeconds:             int32(wait / time.Second),
+		AttributeNames:              []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}, //nolint:staticcheck // needed by the local server
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+		MessageAttributeNames:       []string{"All"},
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out.Messages, nil
+}
+
+func sanitize(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
+			return r
+		}
+		return '-'
+	}, s)
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return s
+}
+
+// OpCounter counts SDK operations by name (GetItem, UpdateItem, Query, ...),
+// once per call whatever the SDK's own retries.
+type OpCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// DynamoDBOption installs the counter on a DynamoDB client.
+func (c *OpCounter) DynamoDBOption(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, c.install)
+}
+
+func (c *OpCounter) install(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("hookwall-op-counter",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			c.mu.Lock()
+			if c.n == nil {
+				c.n = map[string]int{}
+			}
+			c.n[middleware.GetOperationName(ctx)]++
+			c.mu.Unlock()
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+}
+
+// Take returns the counts since the last Take and resets them.
+func (c *OpCounter) Take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	if n == nil {
+		n = map[string]int{}
+	}
+	return n
 }

@@ -39,11 +39,11 @@ func newStack(t *testing.T, mut ...func(*Config)) *stack {
 	t.Helper()
 	s := &stack{db: awstest.DynamoDB(t), sqs: awstest.SQS(t)}
 	var err error
-	s.table, err = store.New(store.Config{Client: s.db, TableName: awstest.CreateTable(t, s.db)})
+	s.table, err = store.New(store.Config{Client: s.db, TableName: awstest.NewTable(t, s.db)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.queues = awstest.CreateQueues(t, s.sqs, 30, 5)
+	s.queues = awstest.NewQueues(t, s.sqs, 5, 60*time.Second)
 	q, err := queue.New(queue.Config{Client: s.sqs, URL: s.queues.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func (s *stack) records(t *testing.T) []store.Record {
 
 func (s *stack) messages(t *testing.T) []webhook.Envelope {
 	t.Helper()
-	msgs := awstest.Drain(t, s.sqs, s.queues.URL, 60)
+	msgs := awstest.Drain(t, s.sqs, s.queues.URL)
 	envs := make([]webhook.Envelope, len(msgs))
 	for i, m := range msgs {
 		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &envs[i]); err != nil {
@@ -200,7 +200,7 @@ func TestIntegrationBadSignatureChangesNothing(t *testing.T) {
 func TestIntegrationSQSUnreachableThenRecovers(t *testing.T) {
 	s := newStack(t)
 	// A queue client pointed at a port nothing listens on: SQS is down.
-	down := awstest.SQS(t, func(o *sqs.Options) { o.BaseEndpoint = aws.String("http://127.0.0.1:1") })
+	down := sqs.NewFromConfig(awstest.Config(), func(o *sqs.Options) { o.BaseEndpoint = aws.String("http://127.0.0.1:1") })
 	deadQ, err := queue.New(queue.Config{Client: down, URL: s.queues.URL, Attempts: 2, Backoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestIntegrationSQSUnreachableThenRecovers(t *testing.T) {
 
 func TestIntegrationDynamoDBUnreachableIs5xx(t *testing.T) {
 	s := newStack(t)
-	down := awstest.DynamoDB(t, func(o *dynamodb.Options) {
+	down := dynamodb.NewFromConfig(awstest.Config(), func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String("http://127.0.0.1:1")
 		o.RetryMaxAttempts = 1
 	})
@@ -283,7 +283,7 @@ func TestIntegrationStaleReceivedIsReenqueuedByItsDuplicate(t *testing.T) {
 		t.Fatalf("status %d", code)
 	}
 	// Lose the message, as if the first receiver died between claim and send.
-	msgs := awstest.Drain(t, s.sqs, s.queues.URL, 60)
+	msgs := awstest.Drain(t, s.sqs, s.queues.URL)
 	if len(msgs) != 1 {
 		t.Fatalf("first delivery: %d messages", len(msgs))
 	}
