@@ -227,13 +227,18 @@ type admitted struct {
 // ones it took over) in batches, and undoes the claims it could not enqueue.
 func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, events []webhook.Event) error {
 	items := make([]admitted, 0, len(events))
-	seen := make(map[string]bool, len(events))
+	var seen map[string]bool
+	if len(events) > 1 {
+		seen = make(map[string]bool, len(events))
+	}
 	for i := range events {
 		key := webhook.Key(req.Provider, req.Tenant, events[i].DedupKey)
-		if seen[key] { // the same event twice in one body: one claim.
-			continue
+		if seen != nil {
+			if seen[key] { // the same event twice in one body: one claim.
+				continue
+			}
+			seen[key] = true
 		}
-		seen[key] = true
 		items = append(items, admitted{ev: &events[i], key: key})
 	}
 	h.cfg.Metrics.Count("Received", len(items))
@@ -253,34 +258,33 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 		it.resend, it.err = h.cfg.Store.TakeOverEnqueue(ctx, rec, h.cfg.ReenqueueGrace)
 	})
 
-	var envs []webhook.Envelope
-	var sendIdx []int
+	envs := make([]webhook.Envelope, 0, len(items))
+	sendIdx := make([]int, 0, len(items))
 	var errs []error
 	for i := range items {
 		it := &items[i]
-		log := h.cfg.Logger.With(obs.KeyEventKey, it.key, obs.KeyEventType, it.ev.Type)
 		switch {
 		case it.err != nil:
-			log.ErrorContext(ctx, "claim failed", "error", it.err)
+			h.logEvent(ctx, slog.LevelError, it, "claim failed", slog.Any("error", it.err))
 			errs = append(errs, it.err)
 		case it.res.Outcome == store.Claimed:
-			log.InfoContext(ctx, "event claimed")
+			h.logEvent(ctx, slog.LevelInfo, it, "event claimed")
 			envs = append(envs, it.res.Record.Envelope())
 			sendIdx = append(sendIdx, i)
 		case it.res.Outcome == store.Conflict:
 			h.cfg.Metrics.Count("Conflict", 1)
-			log.WarnContext(ctx, "same key, different payload: not processed again",
-				"stored_payload_hash", it.res.Record.PayloadHash, "payload_hash", it.ev.PayloadHash)
+			h.logEvent(ctx, slog.LevelWarn, it, "same key, different payload: not processed again",
+				slog.String("stored_payload_hash", it.res.Record.PayloadHash), slog.String("payload_hash", it.ev.PayloadHash))
 		case it.resend:
 			h.cfg.Metrics.Count("Duplicate", 1)
 			h.cfg.Metrics.Count("Reenqueued", 1)
-			log.WarnContext(ctx, "duplicate found its record still RECEIVED past the grace period: re-enqueued",
-				obs.KeyStatus, it.res.Record.Status)
+			h.logEvent(ctx, slog.LevelWarn, it, "duplicate found its record still RECEIVED past the grace period: re-enqueued")
 			envs = append(envs, it.res.Record.Envelope())
 			sendIdx = append(sendIdx, i)
 		default:
 			h.cfg.Metrics.Count("Duplicate", 1)
-			log.InfoContext(ctx, "duplicate delivery acknowledged", obs.KeyStatus, it.res.Record.Status)
+			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged",
+				slog.String(obs.KeyStatus, string(it.res.Record.Status)))
 		}
 	}
 	if len(envs) > 0 {
@@ -302,6 +306,16 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	return nil
 }
 
+// logEvent logs one line about one event, with its key and type. It costs
+// nothing when the level is disabled.
+func (h *Handler) logEvent(ctx context.Context, level slog.Level, it *admitted, msg string, attrs ...slog.Attr) {
+	if !h.cfg.Logger.Enabled(ctx, level) {
+		return
+	}
+	attrs = append(attrs, slog.String(obs.KeyEventKey, it.key), slog.String(obs.KeyEventType, it.ev.Type))
+	h.cfg.Logger.LogAttrs(ctx, level, msg, attrs...)
+}
+
 // undo releases the claims (or take-overs) whose envelopes were not sent.
 // It runs on a context that survives the request's cancellation: a claim
 // left behind would wait for the grace period or the sweeper.
@@ -310,21 +324,20 @@ func (h *Handler) undo(ctx context.Context, items []admitted, sendIdx, failed []
 	defer cancel()
 	for _, f := range failed {
 		it := &items[sendIdx[f]]
-		log := h.cfg.Logger.With(obs.KeyEventKey, it.key)
 		if it.resend {
 			if err := h.cfg.Store.RevertEnqueue(ctx, it.res.Record, it.prevEnq); err != nil {
-				log.ErrorContext(ctx, "could not revert re-enqueue take-over", "error", err)
+				h.logEvent(ctx, slog.LevelError, it, "could not revert re-enqueue take-over", slog.Any("error", err))
 			}
 			continue
 		}
 		deleted, err := h.cfg.Store.Unclaim(ctx, it.res.Record)
 		switch {
 		case err != nil:
-			log.ErrorContext(ctx, "could not undo claim; a duplicate or the sweeper will re-enqueue it", "error", err)
+			h.logEvent(ctx, slog.LevelError, it, "could not undo claim; a duplicate or the sweeper will re-enqueue it", slog.Any("error", err))
 		case !deleted:
-			log.WarnContext(ctx, "claim moved on before undo; left in place")
+			h.logEvent(ctx, slog.LevelWarn, it, "claim moved on before undo; left in place")
 		default:
-			log.InfoContext(ctx, "claim undone after enqueue failure")
+			h.logEvent(ctx, slog.LevelInfo, it, "claim undone after enqueue failure")
 		}
 	}
 }
