@@ -157,15 +157,7 @@ func (p *Parser) signatureMatches(id, ts string, body []byte, header string) boo
 	const sigLen = 44 // standard Base64 of 32 bytes
 	match := 0
 	for _, key := range p.keys {
-		mac := hmac.New(sha256.New, key)
-		mac.Write([]byte(id))
-		mac.Write([]byte{'.'})
-		mac.Write([]byte(ts))
-		mac.Write([]byte{'.'})
-		mac.Write(body)
-		var sum [sha256.Size]byte
-		var want [sigLen]byte
-		base64.StdEncoding.Encode(want[:], mac.Sum(sum[:0]))
+		want := signature(key, id, ts, body)
 		for rest := header; rest != ""; {
 			var entry string
 			entry, rest, _ = strings.Cut(rest, " ")
@@ -177,6 +169,33 @@ func (p *Parser) signatureMatches(id, ts string, body []byte, header string) boo
 		}
 	}
 	return match == 1
+}
+
+// signature is the base64 HMAC-SHA256 of "id.ts.body" under key.
+func signature(key []byte, id, ts string, body []byte) [44]byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id))
+	mac.Write([]byte{'.'})
+	mac.Write([]byte(ts))
+	mac.Write([]byte{'.'})
+	mac.Write(body)
+	var sum [sha256.Size]byte
+	var out [44]byte
+	base64.StdEncoding.Encode(out[:], mac.Sum(sum[:0]))
+	return out
+}
+
+// Sign returns the webhook-signature header value ("v1,<base64>") for a
+// message with webhook-id id and webhook-timestamp ts (unix seconds), signed
+// with secret ("whsec_" + base64). Hookwall uses it to sign what it forwards,
+// so that receivers can verify Hookwall itself.
+func Sign(secret, id string, ts int64, body []byte) (string, error) {
+	key, ok := decodeSecret(secret)
+	if !ok {
+		return "", errors.New("standard: invalid secret")
+	}
+	sig := signature(key, id, strconv.FormatInt(ts, 10), body)
+	return "v1," + string(sig[:]), nil
 }
 
 // event builds the delivery's event from the verified body.

@@ -329,3 +329,15 @@ func TestDefaultTolerance(t *testing.T) {
 		}
 	}
 }
+
+func TestSignIsVerifiedByParse(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	// The published vector: Sign must reproduce it exactly.
+	got, err := standard.Sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, []byte(`{"test": 2432232314}`))
+	if err != nil || got != "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=" {
+		t.Fatalf("Sign = %q, %v", got, err)
+	}
+	if _, err := standard.Sign("whsec_!!!", "id", 1, nil); err == nil {
+		t.Fatal("invalid secret: want an error")
+	}
+}
