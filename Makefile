@@ -50,7 +50,7 @@ LAMBDA_BUILD = GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 \
 	$(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 .PHONY: help services-up services-down unit test bench fuzz lint build \
-	build-ReceiverFunction build-ProcessorFunction clean distclean
+	build-ReceiverFunction build-ProcessorFunction events clean distclean
 
 help: ## list targets
 	@echo "Hookwall make targets:"
@@ -103,6 +103,9 @@ build-ReceiverFunction: ## SAM: build functions/receiver to $(ARTIFACTS_DIR)/boo
 
 build-ProcessorFunction: ## SAM: build functions/processor to $(ARTIFACTS_DIR)/bootstrap
 	$(call sam_build,processor)
+
+events: ## regenerate the signed sample API Gateway events in events/receiver (local tenants)
+	$(GO) test ./functions/receiver -run TestSampleEvents -count=1 -update
 
 clean: ## remove build outputs (build/, .aws-sam/); keeps the installed stack in .local/
 	rm -rf build .aws-sam
