@@ -101,10 +101,10 @@ func (t *Table) Journal(ctx context.Context, l process.Lease) ([]process.Journal
 // key order (see [Table.Journal]).
 func (t *Table) Steps(ctx context.Context, key, claimID string) ([]process.JournalEntry, error) {
 	in := &dynamodb.QueryInput{
-		TableName:                &t.name,
-		KeyConditionExpression:   aws.String("pk = :pk AND begins_with(sk, :prefix)"),
-		FilterExpression:         aws.String("claimId = :claim"),
-		ConsistentRead:           aws.Bool(true),
+		TableName:              &t.name,
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :prefix)"),
+		FilterExpression:       aws.String("claimId = :claim"),
+		ConsistentRead:         aws.Bool(true),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk":     avString(key),
 			":prefix": avString(SKStepPrefix),

@@ -1,0 +1,116 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+type entry struct{ Source, DetailType, Detail, EventBusName string }
+
+// fakeEventBridge answers PutEvents (AWS JSON 1.1), rejecting the first
+// entry of the first call.
+type fakeEventBridge struct {
+	mu    sync.Mutex
+	calls [][]entry
+}
+
+func (f *fakeEventBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Entries []entry }
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	first := len(f.calls) == 0
+	f.calls = append(f.calls, req.Entries)
+	f.mu.Unlock()
+	var out []string
+	failed := 0
+	for i := range req.Entries {
+		if first && i == 0 {
+			failed++
+			out = append(out, `{"ErrorCode":"InternalFailure","ErrorMessage":"try again"}`)
+			continue
+		}
+		out = append(out, fmt.Sprintf(`{"EventId":"e-%d"}`, i))
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	io.WriteString(w, fmt.Sprintf(`{"FailedEntryCount":%d,"Entries":[%s]}`, failed, strings.Join(out, ",")))
+}
+
+func TestPublishBatchesAndRetriesRejectedEntries(t *testing.T) {
+	fake := &fakeEventBridge{}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	client := eventbridge.NewFromConfig(aws.Config{Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")},
+		func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(srv.URL) })
+	p, err := New(Config{Client: client, BusName: "outcomes", Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []process.OutcomeEvent
+	for i := range 23 {
+		st := webhook.StatusSucceeded
+		if i%2 == 1 {
+			st = webhook.StatusFailed
+		}
+		evs = append(evs, process.OutcomeEvent{Key: fmt.Sprintf("line#t1#%d", i), Provider: "line", Tenant: "t1",
+			Type: "follow", Status: st, Attempts: 1, LastError: "x", At: time.Now()})
+	}
+	if err := p.Publish(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	seen := map[string]int{}
+	for _, call := range fake.calls {
+		sizes = append(sizes, len(call))
+		for _, e := range call {
+			if e.Source != Source || e.EventBusName != "outcomes" {
+				t.Errorf("got entry %+v", e)
+			}
+			var d Detail
+			if err := json.Unmarshal([]byte(e.Detail), &d); err != nil {
+				t.Fatal(err)
+			}
+			if want := DetailType(webhook.Status(d.Status)); e.DetailType != want {
+				t.Errorf("%s: got detail-type %s, want %s", d.Key, e.DetailType, want)
+			}
+			if strings.Contains(e.Detail, "payload") {
+				t.Errorf("detail carries a payload: %s", e.Detail)
+			}
+			seen[d.Key]++
+		}
+	}
+	if fmt.Sprint(sizes) != "[10 1 10 3]" {
+		t.Errorf("got batch sizes %v, want [10 1 10 3] (the rejected entry resent alone)", sizes)
+	}
+	if len(seen) != 23 || seen["line#t1#0"] != 2 {
+		t.Errorf("got %d distinct events, line#t1#0 sent %d times; want 23 and 2", len(seen), seen["line#t1#0"])
+	}
+}
+
+func TestEmptyBusNameTurnsPublishingOff(t *testing.T) {
+	p, err := New(Config{})
+	if err != nil || p != nil {
+		t.Fatalf("got %v, %v; want nil, nil", p, err)
+	}
+	if err := p.Publish(context.Background(), []process.OutcomeEvent{{Key: "k"}}); err != nil {
+		t.Errorf("nil publisher: got %v, want nil", err)
+	}
+}

@@ -1,0 +1,168 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Registry holds the registered handlers, by name and by (provider, event
+// type). Build it once at start-up; it is safe for concurrent use.
+type Registry struct {
+	mu     sync.RWMutex
+	byName map[string]*Registration
+	byType map[typeKey][]*Registration
+}
+
+type typeKey struct{ provider, name string }
+
+// NewRegistry returns an empty Registry.
+func NewRegistry() *Registry {
+	return &Registry{byName: map[string]*Registration{}, byType: map[typeKey][]*Registration{}}
+}
+
+// Registration is one registered handler. Its methods configure it further.
+type Registration struct {
+	name        string
+	provider    string
+	eventType   string
+	maxAttempts int
+	timeout     time.Duration
+	run         func(ctx context.Context, info eventInfo) error
+	compensate  CompensateFunc
+}
+
+// Name returns the handler's stable name.
+func (r *Registration) Name() string { return r.name }
+
+// Provider returns the provider of the event type the handler serves.
+func (r *Registration) Provider() string { return r.provider }
+
+// EventType returns the event type the handler serves.
+func (r *Registration) EventType() string { return r.eventType }
+
+// MaxAttempts returns the handler's attempt limit (0: the dispatcher's default).
+func (r *Registration) MaxAttempts() int { return r.maxAttempts }
+
+// Timeout returns the handler's time limit per attempt (0: the dispatcher's default).
+func (r *Registration) Timeout() time.Duration { return r.timeout }
+
+// Compensation returns the compensation set with [Registration.Compensate], or nil.
+func (r *Registration) Compensation() CompensateFunc { return r.compensate }
+
+// Compensate sets the function the compensator runs for an event this
+// handler took part in when the event ends FAILED. It returns r.
+func (r *Registration) Compensate(fn CompensateFunc) *Registration {
+	r.compensate = fn
+	return r
+}
+
+// CompensateFunc undoes a failed event's completed steps. It receives the
+// journaled steps of its handler, newest first.
+type CompensateFunc func(ctx context.Context, c *Compensation) error
+
+// Compensation is what a [CompensateFunc] receives.
+type Compensation struct {
+	// Envelope is the event as it was queued (payload included).
+	Envelope webhook.Envelope
+	// Steps are the handler's journaled steps, newest first.
+	Steps []JournalEntry
+	// Log is tagged with the event's key, provider and tenant.
+	Log *slog.Logger
+}
+
+// Option configures one registration.
+type Option func(*Registration)
+
+// MaxAttempts limits the attempts for an event this handler fails: when the
+// handler returns an error on attempt n ≥ MaxAttempts, the event is FAILED and
+// goes to the dead-letter queue. n < 1 panics.
+func MaxAttempts(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("process: MaxAttempts(%d): must be at least 1", n))
+	}
+	return func(r *Registration) { r.maxAttempts = n }
+}
+
+// Timeout limits how long one attempt of the handler may run; past it the
+// handler's context is cancelled and the attempt counts as a retryable error.
+// d <= 0 panics.
+func Timeout(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("process: Timeout(%v): must be positive", d))
+	}
+	return func(r *Registration) { r.timeout = d }
+}
+
+// Handle registers fn under name for events of typ, whose payload decodes
+// into T. The name is the handler's identity in the journal, the idempotency
+// keys, logs and metrics: renaming a handler makes a new one. Several handlers
+// may serve one event type; they run in registration order.
+//
+// Handle panics on a programmer error: a nil registry or function, an empty
+// name, a name containing '#', or a name already registered.
+func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx context.Context, ev *Event[T]) error, opts ...Option) *Registration {
+	switch {
+	case r == nil:
+		panic("process: Handle: nil Registry")
+	case fn == nil:
+		panic(fmt.Sprintf("process: Handle %q: nil function", name))
+	case name == "" || strings.ContainsAny(name, "#"):
+		panic(fmt.Sprintf("process: Handle %q: name must be non-empty and contain no '#'", name))
+	case typ.Provider == "" || typ.Name == "":
+		panic(fmt.Sprintf("process: Handle %q: event type needs a provider and a name", name))
+	}
+	reg := &Registration{name: name, provider: typ.Provider, eventType: typ.Name}
+	reg.run = func(ctx context.Context, info eventInfo) error {
+		ev := newEvent[T](info)
+		if len(info.env.Payload) > 0 {
+			if err := json.Unmarshal(info.env.Payload, &ev.Data); err != nil {
+				return Permanent(fmt.Errorf("decode %s/%s payload: %w", typ.Provider, typ.Name, err))
+			}
+		}
+		return fn(ctx, ev)
+	}
+	for _, o := range opts {
+		o(reg)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.byName[name]; dup {
+		panic(fmt.Sprintf("process: Handle: handler name %q registered twice", name))
+	}
+	r.byName[name] = reg
+	k := typeKey{typ.Provider, typ.Name}
+	r.byType[k] = append(r.byType[k], reg)
+	return reg
+}
+
+// Lookup returns the handlers for (provider, eventType), in registration order.
+func (r *Registry) Lookup(provider, eventType string) []*Registration {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]*Registration(nil), r.byType[typeKey{provider, eventType}]...)
+}
+
+// Handler returns the handler registered under name, or nil.
+func (r *Registry) Handler(name string) *Registration {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byName[name]
+}
+
+// Handlers returns every registration, in no particular order.
+func (r *Registry) Handlers() []*Registration {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Registration, 0, len(r.byName))
+	for _, reg := range r.byName {
+		out = append(out, reg)
+	}
+	return out
+}

@@ -1,0 +1,57 @@
+package sqsbatch
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookwall/hookwall/shared/process"
+)
+
+// DefaultConcurrency is the number of messages of one batch processed at once
+// when the configured concurrency is below 1.
+const DefaultConcurrency = 10
+
+// Handler handles SQS batches with a dispatcher.
+type Handler struct {
+	d           *process.Dispatcher
+	concurrency int
+}
+
+// New returns a Handler processing at most concurrency messages of a batch at
+// once (below 1: DefaultConcurrency).
+func New(d *process.Dispatcher, concurrency int) *Handler {
+	if concurrency < 1 {
+		concurrency = DefaultConcurrency
+	}
+	return &Handler{d: d, concurrency: concurrency}
+}
+
+// Handle processes the batch and reports the messages that are to come back
+// (retries, busy leases, failed calls) as batch item failures. It never
+// returns an error: that would make SQS redeliver the whole batch.
+func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	results := h.d.ProcessBatch(ctx, Deliveries(ev), h.concurrency)
+	return Response(results), nil
+}
+
+// Deliveries converts the records of ev to dispatcher deliveries.
+func Deliveries(ev events.SQSEvent) []process.Delivery {
+	ds := make([]process.Delivery, len(ev.Records))
+	for i, r := range ev.Records {
+		ds[i] = process.Delivery{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body)}
+	}
+	return ds
+}
+
+// Response builds the partial batch response: every result not acknowledged
+// is a batch item failure.
+func Response(results []process.Result) events.SQSEventResponse {
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	for _, r := range results {
+		if !r.Ack {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageID})
+		}
+	}
+	return resp
+}
