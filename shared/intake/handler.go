@@ -37,6 +37,8 @@ const (
 	DefaultDedupWindow    = 7 * 24 * time.Hour
 	DefaultReenqueueGrace = 30 * time.Second
 	DefaultMaxBody        = 1 << 20
+	DefaultBudget         = 1500 * time.Millisecond
+	undoTimeout           = time.Second
 	defaultClaimWorkers   = 16
 )
 
@@ -60,6 +62,10 @@ type Config struct {
 	ReenqueueGrace time.Duration
 	// MaxBody is the largest accepted body in bytes (optional; default 1 MiB).
 	MaxBody int64
+	// Budget bounds the DynamoDB and SQS work of one delivery (optional;
+	// default 1.5 s), so that a slow dependency gets a 503 before the platform
+	// times out (LINE waits 2 s, WeCom and WeChat 5 s) and retries on its own.
+	Budget time.Duration
 	// Now is the clock (optional; default time.Now).
 	Now func() time.Time
 }
@@ -86,6 +92,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Budget <= 0 {
+		cfg.Budget = DefaultBudget
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -207,7 +216,9 @@ func (h *Handler) receive(ctx context.Context, req *webhook.Request, meta Meta) 
 		h.cfg.Logger.InfoContext(ctx, "url verification answered")
 		return d.Reply, nil
 	}
-	if err := h.admit(ctx, req, meta, d.Events); err != nil {
+	actx, cancel := context.WithTimeout(ctx, h.cfg.Budget)
+	defer cancel()
+	if err := h.admit(actx, req, meta, d.Events); err != nil {
 		return webhook.Reply{}, err
 	}
 	return d.Reply, nil
@@ -317,10 +328,11 @@ func (h *Handler) logEvent(ctx context.Context, level slog.Level, it *admitted, 
 }
 
 // undo releases the claims (or take-overs) whose envelopes were not sent.
-// It runs on a context that survives the request's cancellation: a claim
-// left behind would wait for the grace period or the sweeper.
+// It runs on a context that survives the request's budget running out, for
+// at most undoTimeout: a claim it cannot undo is re-enqueued by the next
+// duplicate after the grace period, or by the sweeper.
 func (h *Handler) undo(ctx context.Context, items []admitted, sendIdx, failed []int) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	for _, f := range failed {
 		it := &items[sendIdx[f]]

@@ -11,10 +11,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -259,5 +261,32 @@ func TestRequestFromAPIGatewayKeepsPlusInQuery(t *testing.T) {
 	}
 	if req.Provider != "wecom" || req.Tenant != "acme" || req.Query.Get("echostr") != "a/b+c==" {
 		t.Fatalf("got provider %q tenant %q echostr %q", req.Provider, req.Tenant, req.Query.Get("echostr"))
+	}
+}
+
+// slowStore never answers a claim before its context ends.
+type slowStore struct{ *memStore }
+
+func (slowStore) Claim(ctx context.Context, _ store.NewEvent, _ time.Duration) (store.ClaimResult, error) {
+	<-ctx.Done()
+	return store.ClaimResult{}, ctx.Err()
+}
+
+func TestReceiveAnswers503WithinBudgetWhenTheStoreHangs(t *testing.T) {
+	q := &memQueue{}
+	h := newTestHandler(t, slowStore{newMemStore()}, q, func(c *Config) { c.Budget = 50 * time.Millisecond })
+	body := lineBody("E1")
+	done := make(chan webhook.Reply, 1)
+	go func() { done <- h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{}) }()
+	select {
+	case r := <-done:
+		if r.Status != 503 {
+			t.Fatalf("status = %d, want 503", r.Status)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the receiver did not answer within the budget")
+	}
+	if q.count() != 0 {
+		t.Fatal("enqueued without a claim")
 	}
 }

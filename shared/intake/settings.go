@@ -37,6 +37,9 @@ type Settings struct {
 	DedupWindow time.Duration
 	// ReenqueueGrace: HOOKWALL_REENQUEUE_GRACE, a Go duration (default 30s).
 	ReenqueueGrace time.Duration
+	// Budget: HOOKWALL_RECEIVE_BUDGET, a Go duration (default 1.5s): the most
+	// one delivery may spend on DynamoDB and SQS before it answers 503.
+	Budget time.Duration
 	// MaxBody: HOOKWALL_MAX_BODY_BYTES (default 1048576).
 	MaxBody int64
 	// Tolerance: HOOKWALL_TIMESTAMP_TOLERANCE, a Go duration (default 300s):
@@ -80,6 +83,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	duration("HOOKWALL_DEDUP_WINDOW", DefaultDedupWindow, &s.DedupWindow)
 	duration("HOOKWALL_REENQUEUE_GRACE", DefaultReenqueueGrace, &s.ReenqueueGrace)
 	duration("HOOKWALL_TIMESTAMP_TOLERANCE", 300*time.Second, &s.Tolerance)
+	duration("HOOKWALL_RECEIVE_BUDGET", DefaultBudget, &s.Budget)
 	s.MaxBody = DefaultMaxBody
 	if v := getenv("HOOKWALL_MAX_BODY_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -90,6 +94,9 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	if s.DedupWindow <= 0 {
 		errs = append(errs, errors.New("HOOKWALL_DEDUP_WINDOW must be positive"))
+	}
+	if s.Budget <= 0 {
+		errs = append(errs, errors.New("HOOKWALL_RECEIVE_BUDGET must be positive"))
 	}
 	if s.ReenqueueGrace <= 0 {
 		errs = append(errs, errors.New("HOOKWALL_REENQUEUE_GRACE must be positive"))
@@ -133,5 +140,6 @@ func Build(ctx context.Context, s Settings, awsCfg aws.Config, logger *slog.Logg
 		DedupWindow:    s.DedupWindow,
 		ReenqueueGrace: s.ReenqueueGrace,
 		MaxBody:        s.MaxBody,
+		Budget:         s.Budget,
 	})
 }
