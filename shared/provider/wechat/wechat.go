@@ -2,20 +2,18 @@ package wechat
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
+	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // DefaultTolerance is the timestamp window used when [Config.Tolerance] is 0.
-const DefaultTolerance = 300 * time.Second
+const DefaultTolerance = wxmsg.DefaultTolerance
 
 // Config holds one Official Account's server settings.
 type Config struct {
@@ -169,19 +167,8 @@ func (p *Parser) decrypt(req *webhook.Request) ([]byte, error) {
 
 // checkWindow enforces the tolerance on the (already signed) timestamp.
 func (p *Parser) checkWindow(ts string, now time.Time) error {
-	if p.tolerance < 0 {
-		return nil
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return fmt.Errorf("wechat: timestamp is not an integer: %w", webhook.ErrStaleTimestamp)
-	}
-	if now.IsZero() {
-		now = time.Now()
-	}
-	tol := int64(p.tolerance / time.Second)
-	if n := now.Unix(); sec < n-tol || sec > n+tol {
-		return fmt.Errorf("wechat: timestamp: %w", webhook.ErrStaleTimestamp)
+	if err := wxmsg.CheckWindow(ts, now, p.tolerance); err != nil {
+		return fmt.Errorf("wechat: %w", err)
 	}
 	return nil
 }
@@ -194,27 +181,13 @@ func NewEvent(plainXML []byte) (*webhook.Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wechat: message: %w", err)
 	}
-	typ := doc.Get("MsgType")
-	isEvent := typ == "event"
-	if isEvent {
-		typ = doc.Get("Event")
-	}
+	typ := wxmsg.Type(doc)
 	if typ == "" {
 		return nil, fmt.Errorf("wechat: message has no MsgType or Event: %w", webhook.ErrMalformed)
 	}
-	sum := sha256.Sum256(plainXML)
-	var occurred time.Time
-	if sec, err := strconv.ParseInt(doc.Get("CreateTime"), 10, 64); err == nil && sec > 0 {
-		occurred = time.Unix(sec, 0).UTC()
-	}
-	return &webhook.Event{
-		DedupKey:    dedupKey(doc),
-		Type:        typ,
-		OccurredAt:  occurred,
-		Raw:         plainXML,
-		JSON:        doc.JSON,
-		PayloadHash: hex.EncodeToString(sum[:]),
-	}, nil
+	ev := wxmsg.NewEvent(plainXML, doc, typ)
+	ev.DedupKey = dedupKey(doc)
+	return ev, nil
 }
 
 // eventFields are the fingerprint names of events, in order.
@@ -222,37 +195,14 @@ var eventFields = []string{"ToUserName", "FromUserName", "CreateTime", "Event", 
 
 func dedupKey(doc *xmljson.Doc) string {
 	if id := doc.Get("MsgId"); id != "" {
-		if isToken(id, 64) {
+		if wxmsg.IsToken(id, 64) {
 			return "msg:" + id
 		}
-		return "msgh:" + fingerprint([]string{"MsgId"}, doc)
+		return "msgh:" + wxmsg.Fingerprint(wxmsg.Field{Name: "MsgId", Value: id})
 	}
-	return "evt:" + fingerprint(eventFields, doc)
-}
-
-// fingerprint returns the first 32 hex characters of SHA-256 over the
-// "name=value\n" lines of names.
-func fingerprint(names []string, doc *xmljson.Doc) string {
-	h := sha256.New()
-	for _, n := range names {
-		h.Write([]byte(n))
-		h.Write([]byte{'='})
-		h.Write([]byte(doc.Get(n)))
-		h.Write([]byte{'\n'})
+	fields := make([]wxmsg.Field, len(eventFields))
+	for i, n := range eventFields {
+		fields[i] = wxmsg.Field{Name: n, Value: doc.Get(n)}
 	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
-}
-
-// isToken reports whether s is 1..max bytes of [A-Za-z0-9_.-].
-func isToken(s string, max int) bool {
-	if len(s) == 0 || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return "evt:" + wxmsg.Fingerprint(fields...)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
+	"github.com/hookwall/hookwall/shared/provider/wxmsg/wxmsgtest"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -41,14 +42,7 @@ func plainPost(body string, ts int64) *webhook.Request {
 // compat, the envelope also carries the plaintext fields of compatXML.
 func safePost(t testing.TB, plain, receiveID, compatXML string, ts int64) *webhook.Request {
 	t.Helper()
-	key, err := wxcrypto.ParseKey(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc, err := wxcrypto.Encrypt(key, []byte("0123456789abcdef"), []byte(plain), receiveID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	enc := wxmsgtest.Encrypt(t, testKey, plain, receiveID)
 	req := plainPost("", ts)
 	req.Query.Set("encrypt_type", "aes")
 	req.Query.Set("msg_signature", wxcrypto.Signature(testToken, req.Query.Get("timestamp"), req.Query.Get("nonce"), enc))
@@ -287,19 +281,19 @@ func TestTypedPayloads(t *testing.T) {
 	p := newParser(t, "", -1)
 	ev := parseOne(t, p, plainPost(event("oUser", "1", "CLICK", "MENU_1"), testTS))
 	var c ClickEvent
-	decode(t, ev.JSON, &c)
+	wxmsgtest.Decode(t, ev.JSON, &c)
 	if ev.Type != Click.Name || c.EventKey != "MENU_1" || c.FromUserName != "oUser" {
 		t.Errorf("Type %q, ClickEvent %+v", ev.Type, c)
 	}
 	ev = parseOne(t, p, plainPost(event("oUser", "1", "subscribe", "qrscene_x"), testTS))
 	var s SubscribeEvent
-	decode(t, ev.JSON, &s)
+	wxmsgtest.Decode(t, ev.JSON, &s)
 	if ev.Type != Subscribe.Name || s.EventKey != "qrscene_x" {
 		t.Errorf("Type %q, SubscribeEvent %+v", ev.Type, s)
 	}
 	ev = parseOne(t, p, plainPost(textXML, testTS))
 	var m TextMessage
-	decode(t, ev.JSON, &m)
+	wxmsgtest.Decode(t, ev.JSON, &m)
 	if ev.Type != Text.Name || m.MsgID != "7312345678901234567" || m.Content != "hello" {
 		t.Errorf("Type %q, TextMessage %+v", ev.Type, m)
 	}
@@ -341,7 +335,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, ev := range d.Events {
-			checkKey(t, ev.DedupKey)
+			wxmsgtest.CheckKey(t, ev.DedupKey)
 			if ev.Type == "" || len(ev.PayloadHash) != 64 {
 				t.Fatalf("event type %q hash %q", ev.Type, ev.PayloadHash)
 			}

@@ -1,9 +1,7 @@
 package wecom
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-
+	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
 )
 
@@ -33,10 +31,12 @@ var (
 func dedupKey(doc *xmljson.Doc, typ, xmlHash string) string {
 	if msgID := doc.Get("MsgId"); msgID != "" {
 		agent := doc.Get("AgentID")
-		if isToken(msgID, 64) && (agent == "" || isToken(agent, 32)) {
+		if wxmsg.IsToken(msgID, 64) && (agent == "" || wxmsg.IsToken(agent, 32)) {
 			return "msg:" + agent + ":" + msgID
 		}
-		return "msgh:" + fingerprint([][2]string{{"AgentID", agent}, {"MsgId", msgID}})
+		return "msgh:" + wxmsg.Fingerprint(
+			wxmsg.Field{Name: "AgentID", Value: agent},
+			wxmsg.Field{Name: "MsgId", Value: msgID})
 	}
 	fields, generic := genericFields, true
 	switch typ {
@@ -47,43 +47,16 @@ func dedupKey(doc *xmljson.Doc, typ, xmlHash string) string {
 	case "change_external_contact":
 		fields, generic = externalContactFields, false
 	}
-	kv := make([][2]string, 0, len(fields)+1)
+	kv := make([]wxmsg.Field, 0, len(fields)+1)
 	for _, fl := range fields {
-		kv = append(kv, [2]string{fl.name, doc.Get(fl.path...)})
+		kv = append(kv, wxmsg.Field{Name: fl.name, Value: doc.Get(fl.path...)})
 	}
 	if generic {
-		kv = append(kv, [2]string{"XMLSHA256", xmlHash})
+		kv = append(kv, wxmsg.Field{Name: "XMLSHA256", Value: xmlHash})
 	}
 	name := typ
-	if !isToken(name, 64) {
+	if !wxmsg.IsToken(name, 64) {
 		name = "_"
 	}
-	return "evt:" + name + ":" + fingerprint(kv)
-}
-
-// fingerprint returns the first 32 hex characters of SHA-256 over the
-// "name=value\n" lines of kv.
-func fingerprint(kv [][2]string) string {
-	h := sha256.New()
-	for _, p := range kv {
-		h.Write([]byte(p[0]))
-		h.Write([]byte{'='})
-		h.Write([]byte(p[1]))
-		h.Write([]byte{'\n'})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
-}
-
-// isToken reports whether s is 1..max bytes of [A-Za-z0-9_.-].
-func isToken(s string, max int) bool {
-	if len(s) == 0 || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return "evt:" + name + ":" + wxmsg.Fingerprint(kv...)
 }

@@ -2,20 +2,18 @@ package wecom
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
+	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // DefaultTolerance is the timestamp window used when [Config.Tolerance] is 0.
-const DefaultTolerance = 300 * time.Second
+const DefaultTolerance = wxmsg.DefaultTolerance
 
 // Config holds one tenant's WeCom callback settings.
 type Config struct {
@@ -89,19 +87,8 @@ func query(req *webhook.Request) (sig, ts, nonce string, err error) {
 
 // checkWindow enforces the tolerance on the (already signed) timestamp.
 func (p *Parser) checkWindow(ts string, now time.Time) error {
-	if p.tolerance < 0 {
-		return nil
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return fmt.Errorf("wecom: timestamp is not an integer: %w", webhook.ErrStaleTimestamp)
-	}
-	if now.IsZero() {
-		now = time.Now()
-	}
-	tol := int64(p.tolerance / time.Second)
-	if n := now.Unix(); sec < n-tol || sec > n+tol {
-		return fmt.Errorf("wecom: timestamp: %w", webhook.ErrStaleTimestamp)
+	if err := wxmsg.CheckWindow(ts, now, p.tolerance); err != nil {
+		return fmt.Errorf("wecom: %w", err)
 	}
 	return nil
 }
@@ -183,27 +170,14 @@ func NewEvent(plainXML []byte) (*webhook.Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wecom: decrypted message: %w", err)
 	}
-	typ := doc.Get("MsgType")
-	if typ == "event" {
-		typ = doc.Get("Event")
-	} else if typ == "" {
-		typ = doc.Get("InfoType")
+	typ := wxmsg.Type(doc)
+	if doc.Get("MsgType") == "" {
+		typ = doc.Get("InfoType") // suite callbacks carry InfoType instead
 	}
 	if typ == "" {
 		return nil, fmt.Errorf("wecom: decrypted message has no MsgType, Event or InfoType: %w", webhook.ErrMalformed)
 	}
-	sum := sha256.Sum256(plainXML)
-	hash := hex.EncodeToString(sum[:])
-	var occurred time.Time
-	if sec, err := strconv.ParseInt(doc.Get("CreateTime"), 10, 64); err == nil && sec > 0 {
-		occurred = time.Unix(sec, 0).UTC()
-	}
-	return &webhook.Event{
-		DedupKey:    dedupKey(doc, typ, hash),
-		Type:        typ,
-		OccurredAt:  occurred,
-		Raw:         plainXML,
-		JSON:        doc.JSON,
-		PayloadHash: hash,
-	}, nil
+	ev := wxmsg.NewEvent(plainXML, doc, typ)
+	ev.DedupKey = dedupKey(doc, typ, ev.PayloadHash)
+	return ev, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
+	"github.com/hookwall/hookwall/shared/provider/wxmsg/wxmsgtest"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -34,14 +35,7 @@ func newParser(t testing.TB, tol time.Duration) *Parser {
 // envelope ToUserName/AgentID as given.
 func signedPost(t testing.TB, plain, receiveID, envTo, envAgent string, ts int64) *webhook.Request {
 	t.Helper()
-	key, err := wxcrypto.ParseKey(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc, err := wxcrypto.Encrypt(key, []byte("0123456789abcdef"), []byte(plain), receiveID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	enc := wxmsgtest.Encrypt(t, testKey, plain, receiveID)
 	tss, nonce := strconv.FormatInt(ts, 10), "1243106303"
 	q := url.Values{}
 	q.Set("msg_signature", wxcrypto.Signature(testToken, tss, nonce, enc))
@@ -53,11 +47,7 @@ func signedPost(t testing.TB, plain, receiveID, envTo, envAgent string, ts int64
 
 func signedGet(t testing.TB, echo string, ts int64) *webhook.Request {
 	t.Helper()
-	key, _ := wxcrypto.ParseKey(testKey)
-	enc, err := wxcrypto.Encrypt(key, []byte("0123456789abcdef"), []byte(echo), testCorp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	enc := wxmsgtest.Encrypt(t, testKey, echo, testCorp)
 	tss := strconv.FormatInt(ts, 10)
 	q := url.Values{"msg_signature": {wxcrypto.Signature(testToken, tss, "42", enc)}, "timestamp": {tss}, "nonce": {"42"}, "echostr": {enc}}
 	return &webhook.Request{Method: "GET", Query: q, Now: time.Unix(ts, 0)}
@@ -347,7 +337,7 @@ func TestDedupKeys(t *testing.T) {
 	if !strings.HasPrefix(odd, "msgh:") {
 		t.Errorf("key = %q, want msgh:<hash>", odd)
 	}
-	checkKey(t, odd)
+	wxmsgtest.CheckKey(t, odd)
 	if k := key(`<xml><MsgType>event</MsgType><Event>` + strings.Repeat("é", 100) + `</Event></xml>`); !strings.HasPrefix(k, "evt:_:") {
 		t.Errorf("key = %q, want evt:_:<hash>", k)
 	}
@@ -370,7 +360,7 @@ func TestApprovalTransitions(t *testing.T) {
 		}
 		seen[ev.DedupKey] = true
 		var m ApprovalChange
-		decode(t, ev.JSON, &m)
+		wxmsgtest.Decode(t, ev.JSON, &m)
 		if m.ApprovalInfo.SpNo != "202601010007" || m.ApprovalInfo.Applyer.UserID != "LiSi" || m.ApprovalInfo.TemplateID != "T" {
 			t.Errorf("ApprovalChange = %+v", m)
 		}
@@ -411,7 +401,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("echo %q, want %q", d.Reply.Body, body)
 		}
 		for _, ev := range d.Events {
-			checkKey(t, ev.DedupKey)
+			wxmsgtest.CheckKey(t, ev.DedupKey)
 			if ev.Type == "" || len(ev.PayloadHash) != 64 {
 				t.Fatalf("event type %q hash %q", ev.Type, ev.PayloadHash)
 			}

@@ -1,0 +1,14 @@
+// Package wxmsg holds what WeCom (企业微信) callbacks and WeChat Official
+// Account pushes share beyond the crypto of package wxcrypto: the window on
+// the signed query timestamp, the message basics every callback XML carries
+// (type, time, payload hash) and the helpers of their dedup fingerprints.
+//
+// Each provider keeps its own rules on top: which fields a dedup key hashes,
+// what a message without MsgType means, and the provider prefix of its error
+// messages. Errors returned here carry no prefix, so callers wrap them
+// (fmt.Errorf("wecom: %w", err)).
+//
+// Message formats:
+//   - https://developer.work.weixin.qq.com/document/path/90239
+//   - https://developers.weixin.qq.com/doc/offiaccount/Message_Management/Receiving_standard_messages.html
+package wxmsg

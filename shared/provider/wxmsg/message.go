@@ -1,0 +1,41 @@
+package wxmsg
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/provider/xmljson"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Type returns the event type of a callback document: its Event when MsgType
+// is "event", else its MsgType. It is empty when the element it names is
+// missing or empty.
+func Type(doc *xmljson.Doc) string {
+	if typ := doc.Get("MsgType"); typ != "event" {
+		return typ
+	}
+	return doc.Get("Event")
+}
+
+// NewEvent returns the [webhook.Event] of an authentic callback XML raw, doc
+// being its normalisation by package xmljson, with Type typ: Raw is raw, JSON
+// is doc.JSON, PayloadHash the lowercase hex SHA-256 of raw and OccurredAt
+// the CreateTime (positive unix seconds; the zero Time otherwise), in UTC.
+// DedupKey is left empty for the provider, whose key may use PayloadHash.
+func NewEvent(raw []byte, doc *xmljson.Doc, typ string) *webhook.Event {
+	sum := sha256.Sum256(raw)
+	var occurred time.Time
+	if sec, err := strconv.ParseInt(doc.Get("CreateTime"), 10, 64); err == nil && sec > 0 {
+		occurred = time.Unix(sec, 0).UTC()
+	}
+	return &webhook.Event{
+		Type:        typ,
+		OccurredAt:  occurred,
+		Raw:         raw,
+		JSON:        doc.JSON,
+		PayloadHash: hex.EncodeToString(sum[:]),
+	}
+}
