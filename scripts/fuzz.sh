@@ -42,11 +42,16 @@ for t in "${targets[@]}"; do
 	pkg=${t% *}
 	name=${t#* }
 	echo "=== fuzz $pkg $name (fuzztime $FUZZTIME)"
-	if "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg"; then
-		passed+=("$pkg $name")
+	out=$(mktemp)
+	if "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1 | tee "$out"; [[ ${PIPESTATUS[0]} -eq 0 ]]; then
+		# The last progress line carries the total executions and corpus size.
+		execs=$(grep -o 'execs: [0-9]*' "$out" | tail -n1 | cut -d' ' -f2)
+		corpus=$(grep -o 'total: [0-9]*' "$out" | tail -n1 | cut -d' ' -f2)
+		passed+=("$pkg $name (${execs:-?} execs, corpus ${corpus:-?})")
 	else
 		failed+=("$pkg $name")
 	fi
+	rm -f "$out"
 done
 
 echo "fuzz: summary"
