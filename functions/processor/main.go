@@ -18,6 +18,12 @@
 //	                       keep the queue's maxReceiveCount above it
 //	RETENTION_DAYS         days a SUCCEEDED record is kept (default 7)
 //	UNHANDLED_TO_DLQ       true: events without a handler go to the DLQ (default false: acknowledged)
+//	HOOKWALL_TENANTS_FILE  tenants document, a local path; or
+//	TENANTS_SECRET_ARN     tenants document, a Secrets Manager secret (exactly one of the
+//	                       two is required: the forwarding handler forwards the events of
+//	                       the tenants that have "forward" configured)
+//	CRM_LEADS_URL          the CRM's leads API for the crm handlers (optional; empty: crm off)
+//	APPROVALS_TABLE        the approvals team's DynamoDB table (optional; empty: approvals off)
 //
 // AWS endpoints come from the SDK's own AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL_EVENTBRIDGE.
@@ -29,6 +35,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -37,10 +44,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
 	"github.com/hookwall/hookwall/shared/bus"
+	hwconfig "github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/sqsbatch"
@@ -62,6 +71,13 @@ type Config struct {
 	MaxAttempts    int           // MAX_ATTEMPTS (optional; default 5)
 	Retention      time.Duration // RETENTION_DAYS (optional; default 7)
 	UnhandledToDLQ bool          // UNHANDLED_TO_DLQ (optional; default false)
+	// TenantsFile (HOOKWALL_TENANTS_FILE) or TenantsSecretARN
+	// (TENANTS_SECRET_ARN): exactly one is required, checked by config.Load
+	// at start-up.
+	TenantsFile      string
+	TenantsSecretARN string
+	CRMLeadsURL      string // CRM_LEADS_URL (optional; empty: crm handlers off)
+	ApprovalsTable   string // APPROVALS_TABLE (optional; empty: approvals handlers off)
 }
 
 // configFromEnv reads the Config through getenv and validates it.
@@ -72,6 +88,11 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		DLQURL:       getenv("DLQ_URL"),
 		EventBusName: getenv("EVENT_BUS_NAME"),
 		LogLevel:     obs.ParseLevel(getenv("LOG_LEVEL")),
+
+		TenantsFile:      getenv("HOOKWALL_TENANTS_FILE"),
+		TenantsSecretARN: getenv("TENANTS_SECRET_ARN"),
+		CRMLeadsURL:      getenv("CRM_LEADS_URL"),
+		ApprovalsTable:   getenv("APPROVALS_TABLE"),
 	}
 	var errs []error
 	need := func(name, v string) {
@@ -107,6 +128,11 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 	default:
 		errs = append(errs, fmt.Errorf("UNHANDLED_TO_DLQ=%q: want true or false", s))
 	}
+	if c.CRMLeadsURL != "" {
+		if u, err := url.Parse(c.CRMLeadsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, errors.New("CRM_LEADS_URL: want an absolute http(s) URL"))
+		}
+	}
 	if c.RetryBase > c.RetryCap {
 		errs = append(errs, errors.New("RETRY_BASE_SECONDS is above RETRY_CAP_SECONDS"))
 	}
@@ -134,7 +160,13 @@ func newHandler(ctx context.Context, cfg Config, log *slog.Logger) (*Handler, er
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
-	table, err := store.New(store.Config{Client: dynamodb.NewFromConfig(awsCfg), TableName: cfg.TableName})
+	tenants, err := hwconfig.Load(ctx, hwconfig.Source{File: cfg.TenantsFile, SecretARN: cfg.TenantsSecretARN,
+		Secrets: hwconfig.SecretsManager{Client: secretsmanager.NewFromConfig(awsCfg)}})
+	if err != nil {
+		return nil, err
+	}
+	db := dynamodb.NewFromConfig(awsCfg)
+	table, err := store.New(store.Config{Client: db, TableName: cfg.TableName})
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +189,8 @@ func newHandler(ctx context.Context, cfg Config, log *slog.Logger) (*Handler, er
 	}
 	metrics := obs.NewMetrics(os.Stdout, "Hookwall", map[string]string{"Function": "processor"})
 	reg := process.NewRegistry()
-	handlers.Register(reg, handlers.Deps{Logger: log, HTTPClient: &http.Client{Timeout: 10 * time.Second}})
+	handlers.Register(reg, handlers.Deps{Logger: log, HTTPClient: &http.Client{Timeout: 10 * time.Second},
+		Tenants: tenants, DynamoDB: db, CRMLeadsURL: cfg.CRMLeadsURL, ApprovalsTable: cfg.ApprovalsTable})
 	d, err := process.New(process.Config{
 		Registry: reg, Store: table, Queue: mainQueue, DLQ: dlq, Publisher: publisher,
 		Logger: log, Metrics: metrics,

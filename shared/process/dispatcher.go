@@ -403,7 +403,7 @@ func (d *Dispatcher) process(ctx context.Context, dv Delivery) Result {
 	d.cfg.Metrics.Count(MetricClaimed, 1)
 	log = log.With(slog.Int(obs.KeyAttempt, lease.Attempt))
 	att := &attempt{d: d, lease: lease, env: env, log: log}
-	regs := d.cfg.Registry.Lookup(env.Provider, env.Type)
+	regs := d.cfg.Registry.Match(env.Provider, env.Tenant, env.Type)
 	var herr error
 	if len(regs) == 0 {
 		d.cfg.Metrics.Count(MetricUnhandled, 1)

@@ -8,6 +8,10 @@
 //	process.Handle(r, "crm.lead-from-follow", line.Follow, c.createLead,
 //		process.MaxAttempts(5), process.Timeout(20*time.Second))
 //
+// [HandleAll] registers a catch-all handler, run for every event type (the
+// built-in forwarding handler), and [ForTenants] restricts a handler to some
+// tenants.
+//
 // A handler receives an [Event] and wraps each external effect in
 // [Event.Step] (or [StepResult]): a journaled step is never run again for
 // the same event, and a step that ran but was not journaled is run again with

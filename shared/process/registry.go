@@ -13,11 +13,14 @@ import (
 )
 
 // Registry holds the registered handlers, by name and by (provider, event
-// type). Build it once at start-up; it is safe for concurrent use.
+// type), and the catch-all handlers of [HandleAll]. Build it once at
+// start-up; it is safe for concurrent use.
 type Registry struct {
 	mu     sync.RWMutex
 	byName map[string]*Registration
 	byType map[typeKey][]*Registration
+	all    []*Registration // HandleAll registrations
+	seq    int             // registrations so far: the run order across byType and all
 }
 
 type typeKey struct{ provider, name string }
@@ -36,16 +39,27 @@ type Registration struct {
 	timeout     time.Duration
 	run         func(ctx context.Context, info eventInfo) error
 	compensate  CompensateFunc
+	tenants     func(tenant string) bool // nil: every tenant
+	seq         int
 }
+
+// AnyType is what [Registration.Provider] and [Registration.EventType]
+// return for a catch-all handler registered with [HandleAll].
+const AnyType = "*"
 
 // Name returns the handler's stable name.
 func (r *Registration) Name() string { return r.name }
 
-// Provider returns the provider of the event type the handler serves.
+// Provider returns the provider of the event type the handler serves
+// ([AnyType] for a catch-all handler).
 func (r *Registration) Provider() string { return r.provider }
 
-// EventType returns the event type the handler serves.
+// EventType returns the event type the handler serves ([AnyType] for a
+// catch-all handler).
 func (r *Registration) EventType() string { return r.eventType }
+
+// Serves reports whether the handler runs for events of tenant (see [ForTenants]).
+func (r *Registration) Serves(tenant string) bool { return r.tenants == nil || r.tenants(tenant) }
 
 // MaxAttempts returns the handler's attempt limit (0: the dispatcher's default).
 func (r *Registration) MaxAttempts() int { return r.maxAttempts }
@@ -100,6 +114,18 @@ func Timeout(d time.Duration) Option {
 	return func(r *Registration) { r.timeout = d }
 }
 
+// ForTenants restricts a handler to the events of the tenants for which
+// accept returns true; for the others it is not matched at all, so an event
+// that no other handler serves counts as unhandled. accept is called for
+// every event and must be fast and safe for concurrent use. A nil accept
+// panics.
+func ForTenants(accept func(tenant string) bool) Option {
+	if accept == nil {
+		panic("process: ForTenants(nil)")
+	}
+	return func(r *Registration) { r.tenants = accept }
+}
+
 // Handle registers fn under name for events of typ, whose payload decodes
 // into T. The name is the handler's identity in the journal, the idempotency
 // keys, logs and metrics: renaming a handler makes a new one. Several handlers
@@ -128,25 +154,87 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 		}
 		return fn(ctx, ev)
 	}
+	r.add(reg, opts, false)
+	return reg
+}
+
+// HandleAll registers fn under name for the events of every provider and
+// event type, such as the built-in forwarding handler. Its event's Data is
+// the whole envelope, payload undecoded. Restrict it with [ForTenants]. It
+// runs with the typed handlers of the event, all in registration order, and
+// like them is skipped on a retry once it has completed.
+//
+// HandleAll panics on the programmer errors [Handle] panics on.
+func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[webhook.Envelope]) error, opts ...Option) *Registration {
+	switch {
+	case r == nil:
+		panic("process: HandleAll: nil Registry")
+	case fn == nil:
+		panic(fmt.Sprintf("process: HandleAll %q: nil function", name))
+	case name == "" || strings.ContainsAny(name, "#"):
+		panic(fmt.Sprintf("process: HandleAll %q: name must be non-empty and contain no '#'", name))
+	}
+	reg := &Registration{name: name, provider: AnyType, eventType: AnyType}
+	reg.run = func(ctx context.Context, info eventInfo) error {
+		ev := newEvent[webhook.Envelope](info)
+		ev.Data = info.env
+		return fn(ctx, ev)
+	}
+	r.add(reg, opts, true)
+	return reg
+}
+
+// add applies opts and files reg, by type or as a catch-all; a duplicate
+// name panics.
+func (r *Registry) add(reg *Registration, opts []Option, catchAll bool) {
 	for _, o := range opts {
 		o(reg)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.byName[name]; dup {
-		panic(fmt.Sprintf("process: Handle: handler name %q registered twice", name))
+	if _, dup := r.byName[reg.name]; dup {
+		panic(fmt.Sprintf("process: Handle: handler name %q registered twice", reg.name))
 	}
-	r.byName[name] = reg
-	k := typeKey{typ.Provider, typ.Name}
+	r.seq++
+	reg.seq = r.seq
+	r.byName[reg.name] = reg
+	if catchAll {
+		r.all = append(r.all, reg)
+		return
+	}
+	k := typeKey{reg.provider, reg.eventType}
 	r.byType[k] = append(r.byType[k], reg)
-	return reg
 }
 
-// Lookup returns the handlers for (provider, eventType), in registration order.
+// Lookup returns the typed handlers registered for (provider, eventType), in
+// registration order, whatever their tenants; [Registry.Match] is what runs.
 func (r *Registry) Lookup(provider, eventType string) []*Registration {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return append([]*Registration(nil), r.byType[typeKey{provider, eventType}]...)
+}
+
+// Match returns the handlers that run for an event of tenant and
+// (provider, eventType): the typed handlers of the event type and the
+// catch-all handlers, those that serve tenant, in registration order.
+func (r *Registry) Match(provider, tenant, eventType string) []*Registration {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	typed := r.byType[typeKey{provider, eventType}]
+	out := make([]*Registration, 0, len(typed)+len(r.all))
+	i, j := 0, 0
+	for i < len(typed) || j < len(r.all) {
+		var next *Registration
+		if j == len(r.all) || (i < len(typed) && typed[i].seq < r.all[j].seq) {
+			next, i = typed[i], i+1
+		} else {
+			next, j = r.all[j], j+1
+		}
+		if next.Serves(tenant) {
+			out = append(out, next)
+		}
+	}
+	return out
 }
 
 // Handler returns the handler registered under name, or nil.

@@ -8,22 +8,50 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
+	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
+	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
+	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
 )
 
 // Deps are the dependencies the teams' handlers share, built once per cold
-// start in main.
+// start in main. A team whose settings are empty is not registered.
 type Deps struct {
 	// Logger is the function's logger.
 	Logger *slog.Logger
 	// HTTPClient is for calls outside steps (inside a step use Event.HTTPClient).
 	HTTPClient *http.Client
+	// Tenants is the tenants document; the forwarding handler acts for the
+	// tenants that have forward configured (nil: none).
+	Tenants *config.Tenants
+	// DynamoDB is the client for the teams' own tables.
+	DynamoDB store.UpdateItemAPI
+	// CRMLeadsURL is the CRM's leads API (CRM_LEADS_URL; empty: crm off).
+	CRMLeadsURL string
+	// ApprovalsTable is the approvals team's table (APPROVALS_TABLE; empty: approvals off).
+	ApprovalsTable string
 }
 
 // Register adds every team's handlers to r. It panics on a duplicate handler
-// name, so a test that calls it turns that into a CI failure.
+// name or a missing dependency, so a test that calls it turns either into a
+// CI failure.
 func Register(r *process.Registry, deps Deps) {
-	_ = deps
-	// Teams add their Register calls here, one line each, e.g.
-	//   crm.Register(r, crm.New(deps.HTTPClient))
+	if deps.CRMLeadsURL != "" {
+		crm.Register(r, crm.New(deps.CRMLeadsURL))
+	}
+	if deps.ApprovalsTable != "" {
+		approvals.Register(r, approvals.Config{DB: deps.DynamoDB, Table: deps.ApprovalsTable})
+	}
+
+	// Built in, always, and last: it forwards every event of the tenants
+	// with forward configured. Handlers run in registration order and the
+	// first error ends the attempt, so a tenant's failing endpoint (a 404 is
+	// permanent) never keeps the teams' handlers from running.
+	var tenants forward.Tenants
+	if deps.Tenants != nil { // a nil *config.Tenants in the interface would not be nil
+		tenants = deps.Tenants
+	}
+	forward.Register(r, forward.Config{Tenants: tenants})
 }

@@ -1,0 +1,12 @@
+// Package approvals is an example team package, the pattern teams copy for
+// handlers that write their own DynamoDB table: a WeCom approval change
+// moves the approval's row (pk = SpNo) from SUBMITTED to APPROVED or
+// REJECTED with a conditional state transition (store.ApplyTransition), the
+// "UPDATE … WHERE status = 'SUBMITTED'" with its affected-rows check.
+//
+// The transition is its own idempotency: run twice, it is applied once and
+// then found already in the target state; a row that moved on elsewhere is a
+// conflict, logged and left alone. None of these is an error. It runs inside
+// a step so that its outcome is journaled. The tests prove it with
+// shared/process/processtest against a table in DynamoDB Local.
+package approvals

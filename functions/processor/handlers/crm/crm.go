@@ -1,0 +1,115 @@
+package crm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/provider/line"
+)
+
+// HandlerName is the stable name of the lead-from-follow handler: it is part
+// of every idempotency key the handler sends, so renaming it makes a new handler.
+const HandlerName = "crm.lead-from-follow"
+
+// Client calls the CRM's leads API. Its methods are the team's handlers.
+type Client struct {
+	base string
+}
+
+// New returns a Client for the leads API at baseURL (e.g.
+// https://crm.example.com/api), which serves POST /leads and
+// POST /leads/{id}/tags and honours Idempotency-Key.
+func New(baseURL string) *Client {
+	return &Client{base: strings.TrimRight(baseURL, "/")}
+}
+
+// Register adds the CRM team's handlers to r. functions/processor/handlers
+// calls it when the CRM is configured.
+func Register(r *process.Registry, c *Client) {
+	if c == nil {
+		panic("crm: Register: nil Client")
+	}
+	process.Handle(r, HandlerName, line.Follow, c.leadFromFollow)
+}
+
+// Lead is the CRM's answer to a created lead.
+type Lead struct {
+	ID string `json:"id"`
+}
+
+// leadFromFollow creates a lead for the user who followed the bot, then tags
+// it. The lead's id is journaled with the first step, so a retry tags the
+// same lead without creating it again.
+func (c *Client) leadFromFollow(ctx context.Context, ev *process.Event[line.FollowEvent]) error {
+	user := ev.Data.Source.UserID
+	if user == "" {
+		return process.Permanent(errors.New("crm: follow event without a user id"))
+	}
+	lead, err := process.StepResult(ctx, ev, "create-lead", func(ctx context.Context, _ string) (Lead, error) {
+		var l Lead
+		err := c.post(ctx, ev.HTTPClient(), "/leads", map[string]any{
+			"lineUserId": user, "source": "line-follow", "unblocked": ev.Data.Follow.IsUnblocked,
+		}, &l)
+		if err == nil && l.ID == "" {
+			err = process.Permanent(errors.New("crm: create lead: answer without an id"))
+		}
+		return l, err
+	})
+	if err != nil {
+		return err
+	}
+	return ev.Step(ctx, "tag-lead", func(ctx context.Context, _ string) error {
+		return c.post(ctx, ev.HTTPClient(), "/leads/"+url.PathEscape(lead.ID)+"/tags", map[string]string{"tag": "line-follower"}, nil)
+	})
+}
+
+// post sends body as JSON and decodes a 2xx answer into out (if not nil).
+// The client sets Idempotency-Key (the step's key).
+func (c *Client) post(ctx context.Context, hc *http.Client, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return process.Permanent(fmt.Errorf("crm: POST %s: encode: %w", path, err))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+	if err != nil {
+		return process.Permanent(fmt.Errorf("crm: POST %s: %w", path, err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("crm: POST %s: %w", path, err) // transport error or timeout: retried
+	}
+	defer resp.Body.Close()
+	if err := statusError(resp.StatusCode); err != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return fmt.Errorf("crm: POST %s: %w", path, err)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
+		return fmt.Errorf("crm: POST %s: decode answer: %w", path, err)
+	}
+	return nil
+}
+
+// statusError maps an HTTP status to an outcome: nil for 2xx, a retryable
+// error for 408, 429 and 5xx, a permanent error for any other status.
+func statusError(code int) error {
+	switch {
+	case code >= 200 && code < 300:
+		return nil
+	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests, code >= 500:
+		return fmt.Errorf("status %d", code)
+	default:
+		return process.Permanent(fmt.Errorf("status %d", code))
+	}
+}

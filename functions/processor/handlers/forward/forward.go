@@ -1,0 +1,134 @@
+package forward
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/config"
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// HandlerName is the forwarding handler's stable name.
+const HandlerName = "hookwall.forward"
+
+// StepName is the name of the step that POSTs the envelope.
+const StepName = "post"
+
+// DefaultTimeout bounds one POST unless [Config.Timeout] says otherwise.
+const DefaultTimeout = 10 * time.Second
+
+// Tenants looks tenants up by name; *config.Tenants satisfies it.
+type Tenants interface {
+	Tenant(name string) (*config.Tenant, bool)
+}
+
+// Config configures the forwarding handler.
+type Config struct {
+	// Tenants is the tenants document (optional; nil: no tenant forwards).
+	Tenants Tenants
+	// Timeout bounds one POST, answer included (optional; default [DefaultTimeout]).
+	Timeout time.Duration
+	// Now is the clock of webhook-timestamp (optional; default time.Now).
+	Now func() time.Time
+}
+
+// Register adds the forwarding handler to r, for every event type of the
+// tenants that have forward configured. It returns the registration.
+func Register(r *process.Registry, cfg Config) *process.Registration {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	f := &forwarder{cfg: cfg}
+	return process.HandleAll(r, HandlerName, f.forward, process.ForTenants(func(tenant string) bool {
+		return f.target(tenant) != nil
+	}))
+}
+
+type forwarder struct {
+	cfg Config
+}
+
+// target returns the tenant's forward settings, or nil.
+func (f *forwarder) target(tenant string) *config.Forward {
+	if f.cfg.Tenants == nil {
+		return nil
+	}
+	t, ok := f.cfg.Tenants.Tenant(tenant)
+	if !ok || t.Forward == nil || t.Forward.URL == "" {
+		return nil
+	}
+	return t.Forward
+}
+
+// forward POSTs the envelope in one step; it does nothing for a tenant
+// without forward (it is not matched for one anyway).
+func (f *forwarder) forward(ctx context.Context, ev *process.Event[webhook.Envelope]) error {
+	fw := f.target(ev.Tenant)
+	if fw == nil {
+		return nil
+	}
+	body, err := json.Marshal(ev.Data)
+	if err != nil {
+		return process.Permanent(fmt.Errorf("forward: encode envelope: %w", err))
+	}
+	return ev.Step(ctx, StepName, func(ctx context.Context, idemKey string) error {
+		return f.send(ctx, ev.HTTPClient(), fw, idemKey, body)
+	})
+}
+
+// send POSTs body to fw.URL with id as Idempotency-Key and webhook-id,
+// signed with fw.Secret if set, and maps the answer to an outcome. Errors
+// never contain the URL (it may carry a token) nor the body.
+func (f *forwarder) send(ctx context.Context, hc *http.Client, fw *config.Forward, id string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fw.URL, bytes.NewReader(body))
+	if err != nil {
+		return process.Permanent(errors.New("forward: invalid forward.url"))
+	}
+	ts := f.cfg.Now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(process.HeaderIdempotencyKey, id)
+	req.Header.Set(standard.IDHeader, id)
+	req.Header.Set(standard.TimestampHeader, strconv.FormatInt(ts, 10))
+	if fw.Secret != "" {
+		sig, err := standard.Sign(fw.Secret.Reveal(), id, ts, body)
+		if err != nil {
+			return process.Permanent(fmt.Errorf("forward: sign: %w", err))
+		}
+		req.Header.Set(standard.SignatureHeader, sig)
+	}
+	client := *hc
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // *url.Error quotes the URL
+		}
+		return fmt.Errorf("forward: POST: %w", err) // transport error or timeout: retried
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300:
+		return nil
+	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests, code >= 500:
+		return fmt.Errorf("forward: POST: status %d", code)
+	default:
+		return process.Permanent(fmt.Errorf("forward: POST: status %d", code))
+	}
+}

@@ -1,0 +1,389 @@
+package processtest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/awstest"
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Defaults of [Run].
+const (
+	// DefaultTenant is the tenant of the events Run delivers, unless [Tenant] says otherwise.
+	DefaultTenant = "test"
+	// DefaultMaxRounds is how many rounds of deliveries Run makes per event at most.
+	DefaultMaxRounds = 10
+	// Lease is the dispatcher's lease length in the kit: short, so that a
+	// crashed attempt's lease runs out quickly (the heartbeat keeps a live
+	// attempt's lease, whatever the handler's duration).
+	Lease = 300 * time.Millisecond
+)
+
+// Option configures [Run].
+type Option func(*options)
+
+type options struct {
+	copies    int
+	crash     bool
+	tenant    string
+	maxRounds int
+}
+
+// Redeliver makes every round deliver the same envelope n times at once,
+// concurrently, as SQS's at-least-once delivery and the platforms' retries
+// do (default 1). n < 1 panics.
+func Redeliver(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("processtest: Redeliver(%d): must be at least 1", n))
+	}
+	return func(o *options) { o.copies = n }
+}
+
+// CrashAfterEachStep makes Run, after the plain run, run the event again
+// once per journaled step of the plain run and per crash point: once with a
+// crash after the step ran but before its journal entry was written, once
+// with a crash just after it was written. Each crash run is a new event (its
+// own key); the crash abandons the attempt as a dead worker would (nothing
+// more is written), the kit waits for the lease to run out and redelivers
+// until the event is done. Every crash run must end like the plain run.
+func CrashAfterEachStep() Option { return func(o *options) { o.crash = true } }
+
+// Tenant sets the tenant of the delivered events (default [DefaultTenant]).
+func Tenant(name string) Option { return func(o *options) { o.tenant = name } }
+
+// MaxRounds bounds the rounds of deliveries per event (default
+// [DefaultMaxRounds]); an event not done by then fails the test. The kit
+// redelivers at once, ignoring the retry backoff. n < 1 panics.
+func MaxRounds(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("processtest: MaxRounds(%d): must be at least 1", n))
+	}
+	return func(o *options) { o.maxRounds = n }
+}
+
+// DeadLetter is a message the dispatcher sent to the dead-letter queue.
+type DeadLetter struct {
+	// Key is the event key.
+	Key string
+	// Reason is why the event was given up on.
+	Reason string
+}
+
+// EventReport is what became of one event Run delivered.
+type EventReport struct {
+	// Key is the event key.
+	Key string
+	// Crash is where a crash was injected (nil for the plain run).
+	Crash *process.StepPoint
+	// Status, Attempts and LastError are the final record's.
+	Status    webhook.Status
+	Attempts  int
+	LastError string
+	// Journal is the event's journal, in sort key order ([process.DoneStep]
+	// entries included).
+	Journal []process.JournalEntry
+	// Deliveries counts the deliveries of this event; Verdicts counts them by verdict.
+	Deliveries int
+	Verdicts   map[process.Verdict]int
+}
+
+// Report is what [Run] observed.
+type Report struct {
+	// EventReport is the plain run: the event delivered without crashes.
+	EventReport
+	// Events are every event Run delivered: the plain run first, then one
+	// per crash point.
+	Events []EventReport
+	// Deliveries counts every delivery (Dispatcher.Process call); Crashes
+	// the crashes injected.
+	Deliveries int
+	Crashes    int
+	// DeadLetters are the messages sent to the dead-letter queue.
+	DeadLetters []DeadLetter
+}
+
+// StepKeys returns the idempotency keys of every journaled step of every
+// event ([process.DoneStep] markers left out), sorted: the keys an API called
+// once per step should have seen, each standing for one effect.
+func (r *Report) StepKeys() []string {
+	var keys []string
+	for _, ev := range r.Events {
+		for _, e := range ev.Journal {
+			if e.Step != process.DoneStep {
+				keys = append(keys, process.IdempotencyKey(ev.Key, e.Handler, e.Step))
+			}
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// Run delivers an event of typ with payload to the handlers of reg through
+// a real [process.Dispatcher] on a fresh events table in DynamoDB Local, in
+// rounds of concurrent deliveries until the event is done (SUCCEEDED or
+// FAILED), and returns what happened. payload is the event's normalised JSON:
+// []byte and json.RawMessage are used as they are, anything else is encoded
+// with encoding/json.
+//
+// Besides what the test asserts on the [Report], Run fails t when an event is
+// not done after [MaxRounds] rounds, and with [CrashAfterEachStep] when a
+// crash point is never reached, when the handler swallows the crash (it must
+// return Step's error), when a journaled step runs again, when the step that
+// crashed before its journal write is not run again, or when a crash run ends
+// in another status or with other journaled steps than the plain run.
+func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payload any, opts ...Option) *Report {
+	t.Helper()
+	o := options{copies: 1, tenant: DefaultTenant, maxRounds: DefaultMaxRounds}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	body, err := encode(payload)
+	if err != nil {
+		t.Fatalf("processtest: encode payload: %v", err)
+	}
+	db := awstest.DynamoDB(t)
+	table, err := store.New(store.Config{Client: db, TableName: awstest.NewTable(t, db)})
+	if err != nil {
+		t.Fatalf("processtest: %v", err)
+	}
+	k := &kit{t: t, reg: reg, table: table, opts: o, provider: typ.Provider, eventType: typ.Name, payload: body, q: &recorder{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	rep := &Report{}
+	plain := &scenario{crashAt: -1}
+	rep.Events = append(rep.Events, k.run(ctx, plain))
+	rep.EventReport = rep.Events[0]
+	if o.crash {
+		steps := 0
+		for _, p := range plain.points {
+			if p.Journaled {
+				steps++
+			}
+		}
+		if steps == 0 {
+			t.Logf("processtest: CrashAfterEachStep: the handlers journaled no step; no crash to inject")
+		}
+		for i := range steps {
+			for _, journaled := range []bool{false, true} {
+				sc := &scenario{crashAt: i, journaled: journaled}
+				ev := k.run(ctx, sc)
+				rep.Events = append(rep.Events, ev)
+				k.check(sc, ev, rep.EventReport)
+				if sc.fired != nil {
+					rep.Crashes++
+				}
+			}
+		}
+	}
+	for _, ev := range rep.Events {
+		rep.Deliveries += ev.Deliveries
+	}
+	rep.DeadLetters = k.q.deadLetters()
+	return rep
+}
+
+func encode(payload any) ([]byte, error) {
+	switch p := payload.(type) {
+	case []byte:
+		return p, nil
+	case json.RawMessage:
+		return p, nil
+	}
+	return json.Marshal(payload)
+}
+
+// kit is one Run's fixed parts.
+type kit struct {
+	t         testing.TB
+	reg       *process.Registry
+	table     *store.Table
+	q         *recorder
+	opts      options
+	provider  string
+	eventType string
+	payload   []byte
+}
+
+// scenario is one event's crash injection and the step points it saw.
+type scenario struct {
+	crashAt   int // index among the points with Journaled == journaled; -1: no crash
+	journaled bool
+
+	mu     sync.Mutex
+	seen   int
+	fired  *process.StepPoint
+	points []process.StepPoint
+}
+
+func (s *scenario) hook(_ context.Context, p process.StepPoint) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.points = append(s.points, p)
+	if s.crashAt < 0 || s.fired != nil || p.Journaled != s.journaled {
+		return nil
+	}
+	if s.seen < s.crashAt {
+		s.seen++
+		return nil
+	}
+	s.fired = &p
+	return process.ErrCrashed
+}
+
+// run claims a new event as the receiver does and delivers it in rounds
+// until it is done.
+func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
+	t := k.t
+	t.Helper()
+	key := fmt.Sprintf("%s#%s#processtest-%s", k.provider, k.opts.tenant, randomHex())
+	sum := sha256.Sum256(k.payload)
+	claim, err := k.table.Claim(ctx, store.NewEvent{Key: key, Provider: k.provider, Tenant: k.opts.tenant,
+		EventType: k.eventType, PayloadHash: hex.EncodeToString(sum[:]), Payload: k.payload}, 24*time.Hour)
+	if err != nil || claim.Outcome != store.Claimed {
+		t.Fatalf("processtest: claim %s: %v (%v)", key, claim.Outcome, err)
+	}
+	msg, err := json.Marshal(claim.Record.Envelope())
+	if err != nil {
+		t.Fatalf("processtest: encode envelope: %v", err)
+	}
+	d, err := process.New(process.Config{
+		Registry: k.reg, Store: k.table, Queue: k.q, DLQ: k.q, LeaseDuration: Lease, StepHook: sc.hook,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatalf("processtest: %v", err)
+	}
+	ev := EventReport{Key: key, Verdicts: map[process.Verdict]int{}}
+	var rec *store.Record
+	for round := 1; ; round++ {
+		results := make([]process.Result, k.opts.copies)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				results[i] = d.Process(ctx, process.Delivery{MessageID: fmt.Sprintf("m%d-%d", round, i),
+					ReceiptHandle: fmt.Sprintf("rh%d-%d", round, i), Body: msg})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, r := range results {
+			ev.Deliveries++
+			ev.Verdicts[r.Verdict]++
+		}
+		if rec, err = k.table.Get(ctx, key); err != nil || rec == nil {
+			t.Fatalf("processtest: read record %s: %v (missing: %v)", key, err, rec == nil)
+		}
+		if rec.Status.Terminal() || rec.Status == webhook.StatusFailed {
+			break
+		}
+		if round >= k.opts.maxRounds {
+			t.Errorf("processtest: %s not done after %d rounds: %s after %d attempts (last error: %q)",
+				key, round, rec.Status, rec.Attempts, rec.LastError)
+			break
+		}
+		if rec.Status == webhook.StatusProcessing { // a crashed attempt: let its lease run out
+			time.Sleep(time.Until(time.UnixMilli(rec.LeaseUntil)) + 20*time.Millisecond)
+		}
+	}
+	ev.Status, ev.Attempts, ev.LastError = rec.Status, int(rec.Attempts), rec.LastError
+	if ev.Journal, err = k.table.Steps(ctx, key, rec.ClaimID); err != nil {
+		t.Fatalf("processtest: read journal of %s: %v", key, err)
+	}
+	sc.mu.Lock()
+	ev.Crash = sc.fired
+	sc.mu.Unlock()
+	return ev
+}
+
+// check fails the test where a crash run broke a guarantee.
+func (k *kit) check(sc *scenario, ev, plain EventReport) {
+	t := k.t
+	t.Helper()
+	where := fmt.Sprintf("crash at journal point %d (journaled: %v)", sc.crashAt, sc.journaled)
+	if sc.fired == nil {
+		t.Errorf("processtest: %s: never reached; the handlers took another path than in the plain run", where)
+		return
+	}
+	p := *sc.fired
+	where = fmt.Sprintf("crash after step %s/%s (journaled: %v)", p.Handler, p.Step, p.Journaled)
+	if ev.Verdicts[process.Crashed] == 0 {
+		t.Errorf("processtest: %s: the attempt did not end; the handler must return the error of Step (wrapped with %%w)", where)
+	}
+	journaled := map[string]bool{}
+	rerun := false
+	for _, q := range sc.points {
+		id := q.Handler + "/" + q.Step
+		switch {
+		case q.Journaled:
+			journaled[id] = true
+		case journaled[id]:
+			t.Errorf("processtest: %s: step %s ran again on attempt %d after it was journaled", where, id, q.Attempt)
+		case q.Attempt > p.Attempt && q.Handler == p.Handler && q.Step == p.Step:
+			rerun = true
+		}
+	}
+	if !p.Journaled && ev.Status == webhook.StatusSucceeded && !rerun {
+		t.Errorf("processtest: %s: the step was not run again, yet its journal entry was never written", where)
+	}
+	if ev.Status != plain.Status {
+		t.Errorf("processtest: %s: event ended %s (last error %q), the plain run %s", where, ev.Status, ev.LastError, plain.Status)
+	}
+	if got, want := stepNames(ev.Journal), stepNames(plain.Journal); !slices.Equal(got, want) {
+		t.Errorf("processtest: %s: journaled steps %v, the plain run %v", where, got, want)
+	}
+}
+
+func stepNames(j []process.JournalEntry) []string {
+	out := make([]string, 0, len(j))
+	for _, e := range j {
+		out = append(out, e.Handler+"/"+e.Step)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func randomHex() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recorder is the in-memory queue side: it ignores visibility changes (the
+// kit redelivers at once) and keeps the dead letters.
+type recorder struct {
+	mu   sync.Mutex
+	dead []DeadLetter
+}
+
+func (r *recorder) ChangeVisibility(context.Context, string, time.Duration) error { return nil }
+
+func (r *recorder) SendDeadLetter(_ context.Context, key string, _ []byte, reason string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dead = append(r.dead, DeadLetter{Key: key, Reason: reason})
+	return nil
+}
+
+func (r *recorder) deadLetters() []DeadLetter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.dead)
+}
