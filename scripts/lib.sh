@@ -3,7 +3,7 @@
 # (stack-install.sh, services-up.sh, services-down.sh). Source it; don't run it.
 #
 # Env (defaults): DDB_PORT (8000), SQS_PORT (9324), TABLE_NAME (hookwall-events),
-# QUEUE_NAME (hookwall-events), DLQ_NAME (hookwall-events-dlq), MAX_RECEIVE_COUNT (5),
+# QUEUE_NAME (hookwall-events), DLQ_NAME (hookwall-events-dlq), MAX_RECEIVE_COUNT (10),
 # VISIBILITY_TIMEOUT (30), SERVICES_START_TIMEOUT (90, seconds), DDB_JAVA_OPTS (empty).
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,7 +22,7 @@ SQS_PORT=${SQS_PORT:-9324}
 TABLE_NAME=${TABLE_NAME:-hookwall-events}
 QUEUE_NAME=${QUEUE_NAME:-hookwall-events}
 DLQ_NAME=${DLQ_NAME:-hookwall-events-dlq}
-MAX_RECEIVE_COUNT=${MAX_RECEIVE_COUNT:-5}
+MAX_RECEIVE_COUNT=${MAX_RECEIVE_COUNT:-10}
 VISIBILITY_TIMEOUT=${VISIBILITY_TIMEOUT:-30}
 SERVICES_START_TIMEOUT=${SERVICES_START_TIMEOUT:-90}
 DDB_JAVA_OPTS=${DDB_JAVA_OPTS:-}

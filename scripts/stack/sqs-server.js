@@ -4,7 +4,7 @@
 // .local/sqs (where local-aws-sqs is installed).
 //
 // Env: SQS_PORT (9324), QUEUE_NAME (hookwall-events), DLQ_NAME
-// (hookwall-events-dlq), MAX_RECEIVE_COUNT (5), VISIBILITY_TIMEOUT (30).
+// (hookwall-events-dlq), MAX_RECEIVE_COUNT (10), VISIBILITY_TIMEOUT (30).
 "use strict";
 const { createSqsServer } = require("local-aws-sqs");
 
@@ -14,7 +14,7 @@ const region = "us-east-1";
 const accountId = "000000000000";
 const queueName = env("QUEUE_NAME", "hookwall-events");
 const dlqName = env("DLQ_NAME", "hookwall-events-dlq");
-const maxReceiveCount = Number(env("MAX_RECEIVE_COUNT", "5"));
+const maxReceiveCount = Number(env("MAX_RECEIVE_COUNT", "10"));
 const visibilityTimeout = env("VISIBILITY_TIMEOUT", "30");
 
 (async () => {
