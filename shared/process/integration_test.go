@@ -51,12 +51,37 @@ type stack struct {
 	table *store.Table
 }
 
-func newStack(t *testing.T) *stack {
+// clock is a settable clock shared by a test's table and dispatchers, so
+// that lease expiry is stepped over instead of slept through: a loaded
+// machine cannot make a lease lapse early.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Now()} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newStack(t *testing.T) *stack { return newStackAt(t, time.Now) }
+
+// newStackAt is newStack with the table on the clock now.
+func newStackAt(t *testing.T, now func() time.Time) *stack {
 	t.Helper()
 	ops := &awstest.OpCounter{}
 	db := awstest.DynamoDB(t, ops.DynamoDBOption)
 	name := awstest.NewTable(t, db)
-	table, err := store.New(store.Config{Client: db, TableName: name})
+	table, err := store.New(store.Config{Client: db, TableName: name, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,13 +334,14 @@ func TestCrashAfterEachStep(t *testing.T) {
 			for _, journaled := range []bool{false, true} {
 				name := fmt.Sprintf("%s after %s (journaled %v)", crash.name, step, journaled)
 				t.Run(name, func(t *testing.T) {
-					s := newStack(t)
+					clk := newClock()
+					s := newStackAt(t, clk.Now)
 					fx := newEffects(t)
 					reg := process.NewRegistry()
 					process.Handle(reg, "shop.order", followType, stepsHandler(fx.srv.URL, steps...))
-					lease := 400 * time.Millisecond
+					const lease = time.Minute // on clk: stepped over, never waited for
 					d, err := process.New(process.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{},
-						LeaseDuration: lease, StepHook: func(_ context.Context, p process.StepPoint) error {
+						Now: clk.Now, LeaseDuration: lease, StepHook: func(_ context.Context, p process.StepPoint) error {
 							if p.Attempt == 1 && p.Step == step && p.Journaled == journaled {
 								return crash.err
 							}
@@ -337,7 +363,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 						if r := d.Process(context.Background(), body(t, env)); r.Verdict != process.BusyElsewhere {
 							t.Fatalf("redelivered inside the dead worker's lease: got %v, want busy", r.Verdict)
 						}
-						time.Sleep(lease + 100*time.Millisecond)
+						clk.Advance(lease + time.Second) // the dead worker's lease runs out
 					}
 					second := d.Process(context.Background(), body(t, env))
 					if second.Verdict != process.Succeeded {
@@ -373,7 +399,8 @@ func (stalled) Heartbeat(context.Context, process.Lease, time.Time) (bool, error
 // Must show 3: A stalls past its lease, B takes over and finishes, A's late
 // completion is rejected by the fence and changes nothing.
 func TestLeaseExpiryTakeover(t *testing.T) {
-	s := newStack(t)
+	clk := newClock()
+	s := newStackAt(t, clk.Now)
 	fx := newEffects(t)
 	reached, release := make(chan struct{}), make(chan struct{})
 	reg := process.NewRegistry()
@@ -388,9 +415,9 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 		}
 		return nil
 	})
-	lease := 300 * time.Millisecond
-	a, _ := process.New(process.Config{Registry: reg, Store: stalled{s.table}, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease})
-	b, _ := process.New(process.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease})
+	const lease = time.Minute // on clk: stepped over, never waited for
+	a, _ := process.New(process.Config{Registry: reg, Store: stalled{s.table}, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease, Now: clk.Now})
+	b, _ := process.New(process.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease, Now: clk.Now})
 	env := envelope("line#t1#takeover", followType.Name)
 	s.seed(t, env)
 	resA := make(chan process.Result)
@@ -399,7 +426,7 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 	if r := b.Process(context.Background(), body(t, env)); r.Verdict != process.BusyElsewhere {
 		t.Fatalf("B inside A's lease: got %v, want busy", r.Verdict)
 	}
-	time.Sleep(lease + 100*time.Millisecond)
+	clk.Advance(lease + time.Second) // A's lease runs out (its heartbeats never get through)
 	rb := b.Process(context.Background(), body(t, env))
 	if rb.Verdict != process.Succeeded || rb.Attempt != 2 {
 		t.Fatalf("B after A's lease ran out: got %v attempt %d (%v), want succeeded on attempt 2", rb.Verdict, rb.Attempt, rb.Err)
