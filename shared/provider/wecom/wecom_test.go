@@ -367,6 +367,10 @@ func TestApprovalTransitions(t *testing.T) {
 	}
 }
 
+// maxFuzzBody keeps the fuzzer on inputs it can run thousands of times a
+// second (encrypting and parsing a megabyte takes tens of milliseconds).
+const maxFuzzBody = 8 << 10
+
 func FuzzParse(f *testing.F) {
 	for _, c := range loadVectors(f) {
 		f.Add(c.Method, c.RawQuery, []byte(c.Body), false)
@@ -376,6 +380,9 @@ func FuzzParse(f *testing.F) {
 	f.Add("GET", "", []byte("1616140317555161061"), true)
 	p := newParser(f, -1)
 	f.Fuzz(func(t *testing.T, method, rawQuery string, body []byte, sign bool) {
+		if len(body) > maxFuzzBody {
+			return // structure, not size, is what breaks parsers; size is capped by the receiver
+		}
 		var req *webhook.Request
 		if sign {
 			// Encrypt and sign the fuzzed plaintext so parsing runs past verification.

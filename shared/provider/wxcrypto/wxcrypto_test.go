@@ -245,6 +245,9 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte("0123456789abcdef"), bytes.Repeat([]byte{32}, 44), "x")
 	key := mustKey(f, wecomKey)
 	f.Fuzz(func(t *testing.T, random, msg []byte, rid string) {
+		if len(msg) > 64<<10 {
+			return // keep the fuzzer fast; lengths past this add nothing to the layout checks
+		}
 		if len(random) != 16 {
 			random = append(append([]byte{}, random...), make([]byte, 16)...)[:16]
 		}
