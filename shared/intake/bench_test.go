@@ -2,10 +2,13 @@ package intake
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"time"
 
 	"crypto/hmac"
 	"crypto/sha256"
+	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 	"testing"
@@ -18,11 +21,19 @@ import (
 
 func benchBody() []byte { return lineBody("01HBENCH0000000000000000001") }
 
-func BenchmarkReceiveLINE(b *testing.B) {
+func BenchmarkReceiveLINE(b *testing.B) { benchReceive(b, nil) }
+
+// BenchmarkReceiveLINELogged is the same path with the production JSON
+// logger at info level (writing to io.Discard): one line per event.
+func BenchmarkReceiveLINELogged(b *testing.B) {
+	benchReceive(b, obs.NewLogger(io.Discard, slog.LevelInfo))
+}
+
+func benchReceive(b *testing.B, logger *slog.Logger) {
 	body := benchBody()
 	sig := lineSign(body)
 	q := &memQueue{}
-	h := newTestHandler(b, claimAll{newMemStore()}, q)
+	h := newTestHandler(b, claimAll{newMemStore()}, q, func(c *Config) { c.Logger = logger })
 	ctx := context.Background()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
