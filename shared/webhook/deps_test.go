@@ -22,7 +22,7 @@ func TestImportRules(t *testing.T) {
 		{"shared/provider/standard", []string{"github.com/aws/"}, []string{"shared/webhook"}},
 		{"shared/provider/wxcrypto", []string{"github.com/aws/"}, []string{"shared/webhook"}},
 		{"shared/provider/xmljson", []string{"github.com/aws/"}, []string{"shared/webhook"}},
-		{"shared/provider/wxmsg", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/xmljson"}},
+		{"shared/provider/wxmsg", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/xmljson"}},
 		{"shared/provider/wecom", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
 		{"shared/provider/wechat", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
 		{"shared/process", []string{"github.com/aws/"}, nil},

@@ -32,10 +32,7 @@ type Config struct {
 // Parser verifies and parses one Official Account's pushes. It implements
 // [webhook.Parser] and is safe for concurrent use.
 type Parser struct {
-	token     string
-	appID     string
-	key       []byte // nil in plaintext mode
-	tolerance time.Duration
+	acct wxmsg.Account // Key is nil in plaintext mode
 }
 
 var _ webhook.Parser = (*Parser)(nil)
@@ -45,9 +42,9 @@ func New(c Config) (*Parser, error) {
 	if c.Token == "" {
 		return nil, errors.New("wechat: config: Token is required")
 	}
-	p := &Parser{token: c.Token, appID: c.AppID, tolerance: c.Tolerance}
-	if p.tolerance == 0 {
-		p.tolerance = DefaultTolerance
+	p := &Parser{acct: wxmsg.Account{Token: c.Token, ReceiveID: c.AppID, Tolerance: c.Tolerance}}
+	if p.acct.Tolerance == 0 {
+		p.acct.Tolerance = DefaultTolerance
 	}
 	if c.EncodingAESKey != "" {
 		if c.AppID == "" {
@@ -57,7 +54,7 @@ func New(c Config) (*Parser, error) {
 		if err != nil {
 			return nil, fmt.Errorf("wechat: config: EncodingAESKey: %w", err)
 		}
-		p.key = key
+		p.acct.Key = key
 	}
 	return p, nil
 }
@@ -112,7 +109,7 @@ func (p *Parser) DecryptBody(req *webhook.Request) ([]byte, error) {
 	case "aes":
 		return p.decrypt(req)
 	case "", "raw":
-		if p.key != nil {
+		if p.acct.Key != nil {
 			return nil, fmt.Errorf("wechat: unencrypted message for an account with encryption enabled: %w", webhook.ErrBadSignature)
 		}
 		if err := p.verifyPlain(req); err != nil {
@@ -130,44 +127,26 @@ func (p *Parser) verifyPlain(req *webhook.Request) error {
 	if sig == "" || ts == "" || nonce == "" {
 		return fmt.Errorf("wechat: missing signature, timestamp or nonce: %w", webhook.ErrBadSignature)
 	}
-	if !wxcrypto.VerifySignature(sig, p.token, ts, nonce) {
+	if !wxcrypto.VerifySignature(sig, p.acct.Token, ts, nonce) {
 		return fmt.Errorf("wechat: signature: %w", webhook.ErrBadSignature)
 	}
 	return p.checkWindow(ts, req.Now)
 }
 
 func (p *Parser) decrypt(req *webhook.Request) ([]byte, error) {
-	if p.key == nil {
+	if p.acct.Key == nil {
 		return nil, fmt.Errorf("wechat: encrypted message but no EncodingAESKey configured: %w", webhook.ErrBadSignature)
 	}
-	sig, ts, nonce := req.Query.Get("msg_signature"), req.Query.Get("timestamp"), req.Query.Get("nonce")
-	if sig == "" || ts == "" || nonce == "" {
-		return nil, fmt.Errorf("wechat: missing msg_signature, timestamp or nonce: %w", webhook.ErrBadSignature)
-	}
-	env, err := xmljson.Convert(req.Body)
+	plain, err := p.acct.OpenEnvelope(req.Query, req.Body, req.Now)
 	if err != nil {
-		return nil, fmt.Errorf("wechat: envelope: %w", err)
-	}
-	encrypted := env.Get("Encrypt")
-	if encrypted == "" {
-		return nil, fmt.Errorf("wechat: envelope has no Encrypt: %w", webhook.ErrMalformed)
-	}
-	if !wxcrypto.VerifySignature(sig, p.token, ts, nonce, encrypted) {
-		return nil, fmt.Errorf("wechat: msg_signature: %w", webhook.ErrBadSignature)
-	}
-	if err := p.checkWindow(ts, req.Now); err != nil {
-		return nil, err
-	}
-	plain, err := wxcrypto.Decrypt(p.key, encrypted, p.appID)
-	if err != nil {
-		return nil, fmt.Errorf("wechat: message: %w", err)
+		return nil, fmt.Errorf("wechat: %w", err)
 	}
 	return plain, nil
 }
 
 // checkWindow enforces the tolerance on the (already signed) timestamp.
 func (p *Parser) checkWindow(ts string, now time.Time) error {
-	if err := wxmsg.CheckWindow(ts, now, p.tolerance); err != nil {
+	if err := wxmsg.CheckWindow(ts, now, p.acct.Tolerance); err != nil {
 		return fmt.Errorf("wechat: %w", err)
 	}
 	return nil

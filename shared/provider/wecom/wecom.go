@@ -32,10 +32,7 @@ type Config struct {
 // Parser verifies and parses one tenant's WeCom callbacks. It implements
 // [webhook.Parser] and is safe for concurrent use.
 type Parser struct {
-	token     string
-	key       []byte
-	corpID    string
-	tolerance time.Duration
+	acct wxmsg.Account
 }
 
 var _ webhook.Parser = (*Parser)(nil)
@@ -56,7 +53,7 @@ func New(c Config) (*Parser, error) {
 	if tol == 0 {
 		tol = DefaultTolerance
 	}
-	return &Parser{token: c.Token, key: key, corpID: c.CorpID, tolerance: tol}, nil
+	return &Parser{acct: wxmsg.Account{Token: c.Token, Key: key, ReceiveID: c.CorpID, Tolerance: tol}}, nil
 }
 
 // Parse verifies req and returns the handshake reply (GET) or the one event
@@ -76,39 +73,12 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 	}
 }
 
-// query returns the signed query parameters, or ErrBadSignature if one is missing.
-func query(req *webhook.Request) (sig, ts, nonce string, err error) {
-	sig, ts, nonce = req.Query.Get("msg_signature"), req.Query.Get("timestamp"), req.Query.Get("nonce")
-	if sig == "" || ts == "" || nonce == "" {
-		return "", "", "", fmt.Errorf("wecom: missing msg_signature, timestamp or nonce: %w", webhook.ErrBadSignature)
-	}
-	return sig, ts, nonce, nil
-}
-
-// checkWindow enforces the tolerance on the (already signed) timestamp.
-func (p *Parser) checkWindow(ts string, now time.Time) error {
-	if err := wxmsg.CheckWindow(ts, now, p.tolerance); err != nil {
-		return fmt.Errorf("wecom: %w", err)
-	}
-	return nil
-}
-
 func (p *Parser) verifyURL(req *webhook.Request) (*webhook.Delivery, error) {
-	sig, ts, nonce, err := query(req)
-	if err != nil {
-		return nil, err
-	}
 	echo := req.Query.Get("echostr")
 	if echo == "" {
 		return nil, fmt.Errorf("wecom: missing echostr: %w", webhook.ErrBadSignature)
 	}
-	if !wxcrypto.VerifySignature(sig, p.token, ts, nonce, echo) {
-		return nil, fmt.Errorf("wecom: url verification: %w", webhook.ErrBadSignature)
-	}
-	if err := p.checkWindow(ts, req.Now); err != nil {
-		return nil, err
-	}
-	plain, err := wxcrypto.Decrypt(p.key, echo, p.corpID)
+	plain, err := p.acct.OpenCiphertext(req.Query, echo, req.Now)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: url verification: %w", err)
 	}
@@ -122,27 +92,9 @@ func (p *Parser) verifyURL(req *webhook.Request) (*webhook.Delivery, error) {
 // envelope's <Encrypt> and returns the decrypted message bytes. [Parser.Parse]
 // uses it; it is exported for tools and tests that need the plaintext alone.
 func (p *Parser) DecryptBody(req *webhook.Request) ([]byte, error) {
-	sig, ts, nonce, err := query(req)
+	plain, err := p.acct.OpenEnvelope(req.Query, req.Body, req.Now)
 	if err != nil {
-		return nil, err
-	}
-	env, err := xmljson.Convert(req.Body)
-	if err != nil {
-		return nil, fmt.Errorf("wecom: envelope: %w", err)
-	}
-	encrypted := env.Get("Encrypt")
-	if encrypted == "" {
-		return nil, fmt.Errorf("wecom: envelope has no Encrypt: %w", webhook.ErrMalformed)
-	}
-	if !wxcrypto.VerifySignature(sig, p.token, ts, nonce, encrypted) {
-		return nil, fmt.Errorf("wecom: message: %w", webhook.ErrBadSignature)
-	}
-	if err := p.checkWindow(ts, req.Now); err != nil {
-		return nil, err
-	}
-	plain, err := wxcrypto.Decrypt(p.key, encrypted, p.corpID)
-	if err != nil {
-		return nil, fmt.Errorf("wecom: message: %w", err)
+		return nil, fmt.Errorf("wecom: %w", err)
 	}
 	return plain, nil
 }

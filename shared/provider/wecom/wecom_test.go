@@ -78,8 +78,8 @@ func TestNew(t *testing.T) {
 			t.Errorf("%s: error %q contains the token", name, err)
 		}
 	}
-	if p := newParser(t, 0); p.tolerance != DefaultTolerance {
-		t.Errorf("tolerance = %v, want %v", p.tolerance, DefaultTolerance)
+	if p := newParser(t, 0); p.acct.Tolerance != DefaultTolerance {
+		t.Errorf("tolerance = %v, want %v", p.acct.Tolerance, DefaultTolerance)
 	}
 }
 

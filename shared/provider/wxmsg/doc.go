@@ -1,7 +1,9 @@
 // Package wxmsg holds what WeCom (企业微信) callbacks and WeChat Official
-// Account pushes share beyond the crypto of package wxcrypto: the window on
-// the signed query timestamp, the message basics every callback XML carries
-// (type, time, payload hash) and the helpers of their dedup fingerprints.
+// Account pushes share beyond the crypto of package wxcrypto: opening an
+// encrypted callback ([Account]: msg_signature, then the window on the signed
+// query timestamp, then decryption for the exact receiveid), the message
+// basics every callback XML carries (type, time, payload hash) and the
+// helpers of their dedup fingerprints.
 //
 // Each provider keeps its own rules on top: which fields a dedup key hashes,
 // what a message without MsgType means, and the provider prefix of its error

@@ -2,10 +2,12 @@ package wxmsg
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -118,4 +120,49 @@ func convert(t *testing.T, xml string) *xmljson.Doc {
 		t.Fatal(err)
 	}
 	return doc
+}
+
+func TestAccountOpenCiphertext(t *testing.T) {
+	const token, encodingAESKey, corp = "tok", "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C", "ww123"
+	key, err := wxcrypto.ParseKey(encodingAESKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := Account{Token: token, Key: key, ReceiveID: corp, Tolerance: time.Minute}
+	now := time.Unix(1767225600, 0)
+	ct, err := wxcrypto.Encrypt(key, []byte("0123456789abcdef"), []byte("hello"), corp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query := func(sig, ts string) url.Values {
+		return url.Values{"msg_signature": {sig}, "timestamp": {ts}, "nonce": {"n"}}
+	}
+	good := wxcrypto.Signature(token, "1767225600", "n", ct)
+	if plain, err := acct.OpenCiphertext(query(good, "1767225600"), ct, now); err != nil || string(plain) != "hello" {
+		t.Fatalf("OpenCiphertext = %q, %v", plain, err)
+	}
+	body := []byte("<xml><ToUserName><![CDATA[anyone]]></ToUserName><Encrypt><![CDATA[" + ct + "]]></Encrypt></xml>")
+	if plain, err := acct.OpenEnvelope(query(good, "1767225600"), body, now); err != nil || string(plain) != "hello" {
+		t.Fatalf("OpenEnvelope = %q, %v", plain, err)
+	}
+	stale := wxcrypto.Signature(token, "1767225000", "n", ct)
+	other := Account{Token: token, Key: key, ReceiveID: "ww999", Tolerance: time.Minute}
+	for name, c := range map[string]struct {
+		err  error
+		open func() ([]byte, error)
+	}{
+		"bad signature": {webhook.ErrBadSignature, func() ([]byte, error) { return acct.OpenCiphertext(query("0"+good[1:], "1767225600"), ct, now) }},
+		"missing nonce": {webhook.ErrBadSignature, func() ([]byte, error) {
+			return acct.OpenCiphertext(url.Values{"msg_signature": {good}, "timestamp": {"1767225600"}}, ct, now)
+		}},
+		"stale":          {webhook.ErrStaleTimestamp, func() ([]byte, error) { return acct.OpenCiphertext(query(stale, "1767225000"), ct, now) }},
+		"other receiver": {webhook.ErrBadSignature, func() ([]byte, error) { return other.OpenCiphertext(query(good, "1767225600"), ct, now) }},
+		"no Encrypt": {webhook.ErrMalformed, func() ([]byte, error) {
+			return acct.OpenEnvelope(query(good, "1767225600"), []byte("<xml><ToUserName>x</ToUserName></xml>"), now)
+		}},
+	} {
+		if _, err := c.open(); !errors.Is(err, c.err) {
+			t.Errorf("%s: err = %v, want %v", name, err, c.err)
+		}
+	}
 }
