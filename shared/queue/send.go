@@ -72,10 +72,12 @@ type SendError struct {
 	Err    error
 }
 
+// Error says how many messages were not sent, and why.
 func (e *SendError) Error() string {
 	return fmt.Sprintf("queue: %d message(s) not sent: %v", len(e.Failed), e.Err)
 }
 
+// Unwrap returns the last failure SQS reported.
 func (e *SendError) Unwrap() error { return e.Err }
 
 // Send sends envs in batches of at most MaxBatch, resending only the entries
