@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -30,6 +31,9 @@ type Parser struct {
 	// mac is a keyed HMAC-SHA256 that is only ever cloned, never written,
 	// so concurrent Parse calls can share it.
 	mac hash.Cloner
+	// macs pools keyed MACs (*macState) cloned from mac, so that a Parse
+	// does not allocate one.
+	macs sync.Pool
 }
 
 // New returns a Parser for the channel configured in c.
@@ -74,7 +78,10 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 	if req.Method != http.MethodPost {
 		return nil, fmt.Errorf("line: method %q: %w", req.Method, webhook.ErrMethodNotAllowed)
 	}
-	if err := verify(p.newMAC(), req.Body, req.Header.Get(SignatureHeader)); err != nil {
+	m := p.getMAC()
+	err := verifySum(m.mac, &m.sum, req.Body, req.Header.Get(SignatureHeader))
+	p.macs.Put(m)
+	if err != nil {
 		return nil, err
 	}
 	events, err := parseBody(req.Body)
@@ -87,20 +94,43 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 	return &webhook.Delivery{Events: events, Reply: okReply()}, nil
 }
 
+// parseState is the scratch memory of one parseBody call, pooled so that a
+// call allocates only what it returns.
+type parseState struct {
+	s    scanner
+	keys []eventKeys
+	text []byte // every event's dedup key and hex hash, back to back
+}
+
+var parseStates = sync.Pool{New: func() any { return new(parseState) }}
+
+// maxPooled bounds the scratch memory a pooled parseState keeps.
+const maxPooled = 64 << 10
+
+func (st *parseState) release() {
+	s := &st.s
+	if cap(s.out) > maxPooled || cap(s.tmp) > maxPooled || cap(st.text) > maxPooled ||
+		cap(s.mem) > maxPooled/16 || cap(st.keys) > maxPooled/16 {
+		return
+	}
+	s.b = nil // do not keep the body alive
+	parseStates.Put(st)
+}
+
 // parseBody validates body and extracts its events. It returns a non-nil
 // empty slice for an empty events array.
 func parseBody(body []byte) ([]webhook.Event, error) {
-	var memBuf [32]member
-	s := &scanner{b: body, mem: memBuf[:0]}
+	st := parseStates.Get().(*parseState)
+	defer st.release()
+	s := &st.s
+	*s = scanner{b: body, out: s.out[:0], tmp: s.tmp[:0], mem: s.mem[:0]}
 	s.skipWS()
 	if s.peek() != '{' {
 		return nil, fmt.Errorf("line: body is not a JSON object: %w", webhook.ErrMalformed)
 	}
-	var (
-		events []webhook.Event
-		keys   []eventKeys
-		text   []byte // every event's dedup key and hex hash, back to back
-	)
+	var events []webhook.Event
+	keys, text := st.keys[:0], st.text[:0]
+	defer func() { st.keys, st.text = keys, text }()
 	err := s.members(1, func(key []byte, esc bool) (memberAction, error) {
 		if !keyIs(key, esc, "events") {
 			return scanValue, nil
@@ -114,10 +144,6 @@ func parseBody(body []byte) ([]webhook.Event, error) {
 			return consumed, fmt.Errorf("line: events is not an array: %w", webhook.ErrMalformed)
 		}
 		events = make([]webhook.Event, 0, 4)
-		if s.out == nil {
-			buf := make([]byte, 0, 2*len(body)+64*8)
-			s.out, s.tmp, text = buf[:0:len(body)], buf[len(body):len(body):2*len(body)], buf[2*len(body):2*len(body)]
-		}
 		return consumed, s.elements(1, func() error {
 			var k eventKeys
 			ev, err := s.event(len(events), &text, &k)

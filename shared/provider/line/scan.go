@@ -13,8 +13,12 @@ import (
 // needs, and writes the canonical form that the payload hash is taken over.
 //
 // The canonical form of a value: no insignificant whitespace; object members
-// sorted by their decoded key (a stable sort, so duplicate keys keep their
-// order); strings decoded and re-encoded with only '"', '\\' and control
+// sorted by the bytes of their canonical key spelling followed by ':' (which
+// is the decoded-key order except where one key is a prefix of another and
+// the next byte sorts below '"', or a key holds '"', '\\' or a control
+// character; a stable sort, so duplicate keys keep their order: the order is
+// part of the stored payload-hash contract, pinned by TestCanonicalKeyOrder);
+// strings decoded and re-encoded with only '"', '\\' and control
 // characters escaped (invalid UTF-8 and lone surrogates become U+FFFD);
 // numbers, true, false and null as written. Two spellings of the same JSON
 // document therefore hash the same.
@@ -186,7 +190,7 @@ func (s *scanner) members(depth int, visit func(key []byte, esc bool) (memberAct
 			if act == omitted {
 				s.out = s.out[:sep]
 			} else {
-				if n := len(s.mem); n > base && bytes.Compare(s.out[s.mem[n-1].k0:s.mem[n-1].k1], s.out[k0:k1]) > 0 {
+				if n := len(s.mem); n > base && keyCompare(s.out[s.mem[n-1].k0:s.mem[n-1].k1], s.out[k0:k1]) > 0 {
 					sorted = false
 				}
 				s.mem = append(s.mem, member{k0, k1, len(s.out)})
@@ -230,7 +234,7 @@ func (s *scanner) writeSorted(start, base int) {
 	tmp := s.tmp
 	// Insertion sort: objects are small, and it is stable.
 	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && bytes.Compare(tmp[ms[j-1].k0:ms[j-1].k1], tmp[ms[j].k0:ms[j].k1]) > 0; j-- {
+		for j := i; j > 0 && keyCompare(tmp[ms[j-1].k0:ms[j-1].k1], tmp[ms[j].k0:ms[j].k1]) > 0; j-- {
 			ms[j-1], ms[j] = ms[j], ms[j-1]
 		}
 	}
@@ -241,6 +245,21 @@ func (s *scanner) writeSorted(start, base int) {
 		}
 		s.out = append(s.out, tmp[m.k0:m.v1]...)
 	}
+}
+
+// keyCompare is bytes.Compare for member keys, which mostly differ in their
+// first few bytes: it compares those inline before calling bytes.Compare.
+func keyCompare(a, b []byte) int {
+	n := min(len(a), len(b), 16)
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return bytes.Compare(a[n:], b[n:])
 }
 
 // elements scans an array at s.i, calling visit (if non-nil) at each element

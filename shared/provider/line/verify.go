@@ -43,8 +43,29 @@ func (p *Parser) newMAC() hash.Hash {
 	return hmac.New(sha256.New, p.secret)
 }
 
+// macState is a keyed MAC and room for its digest, pooled by a Parser.
+type macState struct {
+	mac hash.Hash
+	sum [sha256.Size]byte
+}
+
+// getMAC returns a pooled keyed MAC, reset, or a new one.
+func (p *Parser) getMAC() *macState {
+	if m, ok := p.macs.Get().(*macState); ok {
+		m.mac.Reset()
+		return m
+	}
+	return &macState{mac: p.newMAC()}
+}
+
 // verify is Verify with a fresh keyed MAC.
 func verify(mac hash.Hash, body []byte, signatureHeader string) error {
+	var sum [sha256.Size]byte
+	return verifySum(mac, &sum, body, signatureHeader)
+}
+
+// verifySum is verify computing the digest into *sum.
+func verifySum(mac hash.Hash, sum *[sha256.Size]byte, body []byte, signatureHeader string) error {
 	if signatureHeader == "" {
 		return fmt.Errorf("line: missing signature: %w", webhook.ErrBadSignature)
 	}
@@ -52,7 +73,6 @@ func verify(mac hash.Hash, body []byte, signatureHeader string) error {
 		return fmt.Errorf("line: malformed signature: %w", webhook.ErrBadSignature)
 	}
 	mac.Write(body)
-	var sum [sha256.Size]byte
 	var want [sigLen]byte
 	base64.StdEncoding.Encode(want[:], mac.Sum(sum[:0]))
 	var diff byte
