@@ -33,8 +33,7 @@ func (c *vectorCase) parser(t testing.TB) *Parser {
 
 func TestVectors(t *testing.T) {
 	cases := loadVectors(t)
-	keys := map[string]string{}   // case name → dedup key
-	groups := map[string]string{} // case name → dedup group
+	keys := wxmsgtest.NewKeys()
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			p := c.parser(t)
@@ -78,28 +77,12 @@ func TestVectors(t *testing.T) {
 					t.Errorf("%s: reply body = %q, want empty", q.Name, d.Reply.Body)
 				}
 				ev := d.Events[0]
-				if c.ExpectedPlaintextXML != nil && string(ev.Raw) != *c.ExpectedPlaintextXML {
-					t.Errorf("%s: Raw = %q\nwant %q", q.Name, ev.Raw, *c.ExpectedPlaintextXML)
-				}
-				if c.Dedup == nil {
-					t.Fatalf("valid POST case without dedup expectations")
-				}
-				if ev.PayloadHash != c.Dedup.PlaintextSHA256 {
-					t.Errorf("%s: PayloadHash = %s, want %s", q.Name, ev.PayloadHash, c.Dedup.PlaintextSHA256)
-				}
-				wxmsgtest.CheckKey(t, ev.DedupKey)
-				if old, ok := keys[c.Name]; ok && old != ev.DedupKey {
-					t.Errorf("query and rawQuery gave different keys %q and %q", old, ev.DedupKey)
-				}
-				keys[c.Name], groups[c.Name] = ev.DedupKey, c.Dedup.Group
+				keys.CheckEvent(t, &c.Case, q.Name, ev)
 				checkTyped(t, ev)
 			}
 		})
 	}
-	if len(keys) < 2 {
-		t.Fatalf("only %d valid POST cases produced keys", len(keys))
-	}
-	wxmsgtest.CheckGroups(t, keys, groups)
+	keys.Check(t, 2)
 }
 
 // checkTyped decodes the event's JSON into the payload type of its Type.

@@ -157,3 +157,46 @@ func Encrypt(t testing.TB, encodingAESKey, msg, receiveID string) string {
 	}
 	return enc
 }
+
+// Keys collects the dedup keys the valid POST cases of one vector file
+// produce, to check their groups once every case has run.
+type Keys struct {
+	keys, groups map[string]string // case name → dedup key, dedup group
+}
+
+// NewKeys returns an empty collector.
+func NewKeys() *Keys {
+	return &Keys{keys: map[string]string{}, groups: map[string]string{}}
+}
+
+// CheckEvent checks the event a valid POST case c produced with the query
+// spelling named query: Raw is the expected plaintext, PayloadHash its
+// SHA-256, the dedup key keeps the key contract and is the same for every
+// spelling of the query. It records the key for Check.
+func (k *Keys) CheckEvent(t testing.TB, c *Case, query string, ev webhook.Event) {
+	t.Helper()
+	if c.ExpectedPlaintextXML != nil && string(ev.Raw) != *c.ExpectedPlaintextXML {
+		t.Errorf("%s: Raw = %q\nwant %q", query, ev.Raw, *c.ExpectedPlaintextXML)
+	}
+	if c.Dedup == nil {
+		t.Fatalf("valid POST case without dedup expectations")
+	}
+	if ev.PayloadHash != c.Dedup.PlaintextSHA256 {
+		t.Errorf("%s: PayloadHash = %s, want %s", query, ev.PayloadHash, c.Dedup.PlaintextSHA256)
+	}
+	CheckKey(t, ev.DedupKey)
+	if old, ok := k.keys[c.Name]; ok && old != ev.DedupKey {
+		t.Errorf("query and rawQuery gave different keys %q and %q", old, ev.DedupKey)
+	}
+	k.keys[c.Name], k.groups[c.Name] = ev.DedupKey, c.Dedup.Group
+}
+
+// Check fails t unless at least min cases produced keys and two cases share
+// a key exactly when they share a group (CheckGroups).
+func (k *Keys) Check(t testing.TB, min int) {
+	t.Helper()
+	if len(k.keys) < min {
+		t.Fatalf("only %d valid POST cases produced keys", len(k.keys))
+	}
+	CheckGroups(t, k.keys, k.groups)
+}
