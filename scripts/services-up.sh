@@ -159,12 +159,12 @@ ensure_queue() {
 	json_get QueueUrl <<<"$RESP_BODY"
 }
 
-dlq_url=$(ensure_queue "$DLQ_NAME" '{}')
+dlq_url=$(ensure_queue "$DLQ_NAME" '{"MaximumMessageSize":"1048576"}')
 sqs GetQueueAttributes "{\"QueueUrl\":\"$dlq_url\",\"AttributeNames\":[\"QueueArn\"]}"
 dlq_arn=$(json_get Attributes.QueueArn <<<"$RESP_BODY")
 [[ -n $dlq_arn ]] || die "GetQueueAttributes $DLQ_NAME: no QueueArn: HTTP $RESP_CODE $RESP_BODY"
 redrive="{\\\"deadLetterTargetArn\\\":\\\"$dlq_arn\\\",\\\"maxReceiveCount\\\":$MAX_RECEIVE_COUNT}"
-queue_url=$(ensure_queue "$QUEUE_NAME" "{\"VisibilityTimeout\":\"$VISIBILITY_TIMEOUT\",\"RedrivePolicy\":\"$redrive\"}")
+queue_url=$(ensure_queue "$QUEUE_NAME" "{\"MaximumMessageSize\":\"1048576\",\"VisibilityTimeout\":\"$VISIBILITY_TIMEOUT\",\"RedrivePolicy\":\"$redrive\"}")
 sqs GetQueueAttributes "{\"QueueUrl\":\"$queue_url\",\"AttributeNames\":[\"All\"]}"
 have_vt=$(json_get Attributes.VisibilityTimeout <<<"$RESP_BODY")
 have_mrc=$(json_get Attributes.RedrivePolicy <<<"$RESP_BODY" | json_get maxReceiveCount)

@@ -25,10 +25,13 @@ const visibilityTimeout = env("VISIBILITY_TIMEOUT", "30");
     accountId,
     emulateQueueCreationLifecycle: false, // default true: re-creating a deleted name fails for 60 s
     queues: [
-      { QueueName: dlqName },
+      // MaximumMessageSize: 1 MiB, as the template sets (Hookwall's own
+      // messages stay within 256 KiB; see queue.MaxBatchBytes).
+      { QueueName: dlqName, Attributes: { MaximumMessageSize: "1048576" } },
       {
         QueueName: queueName,
         Attributes: {
+          MaximumMessageSize: "1048576",
           VisibilityTimeout: String(visibilityTimeout),
           RedrivePolicy: JSON.stringify({
             deadLetterTargetArn: `arn:aws:sqs:${region}:${accountId}:${dlqName}`,

@@ -111,6 +111,10 @@ func NewTable(t testing.TB, db *dynamodb.Client) string {
 	return name
 }
 
+// maxMessageSize is the queues' MaximumMessageSize, as in the template and
+// the local stack.
+const maxMessageSize = "1048576"
+
 // Queues are a main queue and its dead-letter queue.
 type Queues struct {
 	URL, DLQURL string
@@ -123,7 +127,9 @@ func NewQueues(t testing.TB, c *sqs.Client, maxReceiveCount int, visibility time
 	t.Helper()
 	ctx := context.Background()
 	base := Name("hw-" + sanitize(t.Name()))
-	dlq, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(base + "-dlq")})
+	dlq, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(base + "-dlq"), Attributes: map[string]string{
+		string(sqstypes.QueueAttributeNameMaximumMessageSize): maxMessageSize,
+	}})
 	if err != nil {
 		t.Fatalf("create queue: %v; %s", err, hint)
 	}
@@ -138,8 +144,9 @@ func NewQueues(t testing.TB, c *sqs.Client, maxReceiveCount int, visibility time
 		"maxReceiveCount":     maxReceiveCount,
 	})
 	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(base), Attributes: map[string]string{
-		string(sqstypes.QueueAttributeNameVisibilityTimeout): fmt.Sprint(int(visibility / time.Second)),
-		string(sqstypes.QueueAttributeNameRedrivePolicy):     string(redrive),
+		string(sqstypes.QueueAttributeNameMaximumMessageSize): maxMessageSize,
+		string(sqstypes.QueueAttributeNameVisibilityTimeout):  fmt.Sprint(int(visibility / time.Second)),
+		string(sqstypes.QueueAttributeNameRedrivePolicy):      string(redrive),
 	}})
 	if err != nil {
 		t.Fatalf("create queue: %v", err)

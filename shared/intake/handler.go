@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -34,12 +35,20 @@ type Queue interface {
 
 // Defaults of Config.
 const (
-	DefaultDedupWindow    = 7 * 24 * time.Hour
-	DefaultReenqueueGrace = 30 * time.Second
-	DefaultMaxBody        = 1 << 20
-	DefaultBudget         = 1500 * time.Millisecond
-	undoTimeout           = time.Second
-	defaultClaimWorkers   = 16
+	DefaultDedupWindow = 7 * 24 * time.Hour
+	// DefaultEventAgeMargin is how much shorter than the dedup window the
+	// default MaxEventAge is: room for clock skew between the platform and
+	// AWS and for the claim's own delay.
+	DefaultEventAgeMargin = time.Hour
+	// DefaultGraceMargin is added to the budget for the default
+	// ReenqueueGrace: room for clock skew between receiver instances and for
+	// a send still in flight when its delivery's budget ran out.
+	DefaultGraceMargin  = 1500 * time.Millisecond
+	DefaultMaxBody      = 1 << 20
+	DefaultBudget       = 1500 * time.Millisecond
+	DefaultUndoTimeout  = time.Second
+	defaultClaimWorkers = 16
+	maxTraceIDBytes     = 128
 )
 
 // Config configures a Handler.
@@ -56,10 +65,22 @@ type Config struct {
 	Metrics *obs.Metrics
 	// DedupWindow is how long a claimed key stays a duplicate (optional; default 7 days).
 	DedupWindow time.Duration
-	// ReenqueueGrace is how long a record may stay RECEIVED before a duplicate
-	// delivery re-enqueues it (optional; default 30 s; keep it above the
-	// receiver's timeout).
+	// ReenqueueGrace is how long after a claim (or a take-over) the delivery
+	// that made it may still be sending the event (optional; default Budget +
+	// 1.5 s; it must exceed Budget). A duplicate that finds the record still
+	// RECEIVED inside it answers 503, since it cannot know whether that send
+	// succeeds; past it, the duplicate takes the enqueue over, sends the
+	// event itself and answers success.
 	ReenqueueGrace time.Duration
+	// MaxEventAge is the oldest event accepted, by the time the provider says
+	// it happened (optional; default DedupWindow less one hour; it must be
+	// shorter than DedupWindow). An older event is answered 401 and nothing
+	// is stored: its record may have expired already, so a replay of a
+	// captured request would otherwise be a new event.
+	MaxEventAge time.Duration
+	// UndoTimeout bounds the undo of claims after a failure (optional;
+	// default 1 s). It runs after Budget, on a context of its own.
+	UndoTimeout time.Duration
 	// MaxBody is the largest accepted body in bytes (optional; default 1 MiB).
 	MaxBody int64
 	// Budget bounds the DynamoDB and SQS work of one delivery (optional;
@@ -87,14 +108,26 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.DedupWindow <= 0 {
 		cfg.DedupWindow = DefaultDedupWindow
 	}
-	if cfg.ReenqueueGrace <= 0 {
-		cfg.ReenqueueGrace = DefaultReenqueueGrace
-	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
 	if cfg.Budget <= 0 {
 		cfg.Budget = DefaultBudget
+	}
+	if cfg.ReenqueueGrace <= 0 {
+		cfg.ReenqueueGrace = cfg.Budget + DefaultGraceMargin
+	}
+	if cfg.ReenqueueGrace <= cfg.Budget {
+		return nil, fmt.Errorf("intake: ReenqueueGrace (%s) must exceed Budget (%s)", cfg.ReenqueueGrace, cfg.Budget)
+	}
+	if cfg.MaxEventAge <= 0 {
+		cfg.MaxEventAge = cfg.DedupWindow - min(DefaultEventAgeMargin, cfg.DedupWindow/2)
+	}
+	if cfg.MaxEventAge >= cfg.DedupWindow {
+		return nil, fmt.Errorf("intake: MaxEventAge (%s) must be shorter than DedupWindow (%s)", cfg.MaxEventAge, cfg.DedupWindow)
+	}
+	if cfg.UndoTimeout <= 0 {
+		cfg.UndoTimeout = DefaultUndoTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -113,7 +146,8 @@ type Meta struct {
 	TraceID   string
 }
 
-// errUnavailable marks failures of DynamoDB or SQS: the platform should retry.
+// errUnavailable marks failures of DynamoDB or SQS, and events another
+// delivery is still handing off: the platform should retry.
 var errUnavailable = errors.New("dependency unavailable")
 
 // StatusFor maps an error of Receive to its HTTP status code.
@@ -163,7 +197,7 @@ func rejectReason(err error) string {
 // reply, or an error reply whose status comes from StatusFor.
 func (h *Handler) Receive(ctx context.Context, req *webhook.Request, meta Meta) webhook.Reply {
 	start := h.cfg.Now()
-	if meta.TraceID == "" {
+	if meta.TraceID == "" || webhook.CheckID("trace id", meta.TraceID, maxTraceIDBytes) != nil {
 		meta.TraceID = newID()
 	}
 	ctx = obs.WithAttrs(ctx,
@@ -226,78 +260,144 @@ func (h *Handler) receive(ctx context.Context, req *webhook.Request, meta Meta) 
 
 // admitted is one event of the request and what its claim found.
 type admitted struct {
-	ev      *webhook.Event
-	key     string
-	res     store.ClaimResult
-	err     error
-	resend  bool  // a stale RECEIVED record this request took over
-	prevEnq int64 // its enqueuedAt before the take-over
+	ev       *webhook.Event
+	new      store.NewEvent
+	res      store.ClaimResult
+	err      error // the claim or take-over failed
+	resend   bool  // a RECEIVED record past the grace that this request took over
+	prevEnq  int64 // its enqueuedAt before the take-over
+	inFlight bool  // a RECEIVED record another delivery may still be sending
 }
 
-// admit claims every event concurrently, enqueues the new ones (and stale
-// ones it took over) in batches, and undoes the claims it could not enqueue.
-func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, events []webhook.Event) error {
+// prepare checks every event of the delivery before anything is claimed: a
+// client's input that could never be stored or sent is refused here, with
+// a 4xx and nothing written, instead of failing at DynamoDB or SQS on every
+// retry. It returns the events to claim, one per key.
+func (h *Handler) prepare(req *webhook.Request, meta Meta, events []webhook.Event) ([]admitted, error) {
 	items := make([]admitted, 0, len(events))
 	var seen map[string]bool
 	if len(events) > 1 {
 		seen = make(map[string]bool, len(events))
 	}
+	oldest := req.Now.Add(-h.cfg.MaxEventAge)
 	for i := range events {
-		key := webhook.Key(req.Provider, req.Tenant, events[i].DedupKey)
+		ev := &events[i]
+		if err := webhook.CheckID("event id", ev.DedupKey, webhook.MaxDedupKeyBytes); err != nil {
+			return nil, fmt.Errorf("intake: event %d: %w", i, err)
+		}
+		if ev.Type != "" {
+			if err := webhook.CheckID("event type", ev.Type, webhook.MaxTypeBytes); err != nil {
+				return nil, fmt.Errorf("intake: event %d: %w", i, err)
+			}
+		}
+		if !utf8.Valid(ev.JSON) {
+			return nil, fmt.Errorf("intake: event %d: payload is not valid UTF-8: %w", i, webhook.ErrMalformed)
+		}
+		if !ev.OccurredAt.IsZero() && ev.OccurredAt.Before(oldest) {
+			return nil, fmt.Errorf("intake: event %d happened %s ago, over the %s accepted: %w",
+				i, req.Now.Sub(ev.OccurredAt).Round(time.Second), h.cfg.MaxEventAge, webhook.ErrStaleTimestamp)
+		}
+		key := webhook.Key(req.Provider, req.Tenant, ev.DedupKey)
 		if seen != nil {
 			if seen[key] { // the same event twice in one body: one claim.
 				continue
 			}
 			seen[key] = true
 		}
-		items = append(items, admitted{ev: &events[i], key: key})
+		it := admitted{ev: ev, new: store.NewEvent{
+			Key: key, Provider: req.Provider, Tenant: req.Tenant, EventType: ev.Type,
+			OccurredAt: ev.OccurredAt, PayloadHash: ev.PayloadHash, Payload: ev.JSON,
+			TraceID: meta.TraceID,
+		}}
+		if err := it.new.Prepare(); err != nil {
+			return nil, fmt.Errorf("intake: event %d: %w", i, err)
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// admit claims every event concurrently, enqueues the new ones (and those
+// it took over) in batches, and undoes the claims it could not enqueue or
+// whose outcome it does not know.
+//
+// The promise it keeps: it returns nil (a 2xx) only when every event of the
+// delivery has a message sent for it, by this delivery or an earlier one, or
+// a record already past RECEIVED. A duplicate that finds the record RECEIVED
+// inside the re-enqueue grace cannot know that yet, so it fails the delivery
+// with 503; past the grace it takes the enqueue over. Any failure leaves the
+// events so that a later retry of the same delivery enqueues them: a claim
+// whose write may have been applied is undone by its claim id, and if the
+// undo fails too, the retry takes the enqueue over once the grace has passed.
+func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, events []webhook.Event) error {
+	items, err := h.prepare(req, meta, events)
+	if err != nil {
+		return err
 	}
 	h.cfg.Metrics.Count("Received", len(items))
 
 	h.forEach(len(items), func(i int) {
 		it := &items[i]
-		it.res, it.err = h.cfg.Store.Claim(ctx, store.NewEvent{
-			Key: it.key, Provider: req.Provider, Tenant: req.Tenant, EventType: it.ev.Type,
-			OccurredAt: it.ev.OccurredAt, PayloadHash: it.ev.PayloadHash, Payload: it.ev.JSON,
-			TraceID: meta.TraceID,
-		}, h.cfg.DedupWindow)
-		if it.err != nil || it.res.Outcome != store.Duplicate {
+		it.res, it.err = h.cfg.Store.Claim(ctx, it.new, h.cfg.DedupWindow)
+		if it.err != nil || it.res.Outcome == store.Claimed {
 			return
 		}
 		rec := it.res.Record
+		if rec.Status != webhook.StatusReceived {
+			return // past RECEIVED: on its way.
+		}
+		if h.cfg.Now().Sub(time.UnixMilli(rec.EnqueuedAt)) < h.cfg.ReenqueueGrace {
+			it.inFlight = true
+			return
+		}
 		it.prevEnq = rec.EnqueuedAt
 		it.resend, it.err = h.cfg.Store.TakeOverEnqueue(ctx, rec, h.cfg.ReenqueueGrace)
+		if it.err == nil && !it.resend && (rec.Status == webhook.StatusReceived || rec.Status == "") {
+			it.inFlight = true // another duplicate took it over, or its claim was undone.
+		}
 	})
 
 	envs := make([]webhook.Envelope, 0, len(items))
 	sendIdx := make([]int, 0, len(items))
+	var undo []int
 	var errs []error
+	inFlight := 0
 	for i := range items {
 		it := &items[i]
 		switch {
 		case it.err != nil:
 			h.logEvent(ctx, slog.LevelError, it, "claim failed", slog.Any("error", it.err))
 			errs = append(errs, it.err)
+			if it.res.Record != nil && it.res.Outcome == 0 { // the write may have been applied.
+				undo = append(undo, i)
+			}
 		case it.res.Outcome == store.Claimed:
 			h.logEvent(ctx, slog.LevelInfo, it, "event claimed")
 			envs = append(envs, it.res.Record.Envelope())
 			sendIdx = append(sendIdx, i)
+		case it.resend:
+			h.cfg.Metrics.Count(outcomeMetric(it.res.Outcome), 1)
+			h.cfg.Metrics.Count("Reenqueued", 1)
+			h.logEvent(ctx, slog.LevelWarn, it, "record still RECEIVED past the grace period: this delivery re-enqueues it",
+				slog.String("claim", it.res.Outcome.String()))
+			envs = append(envs, it.res.Record.Envelope())
+			sendIdx = append(sendIdx, i)
+		case it.inFlight:
+			inFlight++
+			h.cfg.Metrics.Count("InFlight", 1)
+			h.logEvent(ctx, slog.LevelInfo, it, "record RECEIVED and maybe still being sent by another delivery: answering 503 so the platform retries",
+				slog.String("claim", it.res.Outcome.String()))
 		case it.res.Outcome == store.Conflict:
 			h.cfg.Metrics.Count("Conflict", 1)
 			h.logEvent(ctx, slog.LevelWarn, it, "same key, different payload: not processed again",
 				slog.String("stored_payload_hash", it.res.Record.PayloadHash), slog.String("payload_hash", it.ev.PayloadHash))
-		case it.resend:
-			h.cfg.Metrics.Count("Duplicate", 1)
-			h.cfg.Metrics.Count("Reenqueued", 1)
-			h.logEvent(ctx, slog.LevelWarn, it, "duplicate found its record still RECEIVED past the grace period: re-enqueued")
-			envs = append(envs, it.res.Record.Envelope())
-			sendIdx = append(sendIdx, i)
 		default:
 			h.cfg.Metrics.Count("Duplicate", 1)
 			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged",
 				slog.String(obs.KeyStatus, string(it.res.Record.Status)))
 		}
 	}
+	var sendErr error
 	if len(envs) > 0 {
 		if err := h.cfg.Queue.Send(ctx, envs); err != nil {
 			failed := allOf(len(envs))
@@ -306,15 +406,54 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 				failed = se.Failed
 			}
 			h.cfg.Metrics.Count("Enqueued", len(envs)-len(failed))
-			h.undo(ctx, items, sendIdx, failed)
-			return fmt.Errorf("intake: enqueue: %w: %w", errUnavailable, err)
+			for _, f := range failed {
+				undo = append(undo, sendIdx[f])
+			}
+			sendErr = fmt.Errorf("intake: enqueue: %w: %w", errUnavailable, err)
+		} else {
+			h.cfg.Metrics.Count("Enqueued", len(envs))
 		}
-		h.cfg.Metrics.Count("Enqueued", len(envs))
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("intake: claim: %w: %w", errUnavailable, errors.Join(errs...))
+	if len(undo) > 0 {
+		h.undo(ctx, items, undo)
+	}
+	switch {
+	case sendErr != nil:
+		return sendErr
+	case len(errs) > 0:
+		err := errors.Join(errs...)
+		if isClientError(err) {
+			return fmt.Errorf("intake: claim: %w", err)
+		}
+		return fmt.Errorf("intake: claim: %w: %w", errUnavailable, err)
+	case inFlight > 0:
+		return fmt.Errorf("intake: %d event(s) still being handed off by another delivery: %w", inFlight, errUnavailable)
 	}
 	return nil
+}
+
+// isClientError reports whether every error in err's tree that decides the
+// status is the client's (DynamoDB refused the event itself), and none is
+// an unavailable dependency.
+func isClientError(err error) bool {
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		for _, e := range joined.Unwrap() {
+			if !isClientError(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, webhook.ErrMalformed) || errors.Is(err, webhook.ErrTooLarge)
+}
+
+// outcomeMetric names the metric of a claim outcome that was not new.
+func outcomeMetric(o store.ClaimOutcome) string {
+	if o == store.Conflict {
+		return "Conflict"
+	}
+	return "Duplicate"
 }
 
 // logEvent logs one line about one event, with its key and type. It costs
@@ -323,35 +462,37 @@ func (h *Handler) logEvent(ctx context.Context, level slog.Level, it *admitted, 
 	if !h.cfg.Logger.Enabled(ctx, level) {
 		return
 	}
-	attrs = append(attrs, slog.String(obs.KeyEventKey, it.key), slog.String(obs.KeyEventType, it.ev.Type))
+	attrs = append(attrs, slog.String(obs.KeyEventKey, it.new.Key), slog.String(obs.KeyEventType, it.ev.Type))
 	h.cfg.Logger.LogAttrs(ctx, level, msg, attrs...)
 }
 
-// undo releases the claims (or take-overs) whose envelopes were not sent.
-// It runs on a context that survives the request's budget running out, for
-// at most undoTimeout: a claim it cannot undo is re-enqueued by the next
-// duplicate after the grace period, or by the sweeper.
-func (h *Handler) undo(ctx context.Context, items []admitted, sendIdx, failed []int) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+// undo releases, concurrently, the claims (or take-overs) of items[idx]:
+// those whose envelopes were not sent, and those whose claim failed with an
+// unknown outcome. It runs on a context that survives the request's budget
+// running out, for at most UndoTimeout. A claim it cannot undo stays
+// RECEIVED, and the platform's retry takes the enqueue over once the grace
+// has passed (or the sweeper re-enqueues it).
+func (h *Handler) undo(ctx context.Context, items []admitted, idx []int) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.UndoTimeout)
 	defer cancel()
-	for _, f := range failed {
-		it := &items[sendIdx[f]]
+	h.forEach(len(idx), func(j int) {
+		it := &items[idx[j]]
 		if it.resend {
 			if err := h.cfg.Store.RevertEnqueue(ctx, it.res.Record, it.prevEnq); err != nil {
 				h.logEvent(ctx, slog.LevelError, it, "could not revert re-enqueue take-over", slog.Any("error", err))
 			}
-			continue
+			return
 		}
 		deleted, err := h.cfg.Store.Unclaim(ctx, it.res.Record)
 		switch {
 		case err != nil:
-			h.logEvent(ctx, slog.LevelError, it, "could not undo claim; a duplicate or the sweeper will re-enqueue it", slog.Any("error", err))
+			h.logEvent(ctx, slog.LevelError, it, "could not undo claim; a retry after the grace period or the sweeper will enqueue it", slog.Any("error", err))
 		case !deleted:
-			h.logEvent(ctx, slog.LevelWarn, it, "claim moved on before undo; left in place")
+			h.logEvent(ctx, slog.LevelInfo, it, "claim absent or moved on before undo; left in place")
 		default:
-			h.logEvent(ctx, slog.LevelInfo, it, "claim undone after enqueue failure")
+			h.logEvent(ctx, slog.LevelInfo, it, "claim undone")
 		}
-	}
+	})
 }
 
 // forEach runs fn(0..n-1) on up to defaultClaimWorkers goroutines.

@@ -62,13 +62,20 @@ func TestReceiveClaimsAndEnqueuesEachEventOnce(t *testing.T) {
 	if !bytes.Contains(env.Payload, []byte(`"webhookEventId":"E1"`)) {
 		t.Errorf("payload = %s, want the event object", env.Payload)
 	}
-	// The same request again: all duplicates, nothing new enqueued.
+	// The same request again while the records are still RECEIVED inside
+	// the grace: it cannot know the first delivery's send succeeded, so 503.
+	reply = h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{})
+	if reply.Status != 503 || q.count() != 3 {
+		t.Fatalf("redelivery in flight: status %d, messages %d; want 503 and 3", reply.Status, q.count())
+	}
+	// Once processing has begun: all duplicates, nothing new enqueued.
+	st.processAll()
 	reply = h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{})
 	if reply.Status != 200 || q.count() != 3 {
 		t.Fatalf("redelivery: status %d, messages %d; want 200 and 3", reply.Status, q.count())
 	}
 	c := metrics.Counts()
-	if c["Received"] != 6 || c["Duplicate"] != 3 || c["Enqueued"] != 3 {
+	if c["Received"] != 9 || c["Duplicate"] != 3 || c["InFlight"] != 3 || c["Enqueued"] != 3 {
 		t.Errorf("metrics = %v", c)
 	}
 }
@@ -91,6 +98,7 @@ func TestReceiveConflictIsAcknowledgedNotEnqueued(t *testing.T) {
 	h := newTestHandler(t, st, q, func(c *Config) { c.Metrics = metrics })
 	body := lineBody("E1")
 	h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{})
+	st.processAll()
 	other := bytes.Replace(body, []byte("hello E1"), []byte("HELLO E1"), 1)
 	r := h.Receive(context.Background(), lineRequest(other, lineSign(other)), Meta{})
 	if r.Status != 200 || q.count() != 1 {
@@ -158,7 +166,9 @@ func TestReceiveQueueFailureUndoesClaims(t *testing.T) {
 	if st.len() != 1 || q.count() != 1 {
 		t.Fatalf("records %d, messages %d; want 1 and 1", st.len(), q.count())
 	}
-	// The platform's retry enqueues only what was undone.
+	// The platform's retry enqueues only what was undone (E3, sent, is
+	// being processed by then).
+	st.setStatus("line#acme#E3", webhook.StatusProcessing)
 	q.failFirst = 0
 	r = h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{})
 	if r.Status != 200 || q.count() != 3 || st.len() != 3 {
@@ -181,14 +191,20 @@ func TestReceiveStoreFailureIs5xxAndEnqueuesNothingHalfDone(t *testing.T) {
 
 func TestReceiveReenqueuesStaleReceivedOnce(t *testing.T) {
 	st, q := newMemStore(), &memQueue{}
-	h := newTestHandler(t, st, q, func(c *Config) { c.ReenqueueGrace = 1 })
+	h := newTestHandler(t, st, q)
 	body := lineBody("E1")
 	h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{})
-	// Age the record as if the first receiver died before sending.
-	st.recs["line#acme#E1"].EnqueuedAt -= 60_000
-	h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{})
+	// Past the grace, as if the first receiver died before sending.
+	st.clock.Advance(DefaultBudget + DefaultGraceMargin)
+	if r := h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{}); r.Status != 200 {
+		t.Fatalf("status = %d, want 200", r.Status)
+	}
 	if q.count() != 2 {
 		t.Fatalf("messages = %d, want 2 (original + one re-enqueue)", q.count())
+	}
+	// The take-over starts a new grace: the next duplicate is in flight again.
+	if r := h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{}); r.Status != 503 || q.count() != 2 {
+		t.Fatalf("status = %d, messages %d; want 503 and 2", r.Status, q.count())
 	}
 }
 

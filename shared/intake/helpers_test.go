@@ -16,14 +16,19 @@ import (
 
 const testSecret = "4ff9d63e71e500b545dff84ca23787f3"
 
+// testEventMillis is the timestamp of the events lineBody makes: recent, so
+// that they are inside the accepted event age, and fixed for the test run,
+// so that the same ids give the same payload.
+var testEventMillis = time.Now().Add(-time.Minute).UnixMilli()
+
 // lineBody returns a LINE webhook body with one text message event per id.
 func lineBody(ids ...string) []byte {
 	evs := make([]string, len(ids))
 	for i, id := range ids {
 		evs[i] = fmt.Sprintf(`{"type":"message","message":{"type":"text","id":"4121819528157%05d","text":"hello %s"},`+
-			`"webhookEventId":%q,"deliveryContext":{"isRedelivery":false},"timestamp":1735689600123,`+
+			`"webhookEventId":%q,"deliveryContext":{"isRedelivery":false},"timestamp":%d,`+
 			`"source":{"type":"user","userId":"U1f31c2a4c885ab0273b18b8b6a799b72"},"replyToken":"fe435e8eee6cf9a3513f95ee23341731","mode":"active"}`,
-			i, id, id)
+			i, id, id, testEventMillis)
 	}
 	return []byte(`{"destination":"Ub8b2d8e5add3e2eaff4ad4451caab599","events":[` + strings.Join(evs, ",") + `]}`)
 }
@@ -53,7 +58,10 @@ func testParsers(t testing.TB) *Parsers {
 
 func newTestHandler(t testing.TB, st Store, q Queue, mut ...func(*Config)) *Handler {
 	t.Helper()
-	cfg := Config{Parsers: testParsers(t), Store: st, Queue: q, ReenqueueGrace: time.Hour}
+	cfg := Config{Parsers: testParsers(t), Store: st, Queue: q}
+	if ms, ok := st.(*memStore); ok {
+		cfg.Now = ms.now // one clock for the handler and its store
+	}
 	for _, m := range mut {
 		m(&cfg)
 	}

@@ -35,8 +35,12 @@ type Settings struct {
 	LogLevel slog.Level
 	// DedupWindow: HOOKWALL_DEDUP_WINDOW, a Go duration (default 168h).
 	DedupWindow time.Duration
-	// ReenqueueGrace: HOOKWALL_REENQUEUE_GRACE, a Go duration (default 30s).
+	// ReenqueueGrace: HOOKWALL_REENQUEUE_GRACE, a Go duration (default the
+	// budget + 1.5s; it must exceed the budget). See Config.ReenqueueGrace.
 	ReenqueueGrace time.Duration
+	// MaxEventAge: HOOKWALL_MAX_EVENT_AGE, a Go duration (default the dedup
+	// window less 1h; it must be shorter than the window). See Config.MaxEventAge.
+	MaxEventAge time.Duration
 	// Budget: HOOKWALL_RECEIVE_BUDGET, a Go duration (default 1.5s): the most
 	// one delivery may spend on DynamoDB and SQS before it answers 503.
 	Budget time.Duration
@@ -81,7 +85,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		*dst = d
 	}
 	duration("HOOKWALL_DEDUP_WINDOW", DefaultDedupWindow, &s.DedupWindow)
-	duration("HOOKWALL_REENQUEUE_GRACE", DefaultReenqueueGrace, &s.ReenqueueGrace)
+	duration("HOOKWALL_REENQUEUE_GRACE", 0, &s.ReenqueueGrace)
+	duration("HOOKWALL_MAX_EVENT_AGE", 0, &s.MaxEventAge)
 	duration("HOOKWALL_TIMESTAMP_TOLERANCE", 300*time.Second, &s.Tolerance)
 	duration("HOOKWALL_RECEIVE_BUDGET", DefaultBudget, &s.Budget)
 	s.MaxBody = DefaultMaxBody
@@ -98,8 +103,17 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	if s.Budget <= 0 {
 		errs = append(errs, errors.New("HOOKWALL_RECEIVE_BUDGET must be positive"))
 	}
-	if s.ReenqueueGrace <= 0 {
-		errs = append(errs, errors.New("HOOKWALL_REENQUEUE_GRACE must be positive"))
+	if s.ReenqueueGrace == 0 {
+		s.ReenqueueGrace = s.Budget + DefaultGraceMargin
+	}
+	if s.ReenqueueGrace <= s.Budget {
+		errs = append(errs, fmt.Errorf("HOOKWALL_REENQUEUE_GRACE (%s) must exceed HOOKWALL_RECEIVE_BUDGET (%s)", s.ReenqueueGrace, s.Budget))
+	}
+	if s.MaxEventAge == 0 {
+		s.MaxEventAge = s.DedupWindow - min(DefaultEventAgeMargin, s.DedupWindow/2)
+	}
+	if s.MaxEventAge <= 0 || s.MaxEventAge >= s.DedupWindow {
+		errs = append(errs, fmt.Errorf("HOOKWALL_MAX_EVENT_AGE (%s) must be positive and shorter than HOOKWALL_DEDUP_WINDOW (%s)", s.MaxEventAge, s.DedupWindow))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Settings{}, fmt.Errorf("intake: configuration: %w", err)
@@ -139,6 +153,7 @@ func Build(ctx context.Context, s Settings, awsCfg aws.Config, logger *slog.Logg
 		Metrics:        obs.NewMetrics(metricsOut, "Hookwall", map[string]string{"Function": "receiver"}),
 		DedupWindow:    s.DedupWindow,
 		ReenqueueGrace: s.ReenqueueGrace,
+		MaxEventAge:    s.MaxEventAge,
 		MaxBody:        s.MaxBody,
 		Budget:         s.Budget,
 	})

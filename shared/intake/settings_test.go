@@ -15,7 +15,7 @@ func TestLoadSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.DedupWindow != 24*time.Hour || s.MaxBody != 2048 || s.ReenqueueGrace != DefaultReenqueueGrace ||
+	if s.DedupWindow != 24*time.Hour || s.MaxBody != 2048 || s.ReenqueueGrace != DefaultBudget+DefaultGraceMargin || s.MaxEventAge != 23*time.Hour ||
 		s.Tolerance != 300*time.Second || s.Budget != DefaultBudget || s.LogLevel.String() != "DEBUG" {
 		t.Fatalf("settings = %+v", s)
 	}

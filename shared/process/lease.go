@@ -78,6 +78,10 @@ type Acquisition struct {
 	LastError string
 	// RetryAfter is, for Busy, how long the other worker's lease still runs.
 	RetryAfter time.Duration
+	// Payload is the event's payload as stored in its record (Acquired only):
+	// the processor uses it when the message was sent without one
+	// ([webhook.Envelope.PayloadInRecord]).
+	Payload []byte
 }
 
 // JournalEntry is one completed step of one handler.

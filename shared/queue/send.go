@@ -2,9 +2,9 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -15,8 +15,21 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// MaxBatch is the most entries SQS takes in one SendMessageBatch call.
-const MaxBatch = 10
+// Size limits of the messages and batches Send makes.
+const (
+	// MaxBatch is the most entries SQS takes in one SendMessageBatch call.
+	MaxBatch = 10
+	// MaxBatchBytes bounds the bodies and attributes of one SendMessageBatch
+	// call: SQS's default maximum message size, which also caps a whole
+	// batch (the template and the local stack raise the queues' maximum to
+	// 1 MiB; Send stays within the default so it works with any queue).
+	MaxBatchBytes = 256 * 1024
+	// InlinePayloadBytes is the largest message that carries its payload.
+	// A larger event is sent as its key alone (webhook.Envelope.PayloadInRecord)
+	// and the processor reads the payload from the record: every message then
+	// stays well inside SQS's limits and one 64 KiB billing unit.
+	InlinePayloadBytes = 64 * 1024
+)
 
 // AttrEventKey is the message attribute carrying the event key, so that a
 // message can be traced without parsing its body.
@@ -80,26 +93,25 @@ func (e *SendError) Error() string {
 // Unwrap returns the last failure SQS reported.
 func (e *SendError) Unwrap() error { return e.Err }
 
-// Send sends envs in batches of at most MaxBatch, resending only the entries
-// SQS rejected (or all of a batch whose call failed), up to the configured
-// attempts. It returns nil if every envelope was accepted, else a *SendError
-// naming the ones that were not.
+// Send sends envs in batches of at most MaxBatch entries and MaxBatchBytes,
+// resending only the entries SQS rejected (or all of a batch whose call
+// failed), up to the configured attempts. An envelope whose message would be
+// over InlinePayloadBytes is sent without its payload. It returns nil if
+// every envelope was accepted, else a *SendError naming the ones that were
+// not.
 func (q *Queue) Send(ctx context.Context, envs []webhook.Envelope) error {
 	bodies := make([]string, len(envs))
 	for i := range envs {
-		b, err := json.Marshal(&envs[i])
+		b, err := EncodeMessage(&envs[i])
 		if err != nil {
-			return &SendError{Failed: allIndexes(len(envs)), Err: fmt.Errorf("encode envelope %s: %w", envs[i].Key, err)}
+			return &SendError{Failed: allIndexes(len(envs)), Err: err}
 		}
 		bodies[i] = string(b)
 	}
 	var failed []int
 	var lastErr error
-	for start := 0; start < len(envs); start += MaxBatch {
-		pending := make([]int, 0, MaxBatch)
-		for i := start; i < min(start+MaxBatch, len(envs)); i++ {
-			pending = append(pending, i)
-		}
+	for _, batch := range Batches(envs, bodies) {
+		pending := batch
 		for attempt := 0; len(pending) > 0 && attempt < q.attempts; attempt++ {
 			if attempt > 0 {
 				if err := sleep(ctx, q.backoff<<(attempt-1)); err != nil {
@@ -112,9 +124,62 @@ func (q *Queue) Send(ctx context.Context, envs []webhook.Envelope) error {
 		failed = append(failed, pending...)
 	}
 	if len(failed) > 0 {
+		slices.Sort(failed)
 		return &SendError{Failed: failed, Err: lastErr}
 	}
 	return nil
+}
+
+// EncodeMessage returns the message body of env: its JSON
+// (webhook.Envelope.MarshalMessage), or, when that is over
+// InlinePayloadBytes, the JSON of env without its payload and with
+// PayloadInRecord set.
+func EncodeMessage(env *webhook.Envelope) ([]byte, error) {
+	b, err := env.MarshalMessage()
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	if len(b) <= InlinePayloadBytes {
+		return b, nil
+	}
+	lean := *env
+	lean.Payload, lean.PayloadInRecord = nil, true
+	b, err = lean.MarshalMessage()
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	if len(b) > InlinePayloadBytes {
+		return nil, fmt.Errorf("queue: envelope %s is %d bytes without its payload: %w", env.Key, len(b), webhook.ErrTooLarge)
+	}
+	return b, nil
+}
+
+// Batches splits the indexes of envs into SendMessageBatch calls of at most
+// MaxBatch entries and MaxBatchBytes (bodies plus message attributes), in
+// order.
+func Batches(envs []webhook.Envelope, bodies []string) [][]int {
+	var out [][]int
+	var cur []int
+	size := 0
+	for i := range envs {
+		n := len(bodies[i]) + attributesBytes(envs[i].Key)
+		if len(cur) == MaxBatch || (len(cur) > 0 && size+n > MaxBatchBytes) {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, i)
+		size += n
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// attributesBytes is what the message attributes of a message add to its
+// size as SQS counts it: each attribute's name, data type and value.
+func attributesBytes(key string) int {
+	return len(AttrEventKey) + len("String") + len(key)
 }
 
 // sendBatch sends the pending entries in one call and returns those still to send.

@@ -54,6 +54,56 @@ type NewEvent struct {
 	PayloadHash string
 	Payload     []byte
 	TraceID     string
+
+	// stored is Payload as it will be written (see Prepare).
+	stored types.AttributeValue
+}
+
+// Size limits of a record. DynamoDB refuses items over 400 KB; every
+// attribute but the payload is small and bounded (the key by the intake's
+// id limits, lastError by truncation), so the payload may take all but
+// ReservedItemBytes of an item.
+const (
+	// MaxItemBytes is DynamoDB's item size limit.
+	MaxItemBytes = 400 * 1024
+	// ReservedItemBytes is kept free for every attribute but the payload.
+	ReservedItemBytes = 16 * 1024
+	// MaxStoredPayload is the largest payload, as stored (gzip-compressed
+	// above CompressAbove), that a record can hold.
+	MaxStoredPayload = MaxItemBytes - ReservedItemBytes
+)
+
+// Prepare encodes the payload the way Claim will store it (compressing it
+// once) and checks that the record fits in a DynamoDB item. An event that
+// can never be stored gives an error wrapping [webhook.ErrTooLarge], so the
+// receiver can answer 413 before it claims anything. Claim calls Prepare
+// itself when the caller has not.
+func (ev *NewEvent) Prepare() error {
+	if ev.stored != nil {
+		return nil
+	}
+	av, err := Payload(ev.Payload).MarshalDynamoDBAttributeValue()
+	if err != nil {
+		return err
+	}
+	if n := attributeBytes(av); n > MaxStoredPayload {
+		return fmt.Errorf("store: event %s: payload is %d bytes as stored, over %d: %w", ev.Key, n, MaxStoredPayload, webhook.ErrTooLarge)
+	}
+	ev.stored = av
+	return nil
+}
+
+// StoredPayloadBytes returns the size of the payload as stored, after Prepare.
+func (ev *NewEvent) StoredPayloadBytes() int { return attributeBytes(ev.stored) }
+
+func attributeBytes(av types.AttributeValue) int {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	}
+	return 0
 }
 
 // ClaimResult is the outcome of Claim and the record it concerns: the new
@@ -67,7 +117,16 @@ type ClaimResult struct {
 // conditional PutItem: `attribute_not_exists(pk) OR expiresAt < :now`. The
 // record expires (TTL) after window. A live record already there gives
 // Duplicate or Conflict, with that record, and no error.
+//
+// When the call fails, the write may still have been applied (a timeout
+// whose request reached DynamoDB): the result then carries the record that
+// was sent, so the caller can Unclaim it by its claim id. A failure caused by
+// the event itself (DynamoDB's validation) wraps [webhook.ErrMalformed] or
+// [webhook.ErrTooLarge]; nothing was written then.
 func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (ClaimResult, error) {
+	if err := ev.Prepare(); err != nil {
+		return ClaimResult{}, err
+	}
 	now := t.now()
 	rec := &Record{
 		Key:         ev.Key,
@@ -93,6 +152,7 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("store: encode record %s: %w", ev.Key, err)
 	}
+	item[AttrPayload] = ev.stored
 	_, err = t.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           &t.name,
 		Item:                item,
@@ -110,7 +170,10 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	}
 	old, ok := conditionFailed(err)
 	if !ok {
-		return ClaimResult{}, fmt.Errorf("store: claim %s: %w", ev.Key, err)
+		if rejected := inputRejected(err); rejected != nil {
+			return ClaimResult{}, fmt.Errorf("store: claim %s: %w", ev.Key, rejected)
+		}
+		return ClaimResult{Record: rec}, fmt.Errorf("store: claim %s: %w", ev.Key, err)
 	}
 	existing, err := decodeRecord(old)
 	if err != nil {
@@ -125,23 +188,25 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	return ClaimResult{Outcome: Duplicate, Record: existing}, nil
 }
 
-// Unclaim deletes a record this receiver just claimed and could not enqueue,
-// so that the platform's retry can claim it again. The delete is conditional
-// on the record being untouched since (status RECEIVED, version 1, the same
-// claimId): it never removes a record somebody else has moved on. It reports
-// whether it deleted.
+// Unclaim deletes a record this receiver just claimed and could not enqueue
+// (or whose claim failed with an unknown outcome), so that the platform's
+// retry can claim it again. The delete is conditional on the record being
+// untouched since (status RECEIVED, version 1, the same claimId and
+// enqueuedAt): it never removes a record somebody else has moved on or taken
+// the enqueue of. It reports whether it deleted.
 func (t *Table) Unclaim(ctx context.Context, rec *Record) (bool, error) {
 	_, err := t.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:           &t.name,
 		Key:                 recordKey(rec.Key),
-		ConditionExpression: aws.String("#st = :received AND #ver = :one AND #cid = :cid"),
+		ConditionExpression: aws.String("#st = :received AND #ver = :one AND #cid = :cid AND #enq = :enq"),
 		ExpressionAttributeNames: map[string]string{
-			"#st": AttrStatus, "#ver": AttrVersion, "#cid": AttrClaimID,
+			"#st": AttrStatus, "#ver": AttrVersion, "#cid": AttrClaimID, "#enq": AttrEnqueuedAt,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":received": &types.AttributeValueMemberS{Value: string(webhook.StatusReceived)},
 			":one":      epoch(1),
 			":cid":      &types.AttributeValueMemberS{Value: rec.ClaimID},
+			":enq":      epoch(rec.EnqueuedAt),
 		},
 	})
 	if err == nil {
@@ -154,19 +219,28 @@ func (t *Table) Unclaim(ctx context.Context, rec *Record) (bool, error) {
 }
 
 // TakeOverEnqueue lets one duplicate delivery re-enqueue a record that has
-// stayed RECEIVED for longer than grace since it was last enqueued (the
-// receiver that claimed it died between claim and send). Among concurrent
-// duplicates exactly one wins: the update is conditional on the enqueuedAt the
-// caller saw. It reports whether the caller won; the winner must send the
-// record's envelope, and call RevertEnqueue if that fails.
+// stayed RECEIVED for at least grace since it was last enqueued (the delivery
+// that claimed it failed, or died, between claim and send). Among concurrent
+// duplicates exactly one wins: the update is conditional on the enqueuedAt
+// the caller saw. It reports whether the caller won; the winner must send the
+// record's envelope, and call RevertEnqueue if that fails. A caller that
+// loses finds rec updated to the record as it is now (its status and
+// enqueuedAt), so it can tell "moved on" from "another delivery is sending".
 func (t *Table) TakeOverEnqueue(ctx context.Context, rec *Record, grace time.Duration) (bool, error) {
 	now := t.now()
 	if rec.Status != webhook.StatusReceived || now.Sub(time.UnixMilli(rec.EnqueuedAt)) < grace {
 		return false, nil
 	}
-	won, err := t.swapEnqueuedAt(ctx, rec.Key, rec.EnqueuedAt, now.UnixMilli())
-	if err != nil || !won {
+	won, cur, err := t.swapEnqueuedAt(ctx, rec.Key, rec.EnqueuedAt, now.UnixMilli())
+	if err != nil {
 		return false, err
+	}
+	if !won {
+		if cur == nil {
+			cur = &Record{Key: rec.Key, Status: webhook.StatusReceived, EnqueuedAt: now.UnixMilli()}
+		}
+		rec.Status, rec.EnqueuedAt, rec.Version = cur.Status, cur.EnqueuedAt, cur.Version
+		return false, nil
 	}
 	rec.EnqueuedAt = now.UnixMilli()
 	return true, nil
@@ -175,11 +249,13 @@ func (t *Table) TakeOverEnqueue(ctx context.Context, rec *Record, grace time.Dur
 // RevertEnqueue undoes TakeOverEnqueue after a failed send, so that the next
 // duplicate tries again at once. prev is the enqueuedAt TakeOverEnqueue saw.
 func (t *Table) RevertEnqueue(ctx context.Context, rec *Record, prev int64) error {
-	_, err := t.swapEnqueuedAt(ctx, rec.Key, rec.EnqueuedAt, prev)
+	_, _, err := t.swapEnqueuedAt(ctx, rec.Key, rec.EnqueuedAt, prev)
 	return err
 }
 
-func (t *Table) swapEnqueuedAt(ctx context.Context, key string, from, to int64) (bool, error) {
+// swapEnqueuedAt sets enqueuedAt from → to on a RECEIVED record. When the
+// condition fails it returns the record as it is (nil if absent or expired).
+func (t *Table) swapEnqueuedAt(ctx context.Context, key string, from, to int64) (bool, *Record, error) {
 	_, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           &t.name,
 		Key:                 recordKey(key),
@@ -193,14 +269,24 @@ func (t *Table) swapEnqueuedAt(ctx context.Context, key string, from, to int64) 
 			":from":     epoch(from),
 			":to":       epoch(to),
 		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err == nil {
-		return true, nil
+		return true, nil, nil
 	}
-	if _, ok := conditionFailed(err); ok {
-		return false, nil
+	if old, ok := conditionFailed(err); ok {
+		cur, derr := decodeRecord(old)
+		if derr != nil {
+			return false, nil, fmt.Errorf("store: re-enqueue %s: %w", key, derr)
+		}
+		if cur == nil || cur.Expired(t.now()) {
+			// Gone (its claim was undone): the next delivery claims it
+			// afresh. An empty status says so.
+			return false, &Record{Key: key}, nil
+		}
+		return false, cur, nil
 	}
-	return false, fmt.Errorf("store: re-enqueue %s: %w", key, err)
+	return false, nil, fmt.Errorf("store: re-enqueue %s: %w", key, err)
 }
 
 func epoch(n int64) types.AttributeValue {

@@ -77,6 +77,7 @@ func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time)
 		Status:    rec.Status,
 		Attempts:  int(rec.Attempts),
 		LastError: rec.LastError,
+		Payload:   rec.Payload,
 	}, nil
 }
 

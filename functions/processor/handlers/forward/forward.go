@@ -3,7 +3,6 @@ package forward
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -80,7 +79,7 @@ func (f *forwarder) forward(ctx context.Context, ev *process.Event[webhook.Envel
 	if fw == nil {
 		return nil
 	}
-	body, err := json.Marshal(ev.Data)
+	body, err := ev.Data.MarshalMessage() // the envelope's JSON, '<', '>' and '&' unescaped
 	if err != nil {
 		return process.Permanent(fmt.Errorf("forward: encode envelope: %w", err))
 	}
