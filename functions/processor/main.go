@@ -48,6 +48,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
+	"github.com/hookwall/hookwall/shared/awslog"
 	"github.com/hookwall/hookwall/shared/bus"
 	hwconfig "github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/obs"
@@ -156,7 +157,7 @@ func main() {
 
 // newHandler wires the processor.
 func newHandler(ctx context.Context, cfg Config, log *slog.Logger) (*Handler, error) {
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(awslog.New(log)))
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}

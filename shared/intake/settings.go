@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookwall/hookwall/shared/awslog"
 	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -126,6 +127,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 // AWS_ENDPOINT_URL_* variables through awsCfg), logging to logger and writing
 // EMF metrics to metricsOut.
 func Build(ctx context.Context, s Settings, awsCfg aws.Config, logger *slog.Logger, metricsOut io.Writer) (*Handler, error) {
+	awsCfg.Logger = awslog.New(logger) // the SDK's own lines as JSON, with the request's attributes
 	tenants, err := config.Load(ctx, config.Source{
 		File: s.TenantsFile, SecretARN: s.TenantsSecretARN,
 		Secrets: config.SecretsManager{Client: secretsmanager.NewFromConfig(awsCfg)},
