@@ -321,4 +321,3 @@ func TestIntegrationUnstorableInputIs4xx(t *testing.T) {
 		t.Fatalf("messages = %d, want 0", len(msgs))
 	}
 }
-
