@@ -64,9 +64,14 @@ type WeChat struct {
 	EncodingAESKey Secret `json:"encodingAESKey"`
 }
 
-// Standard holds a tenant's Standard Webhooks secrets (several during a rotation).
+// Standard holds a tenant's Standard Webhooks secrets (several during a
+// rotation; any may match). Secrets are Base64, with or without the
+// "whsec_" prefix, padding optional, whitespace ignored: every form the
+// reference libraries (standard-webhooks, svix) read. RawSecrets are keys
+// used as they are (their UTF-8 bytes), as the libraries' raw constructors take.
 type Standard struct {
-	Secrets []Secret `json:"secrets"`
+	Secrets    []Secret `json:"secrets,omitempty"`
+	RawSecrets []Secret `json:"rawSecrets,omitempty"`
 }
 
 // Forward is where the built-in forwarding handler POSTs the tenant's events,
@@ -176,12 +181,17 @@ func (t *Tenant) validate() []error {
 		}
 	}
 	if s := t.Standard; s != nil {
-		if len(s.Secrets) == 0 {
-			bad("standard.secrets", "at least one secret required")
+		if len(s.Secrets) == 0 && len(s.RawSecrets) == 0 {
+			bad("standard.secrets", "at least one secret (or rawSecrets entry) required")
 		}
 		for i, sec := range s.Secrets {
 			if !validWhsec(sec) {
-				bad(fmt.Sprintf("standard.secrets[%d]", i), `must be "whsec_" followed by base64`)
+				bad(fmt.Sprintf("standard.secrets[%d]", i), `must be Base64 ("whsec_" prefix optional)`)
+			}
+		}
+		for i, sec := range s.RawSecrets {
+			if sec == "" {
+				bad(fmt.Sprintf("standard.rawSecrets[%d]", i), "must not be empty")
 			}
 		}
 	}
@@ -191,7 +201,7 @@ func (t *Tenant) validate() []error {
 			bad("forward.url", "must be an absolute http(s) URL")
 		}
 		if f.Secret != "" && !validWhsec(f.Secret) {
-			bad("forward.secret", `must be "whsec_" followed by base64`)
+			bad("forward.secret", `must be Base64 ("whsec_" prefix optional)`)
 		}
 	}
 	return errs
@@ -205,12 +215,20 @@ func validAESKey(k Secret) bool {
 	return err == nil && len(b) == 32
 }
 
+// validWhsec accepts what standard.DecodeSecret decodes (the reference
+// libraries' forms): Base64 with or without "whsec_", padding optional,
+// whitespace ignored. config cannot import the provider, so the rule is
+// repeated here; TestSecretFormsMatchTheProvider keeps the two together.
 func validWhsec(s Secret) bool {
-	b64, ok := strings.CutPrefix(string(s), "whsec_")
-	if !ok {
-		return false
-	}
-	b, err := base64.StdEncoding.DecodeString(b64)
+	b64 := strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '\r', '\n':
+			return -1
+		}
+		return r
+	}, string(s))
+	b64 = strings.TrimPrefix(b64, "whsec_")
+	b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(b64, "="))
 	return err == nil && len(b) > 0
 }
 

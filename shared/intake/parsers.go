@@ -66,7 +66,11 @@ func BuildParsers(tenants *config.Tenants, opts ParserOptions) (*Parsers, error)
 				secrets[i] = s.Reveal()
 			}
 			// Standard Webhooks always checks its timestamp (the spec's replay defence).
-			sp, err := standard.New(standard.Config{Secrets: secrets, Tolerance: max(opts.Tolerance, 0)})
+			raw := make([][]byte, len(c.RawSecrets))
+			for i, s := range c.RawSecrets {
+				raw[i] = []byte(s.Reveal())
+			}
+			sp, err := standard.New(standard.Config{Secrets: secrets, RawSecrets: raw, Tolerance: max(opts.Tolerance, 0)})
 			if err != nil {
 				return nil, fmt.Errorf("intake: tenant %q standard: %w", name, err)
 			}

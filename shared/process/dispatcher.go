@@ -398,6 +398,9 @@ func (d *Dispatcher) process(ctx context.Context, dv Delivery) Result {
 		return res
 	}
 
+	if env.PayloadInRecord {
+		env.Payload, env.PayloadInRecord = acq.Payload, false
+	}
 	lease := acq.Lease
 	res.Attempt = lease.Attempt
 	d.cfg.Metrics.Count(MetricClaimed, 1)
@@ -540,11 +543,7 @@ func (d *Dispatcher) maxAttempts(failed *Registration, regs []*Registration) int
 }
 
 func lastError(err error) string {
-	s := err.Error()
-	if len(s) > maxLastError {
-		s = s[:maxLastError]
-	}
-	return s
+	return webhook.CleanText(err.Error(), maxLastError)
 }
 
 // Backoff returns the visibility timeout after failed attempt n (1 = first):

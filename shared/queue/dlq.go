@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // AttrReason is the message attribute carrying why a message was sent to
@@ -21,9 +23,7 @@ const maxReason = 1024
 // attributes. The processor calls it for permanent failures, exhausted
 // attempts and malformed messages, then acknowledges the original.
 func (q *Queue) SendDeadLetter(ctx context.Context, key string, body []byte, reason string) error {
-	if len(reason) > maxReason {
-		reason = reason[:maxReason]
-	}
+	reason = webhook.CleanText(reason, maxReason)
 	if reason == "" {
 		reason = "unspecified"
 	}

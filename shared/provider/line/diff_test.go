@@ -11,8 +11,11 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookwall/hookwall/shared/provider/line"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -24,23 +27,28 @@ import (
 //
 // The reference follows the canonical form documented in scan.go: members
 // sorted (stably, so duplicate keys are kept in order), strings decoded
-// (invalid UTF-8 and lone surrogates as U+FFFD, which encoding/json does the
-// same way) and re-encoded with only '"', '\\' (as \" and \\) and control
-// characters (as \u00xx, lower-case hex) escaped, numbers as written. Because
+// (lone surrogates as U+FFFD, which encoding/json does the same way) and
+// re-encoded with only '"', '\\' (as \" and \\) and control characters (as
+// \u00xx, lower-case hex) escaped, numbers as written. Bodies that are not
+// valid UTF-8 are rejected, and so are webhookEventIds longer than
+// line.MaxIDBytes or holding a control character or a lone surrogate escape
+// (which refLoneSurrogate finds in the literal's own bytes). Because
 // duplicate keys are kept, events are decoded with json.Decoder.Token (with
 // UseNumber) into an ordered tree rather than into map[string]any.
 //
 // Key order: Parse compares keys in their canonical spelling followed by ':'
-// (see writeSorted), which is not the order of the decoded keys when one key
+// (see sortMembers), which is not the order of the decoded keys when one key
 // is a prefix of another and the next character sorts below '"' (' ', '!'),
-// or when a key holds '"', '\\' or a control character. refKeyLess mirrors
+// or when a key holds '"', '\\' or a control character. refKeySpelling mirrors
 // Parse; TestCanonicalKeyOrder pins the difference.
 
 // refNode is a decoded JSON value. kind is '{', '[', '"' (s is the decoded
-// string), '0' (a number; s is its literal), 't', 'f' or 'n'.
+// string, lone set if its literal holds a lone surrogate escape), '0' (a
+// number; s is its literal), 't', 'f' or 'n'.
 type refNode struct {
 	kind byte
 	s    string
+	lone bool
 	arr  []refNode
 	obj  []refMember
 }
@@ -50,15 +58,59 @@ type refMember struct {
 	val refNode
 }
 
-func refDecode(dec *json.Decoder) (refNode, error) {
+// refDecoder is a json.Decoder over body, which it keeps to look at the
+// literal of each string token.
+type refDecoder struct {
+	*json.Decoder
+	body []byte
+}
+
+func refDecode(dec refDecoder) (refNode, error) {
+	from := dec.InputOffset()
 	tok, err := dec.Token()
 	if err != nil {
 		return refNode{}, err
 	}
-	return refFromToken(dec, tok)
+	n, err := refFromToken(dec, tok)
+	if n.kind == '"' {
+		// The token's bytes: separators and whitespace, then the literal.
+		lit := dec.body[from:dec.InputOffset()]
+		n.lone = refLoneSurrogate(lit[bytes.IndexByte(lit, '"'):])
+	}
+	return n, err
 }
 
-func refFromToken(dec *json.Decoder, tok json.Token) (refNode, error) {
+// refLoneSurrogate reports whether the string literal lit holds a \uXXXX
+// escape of a surrogate that is not half of a high-low pair.
+func refLoneSurrogate(lit []byte) bool {
+	for i := 0; i < len(lit); i++ {
+		if lit[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character
+		if lit[i] != 'u' {
+			continue
+		}
+		var r uint64
+		fmt.Sscanf(string(lit[i+1:i+5]), "%x", &r)
+		i += 4
+		switch {
+		case r < 0xd800 || r > 0xdfff:
+		case r <= 0xdbff && i+6 < len(lit) && lit[i+1] == '\\' && lit[i+2] == 'u':
+			var r2 uint64
+			fmt.Sscanf(string(lit[i+3:i+7]), "%x", &r2)
+			if r2 < 0xdc00 || r2 > 0xdfff {
+				return true
+			}
+			i += 6
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func refFromToken(dec refDecoder, tok json.Token) (refNode, error) {
 	switch v := tok.(type) {
 	case json.Delim:
 		switch v {
@@ -139,24 +191,30 @@ func refAppendString(dst []byte, v string) []byte {
 	return append(dst, '"')
 }
 
-// refKeyLess is the member order of Parse: the canonical key spellings
-// followed by ':', compared bytewise.
-func refKeyLess(a, b string) int {
-	return bytes.Compare(append(refAppendString(nil, a), ':'), append(refAppendString(nil, b), ':'))
+// refKeySpelling is what Parse orders members by: the canonical spelling of
+// the key followed by ':', compared bytewise.
+func refKeySpelling(key string) []byte {
+	return append(refAppendString(nil, key), ':')
 }
 
 func refAppendCanon(dst []byte, n refNode) []byte {
 	switch n.kind {
 	case '{':
-		ms := slices.Clone(n.obj)
-		slices.SortStableFunc(ms, func(a, b refMember) int { return refKeyLess(a.key, b.key) })
+		type spelled struct {
+			canon []byte
+			val   refNode
+		}
+		ms := make([]spelled, len(n.obj))
+		for i, m := range n.obj {
+			ms[i] = spelled{refKeySpelling(m.key), m.val}
+		}
+		slices.SortStableFunc(ms, func(a, b spelled) int { return bytes.Compare(a.canon, b.canon) })
 		dst = append(dst, '{')
 		for i, m := range ms {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = refAppendString(dst, m.key)
-			dst = append(dst, ':')
+			dst = append(dst, m.canon...)
 			dst = refAppendCanon(dst, m.val)
 		}
 		return append(dst, '}')
@@ -213,7 +271,7 @@ func refEvent(n refNode) (webhook.Event, bool) {
 	}
 	var (
 		ev    webhook.Event
-		id    string
+		id    refNode
 		kept  = refNode{kind: '{'}
 		hasTS bool
 		ts    int64
@@ -224,7 +282,7 @@ func refEvent(n refNode) (webhook.Event, bool) {
 			if m.val.kind != '"' {
 				return ev, false
 			}
-			id = m.val.s
+			id = m.val
 		case "type":
 			if m.val.kind != '"' {
 				return ev, false
@@ -244,10 +302,10 @@ func refEvent(n refNode) (webhook.Event, bool) {
 			kept.obj = append(kept.obj, m)
 		}
 	}
-	if id == "" || ev.Type == "" {
+	if id.s == "" || ev.Type == "" || len(id.s) > line.MaxIDBytes || id.lone || strings.ContainsFunc(id.s, unicode.IsControl) {
 		return ev, false
 	}
-	ev.DedupKey = id
+	ev.DedupKey = id.s
 	if hasTS {
 		ev.OccurredAt = time.UnixMilli(ts).UTC()
 	}
@@ -259,10 +317,10 @@ func refEvent(n refNode) (webhook.Event, bool) {
 // refParse is the reference for Parse past the signature check: the events
 // of body, or false if Parse must reject it as malformed.
 func refParse(body []byte) ([]webhook.Event, bool) {
-	if !json.Valid(body) {
+	if !json.Valid(body) || !utf8.Valid(body) {
 		return nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := refDecoder{json.NewDecoder(bytes.NewReader(body)), body}
 	dec.UseNumber()
 	root, err := refDecode(dec)
 	if err != nil {
@@ -371,11 +429,22 @@ func diffSeeds(t testing.TB) [][]byte {
 		`{"events":[{"webhookEventId":"E","type":"t","timestamp":1.5}]}`,
 		`{"events":[{"webhookEventId":"E","type":"t","timestamp":1234567890123456789}]}`,
 		`{"events":[{"webhookEventId":"E","type":"t"},{"webhookEventId":"F","type":"u","x":{"deliveryContext":1}}],"destination":"U"}`,
+		`{"events":[{"webhookEventId":"E","type":"t","z":{"b":{"d":1,"c":[{"f":1,"e":2},{"h":{"j":1,"i":{}}}]},"a":{"y":1,"x":2}},"b":[{"b":1,"a":2}],"a":{"b":{"b":1,"a":1},"a":0}}]}`,
+		`{"events":[{"a":{"z":{"z":{"y":1,"x":2},"a":[{"c":1,"b":{"q":1,"p":2},"a":3}]},"b":0},"type":"t","webhookEventId":"E","deliveryContext":{"b":1,"a":2}},{"webhookEventId":"F","type":"t","k":{"b":{"d":1,"c":2},"b":{"b":1,"a":2},"a":{"b":1,"a":2}}}]}`,
+		"{ \"events\" : [ { \"z\" : { \"b\" : [ { \"y\" : 1 , \"x\" : 2 } ] , \"a\" : 1 } , \"webhookEventId\" : \"E\" , \"type\" : \"t\" } ] }",
 		`{"events":[],"events":null}`,
 		`{"events":{},"events":[]}`,
 		`{"\u0065vents":[{"webhookEventId":"E","typ\u0065":"t","deliveryCont\u0065xt":5}]}`,
 		"\t{ \"events\" :\n[ { \"webhookEventId\" : \"E\" , \"type\" : \"t\" } , {\"webhookEventId\":\"F\",\"type\":\"t\"} ] }\r\n",
 		`{"events":[{"webhookEventId":"\ud83d\u0041\udc00\ud800\ud800\udc00","type":"\u00e9t\u00C9"}]}`,
+		`{"events":[{"webhookEventId":"E","type":"\u00e9t\u00C9","x":"\ud83d\u0041\udc00\ud800\ud800\udc00\udbff\udfff\ud800"}]}`,
+		`{"events":[{"webhookEventId":"\ufffd\u00e9","type":"t"}]}`,
+		`{"events":[{"webhookEventId":"E\u007f","type":"t"}]}`,
+		`{"events":[{"webhookEventId":"E\u0085","type":"t"}]}`,
+		`{"events":[{"webhookEventId":"` + strings.Repeat("é", line.MaxIDBytes/2) + `","type":"t"}]}`,
+		`{"events":[{"webhookEventId":"` + strings.Repeat("\u00e9", line.MaxIDBytes/2) + `é","type":"t"}]}`,
+		"{\"events\":[{\"webhookEventId\":\"E\",\"type\":\"t\",\"x\":\"\xff\"}]}",
+		"{\"events\":[],\"x\":\"\xed\xa0\x80\"}",
 		`{"events":[{"webhookEventId":"E","type":"t","deep":` + string(bytes.Repeat([]byte("["), 254)) + string(bytes.Repeat([]byte("]"), 254)) + `}]}`,
 		`{"events":[{"webhookEventId":"E","type":"t","deep":` + string(bytes.Repeat([]byte("["), 255)) + string(bytes.Repeat([]byte("]"), 255)) + `}]}`,
 		`{"x":` + string(bytes.Repeat([]byte("["), 255)) + string(bytes.Repeat([]byte("]"), 255)) + `,"events":[]}`,

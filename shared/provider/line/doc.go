@@ -15,6 +15,15 @@
 // set deliveryContext.isRedelivery; the payload hash leaves deliveryContext
 // out so that a redelivery hashes like the original.
 //
+// Limits: once the signature has been verified, a body that is not valid
+// UTF-8 (JSON must be, RFC 8259 §8.1), a body nested deeper than [MaxDepth]
+// (256), and a webhookEventId longer than [MaxIDBytes] (256 bytes), holding a
+// control character or a lone surrogate escape, are rejected with
+// [webhook.ErrMalformed] (HTTP 400); an unsigned body is rejected with
+// [webhook.ErrBadSignature] whatever it holds. Computing the payload hash
+// takes O(n log n) time in the size n of an event, whatever its shape, and
+// scratch memory of a small multiple of n.
+//
 // [Parser] implements [webhook.Parser]; [Message], [Follow], [Unfollow] and
 // [Postback] name the typed payloads processor handlers register on.
 package line

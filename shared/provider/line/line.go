@@ -13,9 +13,16 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookwall/hookwall/shared/webhook"
 )
+
+// MaxIDBytes is the longest webhookEventId accepted, in bytes of UTF-8 after
+// unescaping: [webhook.MaxDedupKeyBytes], the bound on every dedup key.
+// LINE's ids are 26-character ULIDs.
+const MaxIDBytes = webhook.MaxDedupKeyBytes
 
 // Config is one tenant's LINE channel configuration.
 type Config struct {
@@ -63,7 +70,10 @@ func okReply() webhook.Reply {
 //
 // Each event's DedupKey is its webhookEventId and its Type is its type; both
 // are required, or the whole request is rejected with
-// [webhook.ErrMalformed]. Raw is the event object exactly as in the body and
+// [webhook.ErrMalformed]. So is, once the signature has been verified, a body
+// that is not valid UTF-8 (RFC 8259 §8.1) or nested deeper than [MaxDepth],
+// and a webhookEventId longer than [MaxIDBytes] or holding a control
+// character or a lone surrogate escape (\ud800). Raw is the event object exactly as in the body and
 // JSON its compact form; both may share memory with req.Body. PayloadHash is
 // the hex SHA-256 of the event's canonical JSON (sorted keys, no whitespace)
 // without its deliveryContext member, so a redelivery (isRedelivery true)
@@ -109,8 +119,8 @@ const maxPooled = 64 << 10
 
 func (st *parseState) release() {
 	s := &st.s
-	if cap(s.out) > maxPooled || cap(s.tmp) > maxPooled || cap(st.text) > maxPooled ||
-		cap(s.mem) > maxPooled/16 || cap(st.keys) > maxPooled/16 {
+	if cap(s.out) > maxPooled || cap(s.tmp) > maxPooled || cap(st.text) > maxPooled || cap(s.key) > maxPooled ||
+		cap(s.mem) > maxPooled/16 || cap(s.srt) > maxPooled/16 || cap(s.objs) > maxPooled/16 || cap(st.keys) > maxPooled/16 {
 		return
 	}
 	s.b = nil // do not keep the body alive
@@ -120,10 +130,16 @@ func (st *parseState) release() {
 // parseBody validates body and extracts its events. It returns a non-nil
 // empty slice for an empty events array.
 func parseBody(body []byte) ([]webhook.Event, error) {
+	if len(body) > maxBody {
+		return nil, fmt.Errorf("line: body of %d bytes: %w", len(body), webhook.ErrTooLarge)
+	}
+	if !utf8.Valid(body) {
+		return nil, fmt.Errorf("line: body is not valid UTF-8: %w", webhook.ErrMalformed)
+	}
 	st := parseStates.Get().(*parseState)
 	defer st.release()
 	s := &st.s
-	*s = scanner{b: body, out: s.out[:0], tmp: s.tmp[:0], mem: s.mem[:0]}
+	*s = scanner{b: body, out: s.out[:0], tmp: s.tmp[:0], mem: s.mem[:0], srt: s.srt[:0], objs: s.objs[:0], key: s.key[:0]}
 	s.skipWS()
 	if s.peek() != '{' {
 		return nil, fmt.Errorf("line: body is not a JSON object: %w", webhook.ErrMalformed)
@@ -132,7 +148,7 @@ func parseBody(body []byte) ([]webhook.Event, error) {
 	keys, text := st.keys[:0], st.text[:0]
 	defer func() { st.keys, st.text = keys, text }()
 	err := s.members(1, func(key []byte, esc bool) (memberAction, error) {
-		if !keyIs(key, esc, "events") {
+		if string(s.decodeKey(key, esc)) != "events" {
 			return scanValue, nil
 		}
 		events, keys, text = nil, keys[:0], text[:0] // a repeated member replaces the earlier one
@@ -189,7 +205,8 @@ func (s *scanner) event(n int, text *[]byte, k *eventKeys) (webhook.Event, error
 		return webhook.Event{}, fmt.Errorf("line: event %d is not an object: %w", n, webhook.ErrMalformed)
 	}
 	start := s.i
-	s.canon, s.ws, s.out = true, false, s.out[:0]
+	s.canon, s.ws = true, false
+	s.reset()
 	defer func() { s.canon = false }()
 
 	var (
@@ -199,12 +216,8 @@ func (s *scanner) event(n int, text *[]byte, k *eventKeys) (webhook.Event, error
 		hasTS          bool
 	)
 	err := s.members(2, func(key []byte, esc bool) (memberAction, error) {
-		k := key[1 : len(key)-1]
-		if esc {
-			k = decodeString(key, true)
-		}
 		var err error
-		switch string(k) {
+		switch string(s.decodeKey(key, esc)) {
 		case "webhookEventId":
 			if s.peek() != '"' {
 				return consumed, fmt.Errorf("line: event %d: webhookEventId is not a string: %w", n, webhook.ErrMalformed)
@@ -239,19 +252,21 @@ func (s *scanner) event(n int, text *[]byte, k *eventKeys) (webhook.Event, error
 	if err != nil {
 		return webhook.Event{}, err
 	}
-	var id, typ []byte
-	if idLit != nil {
-		id = decodeString(idLit, idEsc)
-	}
-	if len(id) == 0 {
+	if idLit == nil || len(idLit) == 2 {
 		return webhook.Event{}, fmt.Errorf("line: event %d: missing webhookEventId: %w", n, webhook.ErrMalformed)
 	}
-	if typeLit != nil {
-		typ = decodeString(typeLit, typeEsc)
-	}
-	if len(typ) == 0 {
+	if typeLit == nil || len(typeLit) == 2 {
 		return webhook.Event{}, fmt.Errorf("line: event %d: missing type: %w", n, webhook.ErrMalformed)
 	}
+	// The id goes straight into text; on error the whole body is rejected.
+	k.id0 = len(*text)
+	var lossy bool
+	*text, lossy = appendDecoded(*text, idLit, idEsc)
+	k.id1 = len(*text)
+	if err := checkID((*text)[k.id0:k.id1], lossy); err != nil {
+		return webhook.Event{}, fmt.Errorf("line: event %d: webhookEventId %w: %w", n, err, webhook.ErrMalformed)
+	}
+	typ := s.decodeKey(typeLit, typeEsc)
 	raw := s.b[start:s.i:s.i]
 	compact := raw
 	if s.ws {
@@ -262,10 +277,7 @@ func (s *scanner) event(n int, text *[]byte, k *eventKeys) (webhook.Event, error
 		}
 		compact = buf.Bytes()
 	}
-	sum := sha256.Sum256(s.out)
-	k.id0 = len(*text)
-	*text = append(*text, id...)
-	k.id1 = len(*text)
+	sum := sha256.Sum256(s.canonical())
 	*text = hex.AppendEncode(*text, sum[:])
 	k.hash1 = len(*text)
 	ev := webhook.Event{
@@ -279,12 +291,32 @@ func (s *scanner) event(n int, text *[]byte, k *eventKeys) (webhook.Event, error
 	return ev, nil
 }
 
-// keyIs reports whether the key literal key names name.
-func keyIs(key []byte, esc bool, name string) bool {
-	if esc {
-		return string(decodeString(key, true)) == name
+// decodeKey returns the value of the scanned string literal lit (esc as for
+// [appendDecoded]), in scratch memory that the next call reuses.
+func (s *scanner) decodeKey(lit []byte, esc bool) []byte {
+	if !esc {
+		return lit[1 : len(lit)-1]
 	}
-	return string(key[1:len(key)-1]) == name
+	s.key, _ = appendDecoded(s.key[:0], lit, true)
+	return s.key
+}
+
+// checkID checks a decoded webhookEventId (lossy as reported by
+// [appendDecoded]): at most MaxIDBytes, no lone surrogates or invalid UTF-8,
+// no control characters.
+func checkID(id []byte, lossy bool) error {
+	if len(id) > MaxIDBytes {
+		return fmt.Errorf("longer than %d bytes", MaxIDBytes)
+	}
+	if lossy || !utf8.Valid(id) {
+		return errors.New("is not valid Unicode")
+	}
+	for _, r := range string(id) {
+		if unicode.IsControl(r) {
+			return errors.New("holds a control character")
+		}
+	}
+	return nil
 }
 
 // parseInt parses a JSON number that is an integer of at most 18 digits.

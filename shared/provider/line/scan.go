@@ -2,8 +2,10 @@ package line
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -19,12 +21,32 @@ import (
 // character; a stable sort, so duplicate keys keep their order: the order is
 // part of the stored payload-hash contract, pinned by TestCanonicalKeyOrder);
 // strings decoded and re-encoded with only '"', '\\' and control
-// characters escaped (invalid UTF-8 and lone surrogates become U+FFFD);
-// numbers, true, false and null as written. Two spellings of the same JSON
-// document therefore hash the same.
+// characters escaped (lone surrogate escapes become U+FFFD; invalid UTF-8 is
+// rejected before scanning); numbers, true, false and null as written. Two
+// spellings of the same JSON document therefore hash the same.
+//
+// Cost: the body is scanned once and the canonical form written once in
+// source order (out). An object found out of order is not rewritten in
+// place: its members are sorted (O(m log m), stable by source position) into
+// srt, and when the event ends the canonical form is assembled once from
+// out, following the sorted member lists (see [scanner.canonical]). So an
+// event costs O(n log n) time, however its objects nest, and its scratch
+// memory is a small multiple of its size: out and tmp at most three times
+// the event (a 2-byte escape such as \b becomes a 6-byte \u0008), and 12
+// bytes per member (a member takes at least 5 bytes of body) in each of mem
+// and srt.
 
-// maxDepth bounds nesting so that hostile input cannot exhaust the stack.
-const maxDepth = 256
+// MaxDepth is the deepest nesting of objects and arrays a body may have.
+// The body object is at depth 1 and each event object at depth 2 (the events
+// array is not counted); any other object or array is one deeper than the
+// value holding it. Deeper bodies are rejected with [webhook.ErrMalformed]
+// before they can exhaust the stack or the canonicaliser.
+const MaxDepth = 256
+
+// maxBody bounds the body Parse scans, so that offsets into the canonical
+// form (at most three times the body) fit in an int32. Far above any LINE
+// delivery (the receiver's own limit is 1 MiB by default).
+const maxBody = 1 << 28
 
 var (
 	errSyntax = errors.New("invalid JSON")
@@ -32,20 +54,47 @@ var (
 )
 
 // scanner walks b. If canon is set, the values it scans are appended to out in
-// canonical form.
+// canonical form, except that the members of each object stay in source
+// order; [scanner.canonical] then puts them in key order.
 type scanner struct {
 	b     []byte
 	i     int
 	ws    bool // insignificant whitespace seen since the flag was last cleared
 	canon bool
 	out   []byte
-	tmp   []byte   // scratch for reordering object members
-	mem   []member // stack of the members of the objects being canonicalised
+	tmp   []byte      // the canonical form, when some object was out of order
+	mem   []member    // stack of the members of the objects being canonicalised
+	srt   []member    // the members of the out-of-order objects, each run sorted
+	objs  []reordered // the out-of-order objects
+	key   []byte      // scratch for decoding keys
 }
 
 // member locates one canonicalised object member in out: the quoted key and
 // its ':' in out[k0:k1] and the value in out[k1:v1].
-type member struct{ k0, k1, v1 int }
+type member struct{ k0, k1, v1 int32 }
+
+// reordered is an object whose members were not in key order: out[start:end]
+// holds it ('{' to '}') with its members in source order, and
+// srt[m0:m1] its members in key order.
+type reordered struct{ start, end, m0, m1 int32 }
+
+// reset prepares s for canonicalising the value at s.i, whose canonical
+// form is usually no longer than the rest of the body.
+func (s *scanner) reset() {
+	s.out = slices.Grow(s.out[:0], len(s.b)-s.i)
+	s.srt, s.objs = s.srt[:0], s.objs[:0]
+}
+
+// grow returns x with room for n more elements, at least doubling its
+// capacity if it must grow, so that a slice built by appending allocates at
+// most about twice its final size (append alone grows large slices by a
+// quarter, which allocates about five times the final size).
+func grow[T any](x []T, n int) []T {
+	if cap(x)-len(x) >= n {
+		return x
+	}
+	return slices.Grow(x, max(n, cap(x)))
+}
 
 func (s *scanner) skipWS() {
 	for s.i < len(s.b) {
@@ -123,14 +172,14 @@ const (
 
 // members scans an object at s.i. For each member, if visit is non-nil it is
 // called with the key literal (quotes included) and whether it may need
-// decoding (the esc of [decodeString]), with s.i at the value, and says what
+// decoding (the esc of [appendDecoded]), with s.i at the value, and says what
 // it did with the value.
 //
 // In canonical mode the object is written as scanned ('{', members separated
-// by ',', '}'); if its members turn out not to be in order, it is rewritten
-// sorted.
+// by ',', '}'); if its members turn out not to be in order, [scanner.sortMembers]
+// records their order for [scanner.canonical].
 func (s *scanner) members(depth int, visit func(key []byte, esc bool) (memberAction, error)) error {
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		return errDepth
 	}
 	s.i++ // '{'
@@ -193,7 +242,7 @@ func (s *scanner) members(depth int, visit func(key []byte, esc bool) (memberAct
 				if n := len(s.mem); n > base && keyCompare(s.out[s.mem[n-1].k0:s.mem[n-1].k1], s.out[k0:k1]) > 0 {
 					sorted = false
 				}
-				s.mem = append(s.mem, member{k0, k1, len(s.out)})
+				s.mem = append(grow(s.mem, 1), member{int32(k0), int32(k1), int32(len(s.out))})
 			}
 		}
 		s.skipWS()
@@ -210,41 +259,82 @@ func (s *scanner) members(depth int, visit func(key []byte, esc bool) (memberAct
 		break
 	}
 	if s.canon {
-		if !sorted {
-			s.writeSorted(start, base)
-		}
 		s.out = append(s.out, '}')
+		if !sorted {
+			s.sortMembers(start, base)
+		}
 	}
 	s.mem = s.mem[:base]
 	return nil
 }
 
-// writeSorted rewrites out[start:], which holds '{' and the members
-// s.mem[base:] separated by commas, with the members in key order: keys are
+// sortMembers records the object just written at out[start:], whose members
+// s.mem[base:] are out of order: it appends them to srt sorted by key, keys
 // compared as written in canonical form (quotes and ':' included), a fixed
-// total order, which is all a deterministic hash needs.
-func (s *scanner) writeSorted(start, base int) {
-	ms := s.mem[base:]
-	s.tmp = append(s.tmp[:0], s.out[start:]...)
-	for i := range ms {
-		ms[i].k0 -= start
-		ms[i].k1 -= start
-		ms[i].v1 -= start
-	}
-	tmp := s.tmp
-	// Insertion sort: objects are small, and it is stable.
-	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && keyCompare(tmp[ms[j-1].k0:ms[j-1].k1], tmp[ms[j].k0:ms[j].k1]) > 0; j-- {
-			ms[j-1], ms[j] = ms[j], ms[j-1]
+// total order, which is all a deterministic hash needs. Equal keys keep
+// their source order (a stable sort: the tie-break on position).
+func (s *scanner) sortMembers(start, base int) {
+	m0 := len(s.srt)
+	s.srt = append(grow(s.srt, len(s.mem)-base), s.mem[base:]...)
+	out := s.out
+	slices.SortFunc(s.srt[m0:], func(a, b member) int {
+		if c := keyCompare(out[a.k0:a.k1], out[b.k0:b.k1]); c != 0 {
+			return c
 		}
+		return cmp.Compare(a.k0, b.k0)
+	})
+	s.objs = append(grow(s.objs, 1), reordered{int32(start), int32(len(s.out)), int32(m0), int32(len(s.srt))})
+}
+
+// canonical returns the canonical form of the value scanned since
+// [scanner.reset]: out itself if every object was in order, else out
+// rewritten into tmp with the members of the out-of-order objects in key
+// order. Every byte of out is copied once, whatever the nesting.
+func (s *scanner) canonical() []byte {
+	if len(s.objs) == 0 {
+		return s.out
 	}
-	s.out = append(s.out[:start], '{')
-	for i, m := range ms {
-		if i > 0 {
-			s.out = append(s.out, ',')
+	// Objects were recorded as they closed (innermost first); the walk
+	// needs them by position, which puts each object's descendants right
+	// after it.
+	slices.SortFunc(s.objs, func(a, b reordered) int { return cmp.Compare(a.start, b.start) })
+	// The members are only reordered: the form is as long as out.
+	s.tmp = s.appendSpan(slices.Grow(s.tmp[:0], len(s.out)), 0, int32(len(s.out)), 0, len(s.objs))
+	return s.tmp
+}
+
+// firstObj returns the index of the first recorded object in objs[lo:hi]
+// that starts at or after offset at, or hi.
+func (s *scanner) firstObj(lo, hi int, at int32) int {
+	i, _ := slices.BinarySearchFunc(s.objs[lo:hi], at, func(o reordered, at int32) int { return cmp.Compare(o.start, at) })
+	return lo + i
+}
+
+// appendSpan appends out[a:b], a span that begins and ends outside any
+// object, with the out-of-order objects in it, objs[lo:hi], written in key
+// order.
+func (s *scanner) appendSpan(dst []byte, a, b int32, lo, hi int) []byte {
+	for i := lo; i < hi; {
+		o := s.objs[i]
+		next := s.firstObj(i+1, hi, o.end) // objs[i+1:next] are nested in o
+		dst = append(dst, s.out[a:o.start]...)
+		dst = append(dst, '{')
+		for j, m := range s.srt[o.m0:o.m1] {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			if i+1 == next {
+				dst = append(dst, s.out[m.k0:m.v1]...)
+				continue
+			}
+			mlo := s.firstObj(i+1, next, m.k1)
+			dst = s.appendSpan(dst, m.k0, m.v1, mlo, s.firstObj(mlo, next, m.v1))
 		}
-		s.out = append(s.out, tmp[m.k0:m.v1]...)
+		dst = append(dst, '}')
+		a = o.end
+		i = next
 	}
+	return append(dst, s.out[a:b]...)
 }
 
 // keyCompare is bytes.Compare for member keys, which mostly differ in their
@@ -265,7 +355,7 @@ func keyCompare(a, b []byte) int {
 // elements scans an array at s.i, calling visit (if non-nil) at each element
 // with s.i at the element; visit must consume it.
 func (s *scanner) elements(depth int, visit func() error) error {
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		return errDepth
 	}
 	s.i++ // '['
@@ -426,68 +516,74 @@ func unhex(c byte) rune {
 	return -1
 }
 
-// decodeString returns the value of the scanned string literal lit (with its
-// quotes). esc is false if lit is known to be plain ASCII without escapes (as
-// [scanner.str] reports); then, or if lit has no escapes and is valid UTF-8,
-// it returns the inside of lit itself. Otherwise it decodes into a new slice,
-// replacing invalid UTF-8 and lone surrogates with U+FFFD.
-func decodeString(lit []byte, esc bool) []byte {
+// appendDecoded appends the value of the scanned string literal lit (with
+// its quotes) to dst. esc is false if lit is known to be plain ASCII without
+// escapes (as [scanner.str] reports). lossy reports that a lone surrogate
+// escape (or invalid UTF-8, which parseBody rejects beforehand) was replaced
+// with U+FFFD.
+func appendDecoded(dst, lit []byte, esc bool) (out []byte, lossy bool) {
 	in := lit[1 : len(lit)-1]
-	if !esc || bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-		return in
+	if !esc {
+		return append(dst, in...), false
 	}
-	out := make([]byte, 0, len(in))
 	for i := 0; i < len(in); {
 		c := in[i]
-		if c != '\\' {
-			if c < utf8.RuneSelf {
-				out = append(out, c)
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRune(in[i:])
-			out = utf8.AppendRune(out, r) // RuneError for invalid bytes
+		switch {
+		case c == '\\':
+			r, n, bad := unescape(in, i)
+			dst = utf8.AppendRune(dst, r)
+			lossy = lossy || bad
 			i += n
-			continue
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(in[i:])
+			lossy = lossy || r == utf8.RuneError && n == 1
+			dst = utf8.AppendRune(dst, r) // RuneError for invalid bytes
+			i += n
 		}
-		if i+1 >= len(in) {
-			break // unreachable for scanned literals
-		}
-		switch e := in[i+1]; e {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(in, i+2)
-			if !ok {
-				return out // unreachable for scanned literals
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r2, ok := hex4(in, i+2); ok && i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						out = utf8.AppendRune(out, d)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default: // '"', '\\', '/'
-			out = append(out, e)
-		}
-		i += 2
 	}
-	return out
+	return dst, lossy
+}
+
+// unescape decodes the escape sequence at in[i] (a backslash) of a scanned
+// string, joining a surrogate pair, and returns the rune and the length of
+// the sequence. A lone surrogate decodes to U+FFFD with lossy set.
+func unescape(in []byte, i int) (r rune, n int, lossy bool) {
+	if i+1 >= len(in) {
+		return utf8.RuneError, len(in) - i, true // unreachable for scanned literals
+	}
+	switch e := in[i+1]; e {
+	case 'b':
+		return '\b', 2, false
+	case 'f':
+		return '\f', 2, false
+	case 'n':
+		return '\n', 2, false
+	case 'r':
+		return '\r', 2, false
+	case 't':
+		return '\t', 2, false
+	case 'u':
+		r, ok := hex4(in, i+2)
+		if !ok {
+			return utf8.RuneError, 2, true // unreachable for scanned literals
+		}
+		if !utf16.IsSurrogate(r) {
+			return r, 6, false
+		}
+		if i+7 < len(in) && in[i+6] == '\\' && in[i+7] == 'u' {
+			if r2, ok := hex4(in, i+8); ok {
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					return d, 12, false
+				}
+			}
+		}
+		return utf8.RuneError, 6, true
+	default: // '"', '\\', '/'
+		return rune(e), 2, false
+	}
 }
 
 // hex4 decodes the four hex digits at in[i:i+4].
@@ -507,29 +603,43 @@ func hex4(in []byte, i int) (rune, bool) {
 }
 
 // appendCanonString appends the canonical spelling of the string literal lit.
-// esc is as for [decodeString].
+// esc is as for [appendDecoded].
 func appendCanonString(dst, lit []byte, esc bool) []byte {
-	if in := lit[1 : len(lit)-1]; !esc || bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+	in := lit[1 : len(lit)-1]
+	if !esc || bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
 		return append(dst, lit...) // already canonical
 	}
-	v := decodeString(lit, esc)
 	const hexDigits = "0123456789abcdef"
 	dst = append(dst, '"')
-	for _, c := range v {
+	for i := 0; i < len(in); {
+		c := in[i]
+		if c != '\\' {
+			if c < utf8.RuneSelf { // never '"' or a control character in a scanned literal
+				dst = append(dst, c)
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRune(in[i:])
+			dst = utf8.AppendRune(dst, r) // RuneError for invalid bytes
+			i += n
+			continue
+		}
+		r, n, _ := unescape(in, i)
+		i += n
 		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		case r == '"' || r == '\\':
+			dst = append(dst, '\\', byte(r))
+		case r < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xf])
 		default:
-			dst = append(dst, c)
+			dst = utf8.AppendRune(dst, r)
 		}
 	}
 	return append(dst, '"')
 }
 
 // stringValue scans the string at s.i, writing it in canonical mode, and
-// returns its literal and whether it may need decoding (see [decodeString]).
+// returns its literal and whether it may need decoding (see [appendDecoded]).
 func (s *scanner) stringValue() (lit []byte, esc bool, err error) {
 	start := s.i
 	esc, nonASCII, err := s.str()

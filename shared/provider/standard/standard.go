@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -35,15 +37,31 @@ const DefaultTolerance = 5 * time.Minute
 // DefaultType is the event Type when the body has no string "type" member.
 const DefaultType = "webhook"
 
+// MaxIDBytes is the longest webhook-id accepted, in bytes:
+// [webhook.MaxDedupKeyBytes], the bound on every dedup key. The specification
+// sets none; senders' ids ("msg_" and a KSUID for Svix) are far shorter.
+const MaxIDBytes = webhook.MaxDedupKeyBytes
+
 // secretPrefix marks a symmetric Standard Webhooks secret.
 const secretPrefix = "whsec_"
 
 // Config is one tenant's Standard Webhooks configuration.
 type Config struct {
-	// Secrets are the signing secrets, "whsec_" followed by Base64 (the
-	// prefix may be omitted). Several secrets allow rotation. Entries that do
-	// not decode are skipped; at least one must decode.
+	// Secrets are the signing secrets in the serialised form of the
+	// specification, "whsec_" followed by the standard Base64 of the key, or
+	// any other spelling of it that the reference libraries read as the same
+	// key (see [DecodeSecret]): without the prefix, without or with partial
+	// padding, with whitespace. Several secrets allow rotation. Entries that
+	// do not decode are skipped; at least one secret (here or in RawSecrets)
+	// must be usable.
 	Secrets []string
+	// RawSecrets are signing keys used as they are, not Base64-decoded: the
+	// keys the reference libraries take through their raw constructors
+	// (NewWebhookRaw in Go, {format: "raw"} in JavaScript, the byte-array
+	// constructors in Java and C#, fromRaw in PHP, new_using_raw_bytes in
+	// Ruby, from_bytes in Rust, and secrets without the whsec_ prefix in
+	// Elixir). Empty entries are skipped.
+	RawSecrets [][]byte
 	// Tolerance bounds |now - webhook-timestamp|. Zero means
 	// DefaultTolerance; negative is an error.
 	Tolerance time.Duration
@@ -57,7 +75,7 @@ type Parser struct {
 }
 
 // New returns a Parser for c. It decodes the secrets and fails if none of
-// them is valid or the tolerance is negative.
+// them (in Secrets and RawSecrets) is usable or the tolerance is negative.
 func New(c Config) (*Parser, error) {
 	if c.Tolerance < 0 {
 		return nil, errors.New("standard: negative tolerance")
@@ -67,8 +85,13 @@ func New(c Config) (*Parser, error) {
 		p.tolerance = DefaultTolerance
 	}
 	for _, s := range c.Secrets {
-		if key, ok := decodeSecret(s); ok {
+		if key, err := DecodeSecret(s); err == nil {
 			p.keys = append(p.keys, key)
+		}
+	}
+	for _, key := range c.RawSecrets {
+		if len(key) > 0 {
+			p.keys = append(p.keys, bytes.Clone(key))
 		}
 	}
 	if len(p.keys) == 0 {
@@ -77,15 +100,40 @@ func New(c Config) (*Parser, error) {
 	return p, nil
 }
 
-// decodeSecret strips the whsec_ prefix, as the reference libraries do, and
-// decodes the standard Base64 (padding optional) that remains.
-func decodeSecret(s string) ([]byte, bool) {
+// DecodeSecret returns the key of a symmetric secret: "whsec_" followed by
+// the standard Base64 of the key, as the specification serialises it, or any
+// spelling the reference libraries (github.com/standard-webhooks/standard-webhooks
+// libraries/*, github.com/svix/svix-webhooks) decode to the same key:
+//
+//   - the "whsec_" prefix is optional (every library strips it if present);
+//   - padding may be absent, and the '=' at the end need not be the right
+//     number (Python appends "==" and ignores excess; Java, JavaScript,
+//     Ruby and PHP accept unpadded keys);
+//   - spaces, tabs, carriage returns and line feeds are ignored wherever they
+//     are (Go ignores CR and LF; C#, Python, Ruby and PHP all four);
+//   - unused low bits in the last character are ignored (all but Rust).
+//
+// The URL-safe alphabet ('-', '_') is refused: Go, Java, JavaScript, Rust and
+// C# reject it while Python, Ruby and PHP silently drop those characters and
+// so derive another key. So is '=' other than at the end, and a key that
+// decodes to nothing.
+func DecodeSecret(secret string) ([]byte, error) {
+	s := strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '\r', '\n':
+			return -1
+		}
+		return r
+	}, secret)
 	s = strings.TrimPrefix(s, secretPrefix)
-	key, err := base64.StdEncoding.DecodeString(s)
+	key, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
 	if err != nil {
-		key, err = base64.RawStdEncoding.DecodeString(s)
+		return nil, errors.New("standard: secret is not standard Base64 (with or without whsec_)")
 	}
-	return key, err == nil && len(key) > 0
+	if len(key) == 0 {
+		return nil, errors.New("standard: empty secret")
+	}
+	return key, nil
 }
 
 // Parse verifies req and returns its single event. The signature is checked
@@ -99,10 +147,14 @@ func decodeSecret(s string) ([]byte, bool) {
 // req.Body), JSON the body compacted, and PayloadHash the hex SHA-256 of the
 // body: retries carry the same body.
 //
+// Once the signature and the timestamp have been checked, a webhook-id longer
+// than [MaxIDBytes], not valid UTF-8 or holding a control character, and a
+// body that is not valid UTF-8 (RFC 8259 §8.1) or not JSON, are rejected
+// with [webhook.ErrMalformed].
+//
 // Errors wrap [webhook.ErrMethodNotAllowed] (not a POST),
 // [webhook.ErrBadSignature] (missing headers, non-integer timestamp, no
-// matching signature), [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed]
-// (the body is not JSON).
+// matching signature), [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
 	if req == nil {
 		return nil, fmt.Errorf("standard: nil request: %w", webhook.ErrMalformed)
@@ -140,6 +192,9 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		return nil, fmt.Errorf("standard: timestamp too new: %w", webhook.ErrStaleTimestamp)
 	}
 
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("standard: webhook-id %w: %w", err, webhook.ErrMalformed)
+	}
 	ev, err := event(id, ts, req.Body)
 	if err != nil {
 		return nil, err
@@ -148,6 +203,21 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		Events: []webhook.Event{ev},
 		Reply:  webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8"},
 	}, nil
+}
+
+// checkID checks the webhook-id, the dedup key: at most MaxIDBytes, valid
+// UTF-8, no control characters.
+func checkID(id string) error {
+	if len(id) > MaxIDBytes {
+		return fmt.Errorf("longer than %d bytes", MaxIDBytes)
+	}
+	if !utf8.ValidString(id) {
+		return errors.New("is not valid UTF-8")
+	}
+	if strings.ContainsFunc(id, unicode.IsControl) {
+		return errors.New("holds a control character")
+	}
+	return nil
 }
 
 // signatureMatches reports whether any v1 entry of header is the signature
@@ -187,12 +257,13 @@ func signature(key []byte, id, ts string, body []byte) [44]byte {
 
 // Sign returns the webhook-signature header value ("v1,<base64>") for a
 // message with webhook-id id and webhook-timestamp ts (unix seconds), signed
-// with secret ("whsec_" + base64). Hookwall uses it to sign what it forwards,
-// so that receivers can verify Hookwall itself.
+// with secret ("whsec_" + base64, or another spelling [DecodeSecret]
+// accepts). Hookwall uses it to sign what it forwards, so that receivers can
+// verify Hookwall itself.
 func Sign(secret, id string, ts int64, body []byte) (string, error) {
-	key, ok := decodeSecret(secret)
-	if !ok {
-		return "", errors.New("standard: invalid secret")
+	key, err := DecodeSecret(secret)
+	if err != nil {
+		return "", err
 	}
 	sig := signature(key, id, strconv.FormatInt(ts, 10), body)
 	return "v1," + string(sig[:]), nil
@@ -200,6 +271,9 @@ func Sign(secret, id string, ts int64, body []byte) (string, error) {
 
 // event builds the delivery's event from the verified body.
 func event(id string, ts int64, body []byte) (webhook.Event, error) {
+	if !utf8.Valid(body) {
+		return webhook.Event{}, fmt.Errorf("standard: body is not valid UTF-8: %w", webhook.ErrMalformed)
+	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, body); err != nil {
 		return webhook.Event{}, fmt.Errorf("standard: body is not JSON: %w", webhook.ErrMalformed)

@@ -28,7 +28,16 @@
 // A missing or wrong signature, an undecryptable body or another receiveid
 // is [webhook.ErrBadSignature]; a query timestamp outside [Config.Tolerance]
 // of [webhook.Request.Now] is [webhook.ErrStaleTimestamp]; a body that is not
-// callback XML is [webhook.ErrMalformed].
+// callback XML is [webhook.ErrMalformed], and so is a message that is not
+// valid UTF-8 or holds a character XML does not allow (anywhere, comments
+// included, see package xmljson): it is answered 400 and never stored.
+//
+// Anyone can post, so the signature is checked before anything that grows
+// with the body: in plaintext mode before the body is read at all; in
+// encrypted mode after one pass over the envelope ([wxmsg.EncryptText]),
+// which builds no tree and allocates only the <Encrypt> text, so an unsigned
+// body costs about its own size in memory. Only an authentic ciphertext is
+// decrypted and only then is the message XML parsed.
 //
 // # Replies
 //
@@ -45,7 +54,13 @@
 // # Dedup key contract
 //
 // The DedupKey is scoped by provider and tenant (one Official Account) and is
-// ASCII, at most 200 bytes:
+// printable ASCII without spaces, at most 200 bytes (well under the
+// [wxmsg.MaxKeyLen] of 256 that [wxmsg.ValidKey] enforces as a last guard).
+// XML values are never copied into a key unless they are short
+// [A-Za-z0-9_.-] tokens: a value that is longer, or holds control
+// characters, non-ASCII or anything else, is hashed instead (never rejected),
+// so no XML field can make a key long or put a control character or invalid
+// UTF-8 in it:
 //
 //   - A message with a MsgId: "msg:" + MsgId ("msgh:" + hex32 over
 //     "MsgId=…\n" if MsgId is not a short [A-Za-z0-9_.-] token).

@@ -166,6 +166,9 @@ func NewEvent(plainXML []byte) (*webhook.Event, error) {
 	}
 	ev := wxmsg.NewEvent(plainXML, doc, typ)
 	ev.DedupKey = dedupKey(doc)
+	if !wxmsg.ValidKey(ev.DedupKey) { // unreachable with the key rules: a last guard
+		return nil, fmt.Errorf("wechat: dedup key breaks the key contract: %w", webhook.ErrMalformed)
+	}
 	return ev, nil
 }
 

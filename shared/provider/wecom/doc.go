@@ -20,6 +20,17 @@
 // ToUserName and AgentID are not signed and are ignored: identity comes from
 // the decrypted XML only.
 //
+// Anyone can post, so nothing that grows with the body happens before the
+// signature is checked except one pass over the envelope
+// ([wxmsg.EncryptText]): it builds no tree and allocates only the <Encrypt>
+// text, so an unsigned body costs about its own size in memory. A body that
+// is not a well-formed envelope with exactly one non-empty <Encrypt> is
+// [webhook.ErrMalformed]. Only an authentic ciphertext is decrypted, and only
+// then is the message XML parsed. A decrypted message that is not valid
+// UTF-8, holds a character XML does not allow (anywhere, comments included,
+// see package xmljson) or is not callback XML is [webhook.ErrMalformed]: it
+// is answered 400 and never stored.
+//
 // # Replies
 //
 // GET answers 200 text/plain with exactly the decrypted echostr. POST answers
@@ -36,7 +47,13 @@
 // # Dedup key contract
 //
 // The DedupKey is scoped by provider and tenant (the tenant is one CorpID) and
-// is ASCII, at most 200 bytes:
+// is printable ASCII without spaces, at most 200 bytes (well under the
+// [wxmsg.MaxKeyLen] of 256 that [wxmsg.ValidKey] enforces as a last guard).
+// XML values are never copied into a key unless they are short
+// [A-Za-z0-9_.-] tokens: a value that is longer, or holds control
+// characters, non-ASCII or anything else, is hashed instead (never rejected),
+// so no XML field can make a key long or put a control character or invalid
+// UTF-8 in it:
 //
 //   - A message with a MsgId: "msg:" + AgentID + ":" + MsgId (AgentID may be
 //     empty, giving "msg::<MsgId>"). If either value is not a short

@@ -131,5 +131,8 @@ func NewEvent(plainXML []byte) (*webhook.Event, error) {
 	}
 	ev := wxmsg.NewEvent(plainXML, doc, typ)
 	ev.DedupKey = dedupKey(doc, typ, ev.PayloadHash)
+	if !wxmsg.ValidKey(ev.DedupKey) { // unreachable with the key rules: a last guard
+		return nil, fmt.Errorf("wecom: dedup key breaks the key contract: %w", webhook.ErrMalformed)
+	}
 	return ev, nil
 }

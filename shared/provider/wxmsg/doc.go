@@ -3,7 +3,12 @@
 // encrypted callback ([Account]: msg_signature, then the window on the signed
 // query timestamp, then decryption for the exact receiveid), the message
 // basics every callback XML carries (type, time, payload hash) and the
-// helpers of their dedup fingerprints.
+// helpers of their dedup fingerprints and keys.
+//
+// The signature is checked before any work that grows with the body beyond
+// one pass: [EncryptText] reads the envelope's <Encrypt> in a single
+// streaming pass that builds no tree and allocates only that text, so an
+// unauthenticated request costs about its body's size in memory.
 //
 // Each provider keeps its own rules on top: which fields a dedup key hashes,
 // what a message without MsgType means, and the provider prefix of its error

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
-	"github.com/hookwall/hookwall/shared/provider/xmljson"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -59,19 +58,21 @@ func (a Account) OpenCiphertext(query url.Values, ciphertext string, now time.Ti
 
 // OpenEnvelope authenticates an encrypted POST: its body is the XML envelope
 // whose <Encrypt> goes through OpenCiphertext. The envelope's other fields
-// (ToUserName, AgentID) are not signed and are ignored. A body that is not an
-// envelope wraps [webhook.ErrMalformed].
+// (ToUserName, AgentID, compatible mode's plaintext copy) are not signed and
+// are ignored. A body that is not an envelope wraps [webhook.ErrMalformed].
+//
+// Until the signature has been checked the body is read once, by
+// [EncryptText], which builds no tree and allocates only the <Encrypt> text:
+// an unauthenticated sender costs one linear pass and about the body's size
+// in memory. Only an authentic ciphertext is decrypted, and only its
+// plaintext is parsed, by the caller.
 func (a Account) OpenEnvelope(query url.Values, body []byte, now time.Time) ([]byte, error) {
 	if _, _, _, err := Signed(query); err != nil {
 		return nil, err
 	}
-	env, err := xmljson.Convert(body)
+	encrypted, err := EncryptText(body)
 	if err != nil {
-		return nil, fmt.Errorf("envelope: %w", err)
-	}
-	encrypted := env.Get("Encrypt")
-	if encrypted == "" {
-		return nil, fmt.Errorf("envelope has no Encrypt: %w", webhook.ErrMalformed)
+		return nil, err
 	}
 	return a.OpenCiphertext(query, encrypted, now)
 }

@@ -39,3 +39,23 @@ func IsToken(s string, max int) bool {
 	}
 	return true
 }
+
+// MaxKeyLen is the longest dedup key a WeCom or WeChat event may have.
+const MaxKeyLen = 256
+
+// ValidKey reports whether k keeps the dedup key contract of both providers:
+// 1..[MaxKeyLen] bytes of printable ASCII without spaces ('!'..'~'), so no
+// control character, invalid UTF-8 or over-long value from the XML can reach
+// a key. Values that are not short tokens are hashed ([Fingerprint]) before
+// they go into a key; ValidKey is the last guard.
+func ValidKey(k string) bool {
+	if len(k) == 0 || len(k) > MaxKeyLen {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] <= ' ' || k[i] > '~' {
+			return false
+		}
+	}
+	return true
+}

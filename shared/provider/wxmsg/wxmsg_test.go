@@ -166,3 +166,23 @@ func TestAccountOpenCiphertext(t *testing.T) {
 		}
 	}
 }
+
+func TestValidKey(t *testing.T) {
+	for k, want := range map[string]bool{
+		"msg:1000002:7456789012345678901":  true,
+		"evt:_:" + strings.Repeat("f", 32): true,
+		strings.Repeat("k", MaxKeyLen):     true,
+		"":                                 false,
+		strings.Repeat("k", MaxKeyLen+1):   false,
+		"msg:1 2":                          false,
+		"msg:1\n":                          false,
+		"msg:1\t":                          false,
+		"msg:\x7f":                         false,
+		"msg:é":                            false,
+		"msg:\xff":                         false,
+	} {
+		if got := ValidKey(k); got != want {
+			t.Errorf("ValidKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+}

@@ -73,9 +73,15 @@ type frame struct {
 }
 
 // Convert parses data, which must be a single `xml` root element, into a
-// [Doc]. Errors wrap [webhook.ErrMalformed] and never quote the input.
-// Convert never panics.
+// [Doc]. Data that is not valid UTF-8, holds a character XML does not allow
+// anywhere (comments and processing instructions included, see
+// [CheckChars]) or a character reference to one (&#xD800;) is rejected.
+// Errors wrap [webhook.ErrMalformed] and never quote the input. Convert never
+// panics.
 func Convert(data []byte) (*Doc, error) {
+	if err := CheckChars(data); err != nil {
+		return nil, err
+	}
 	dec := xml.NewDecoder(bytes.NewReader(data))
 	dec.Strict = true
 	dec.Entity = nil // only the five predefined entities and character references
@@ -87,6 +93,7 @@ func Convert(data []byte) (*Doc, error) {
 		closed bool
 	)
 	for {
+		start := dec.InputOffset()
 		tok, err := dec.RawToken()
 		if err == io.EOF {
 			break
@@ -109,6 +116,14 @@ func Convert(data []byte) (*Doc, error) {
 			if len(stack) >= MaxDepth {
 				return nil, malformed("elements nested too deeply")
 			}
+			for _, a := range t.Attr {
+				if strings.Contains(a.Value, "\uFFFD") {
+					if surrogateRef(data[start:dec.InputOffset()]) {
+						return nil, malformed("character reference to a surrogate")
+					}
+					break // the whole tag is checked
+				}
+			}
 			stack = append(stack, &frame{name: t.Name})
 		case xml.EndElement:
 			if len(stack) == 0 || stack[len(stack)-1].name != t.Name {
@@ -130,6 +145,10 @@ func Convert(data []byte) (*Doc, error) {
 			}
 			stack[len(stack)-1].add(top.name.Local, v)
 		case xml.CharData:
+			if raw := data[start:dec.InputOffset()]; bytes.Contains(t, replacement) &&
+				!bytes.HasPrefix(raw, []byte("<![CDATA[")) && surrogateRef(raw) {
+				return nil, malformed("character reference to a surrogate")
+			}
 			if len(stack) == 0 {
 				if len(bytes.TrimSpace(t)) != 0 {
 					return nil, malformed("text outside the root element")

@@ -148,3 +148,67 @@ func BenchmarkConvert(b *testing.B) {
 		}
 	}
 }
+
+func TestConvertRejectsInvalidCharacters(t *testing.T) {
+	for name, in := range map[string]string{
+		"invalid UTF-8 in a comment":            "<xml><MsgType>text</MsgType><!--\xff--></xml>",
+		"control character in a comment":        "<xml><MsgType>text</MsgType><!--\x01--></xml>",
+		"invalid UTF-8 in a PI":                 "<xml><MsgType>text</MsgType><?pi \xfe?></xml>",
+		"control character in a PI":             "<xml><MsgType>text</MsgType><?pi \x1b[31m?></xml>",
+		"invalid UTF-8 in the prolog":           "<!--\xc3--><xml><MsgType>text</MsgType></xml>",
+		"hex reference to a surrogate":          "<xml><MsgType>te&#xD800;xt</MsgType></xml>",
+		"decimal reference to a surrogate":      "<xml><MsgType>te&#57343;xt</MsgType></xml>",
+		"surrogate reference in an attribute":   `<xml><MsgType a="&#xDC00;">text</MsgType></xml>`,
+		"encoded surrogate":                     "<xml><MsgType>te\xed\xa0\x80xt</MsgType></xml>",
+		"invalid UTF-8 in text":                 "<xml><MsgType>te\xffxt</MsgType></xml>",
+		"NUL in text":                           "<xml><MsgType>te\x00xt</MsgType></xml>",
+		"U+FFFE in text":                        "<xml><MsgType>te\uFFFExt</MsgType></xml>",
+		"U+FFFF in CDATA":                       "<xml><MsgType><![CDATA[te\uFFFFxt]]></MsgType></xml>",
+		"reference to a control character":      "<xml><MsgType>te&#x1B;xt</MsgType></xml>",
+		"truncated UTF-8 at the end":            "<xml><MsgType>text</MsgType></xml>\xe4\xb8",
+		"surrogate reference beside U+FFFD":     "<xml><MsgType>\uFFFD&#xD801;</MsgType></xml>",
+		"surrogate reference after a valid one": "<xml><MsgType>&#xFFFD;&#xDBFF;</MsgType></xml>",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := Convert([]byte(in))
+			if !errors.Is(err, webhook.ErrMalformed) {
+				t.Fatalf("Convert = %v, %v; want ErrMalformed", d, err)
+			}
+		})
+	}
+}
+
+func TestConvertKeepsLegalLookalikes(t *testing.T) {
+	for in, want := range map[string]string{
+		"<xml><a>&#xFFFD;\uFFFD</a></xml>":                    `{"a":"��"}`,
+		"<xml><a><![CDATA[&#xD800;]]></a></xml>":              `{"a":"&#xD800;"}`,
+		"<xml><!-- &#xD800; --><a>\u0085\U0010FFFD</a></xml>": "{\"a\":\"\u0085\U0010FFFD\"}",
+		"<xml><a b=\"&#xFFFD;\">\t\r\n</a></xml>":             "{\"a\":\"\\t\\n\"}",
+	} {
+		d, err := Convert([]byte(in))
+		if err != nil {
+			t.Errorf("Convert(%q): %v", in, err)
+			continue
+		}
+		if string(d.JSON) != want {
+			t.Errorf("Convert(%q) = %s, want %s", in, d.JSON, want)
+		}
+	}
+}
+
+func TestCheckChars(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"":                   true,
+		"a\t\n\r b":          true,
+		"中文\U0001F642\uFFFD": true,
+		"\x00":               false,
+		"\x7f":               true,
+		"\xc0\x80":           false,
+		"\uFFFE":             false,
+		"\xed\xbf\xbf":       false,
+	} {
+		if err := CheckChars([]byte(in)); (err == nil) != ok || (err != nil && !errors.Is(err, webhook.ErrMalformed)) {
+			t.Errorf("CheckChars(%q) = %v, want ok = %v", in, err, ok)
+		}
+	}
+}
