@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -51,8 +50,6 @@ type Publisher struct {
 	attempts int
 	backoff  time.Duration
 }
-
-var _ process.Publisher = (*Publisher)(nil)
 
 // New returns the Publisher described by cfg, or a nil *Publisher (which
 // publishes nothing) when cfg.BusName is empty.
@@ -97,7 +94,7 @@ func DetailType(s webhook.Status) string {
 // resending only the rejected entries (or a whole batch whose call failed)
 // up to the configured attempts. It returns an error naming how many events
 // could not be sent.
-func (p *Publisher) Publish(ctx context.Context, evs []process.OutcomeEvent) error {
+func (p *Publisher) Publish(ctx context.Context, evs []webhook.Outcome) error {
 	if p == nil || len(evs) == 0 {
 		return nil
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -64,13 +63,13 @@ func TestPublishBatchesAndRetriesRejectedEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []process.OutcomeEvent
+	var evs []webhook.Outcome
 	for i := range 23 {
 		st := webhook.StatusSucceeded
 		if i%2 == 1 {
 			st = webhook.StatusFailed
 		}
-		evs = append(evs, process.OutcomeEvent{Key: fmt.Sprintf("line#t1#%d", i), Provider: "line", Tenant: "t1",
+		evs = append(evs, webhook.Outcome{Key: fmt.Sprintf("line#t1#%d", i), Provider: "line", Tenant: "t1",
 			Type: "follow", Status: st, Attempts: 1, LastError: "x", At: time.Now()})
 	}
 	if err := p.Publish(context.Background(), evs); err != nil {
@@ -110,7 +109,7 @@ func TestEmptyBusNameTurnsPublishingOff(t *testing.T) {
 	if err != nil || p != nil {
 		t.Fatalf("got %v, %v; want nil, nil", p, err)
 	}
-	if err := p.Publish(context.Background(), []process.OutcomeEvent{{Key: "k"}}); err != nil {
+	if err := p.Publish(context.Background(), []webhook.Outcome{{Key: "k"}}); err != nil {
 		t.Errorf("nil publisher: got %v, want nil", err)
 	}
 }

@@ -31,7 +31,7 @@ const (
 	MetricStepSkipped       = "StepSkipped"
 	MetricLeaseLost         = "LeaseLost"
 	MetricLeaseBusy         = "LeaseBusy"
-	MetricMissing           = "Missing"
+	MetricMissing           = "webhook.AcquireMissing"
 	MetricMalformed         = "Malformed"
 	MetricPublishFailed     = "PublishFailed"
 	MetricProcessingLatency = "ProcessingLatency"
@@ -202,8 +202,8 @@ func New(cfg Config) (*Dispatcher, error) {
 	return &Dispatcher{cfg: cfg, transport: cfg.Transport}, nil
 }
 
-// Delivery is one queue message.
-type Delivery struct {
+// Message is one queue message, as the processor receives it.
+type Message struct {
 	// MessageID identifies the message in its batch.
 	MessageID string
 	// ReceiptHandle is the handle to change the message's visibility.
@@ -275,14 +275,14 @@ type Result struct {
 	// Err is the handler's error, the reason given up, or the failed call.
 	Err error
 	// Event is the outcome event, if the delivery reached an outcome.
-	Event *OutcomeEvent
+	Event *webhook.Outcome
 }
 
 // Process processes one delivery and publishes its outcome event.
-func (d *Dispatcher) Process(ctx context.Context, dv Delivery) Result {
+func (d *Dispatcher) Process(ctx context.Context, dv Message) Result {
 	res := d.process(ctx, dv)
 	if res.Event != nil {
-		d.publish(ctx, []OutcomeEvent{*res.Event})
+		d.publish(ctx, []webhook.Outcome{*res.Event})
 	}
 	return res
 }
@@ -290,7 +290,7 @@ func (d *Dispatcher) Process(ctx context.Context, dv Delivery) Result {
 // ProcessBatch processes deliveries with at most concurrency at a time
 // (concurrency < 1 means 1), publishes their outcome events in one call, and
 // returns the results in the order of ds.
-func (d *Dispatcher) ProcessBatch(ctx context.Context, ds []Delivery, concurrency int) []Result {
+func (d *Dispatcher) ProcessBatch(ctx context.Context, ds []Message, concurrency int) []Result {
 	concurrency = max(concurrency, 1)
 	results := make([]Result, len(ds))
 	sem := make(chan struct{}, concurrency)
@@ -304,7 +304,7 @@ func (d *Dispatcher) ProcessBatch(ctx context.Context, ds []Delivery, concurrenc
 		}()
 	}
 	wg.Wait()
-	var evs []OutcomeEvent
+	var evs []webhook.Outcome
 	for _, r := range results {
 		if r.Event != nil {
 			evs = append(evs, *r.Event)
@@ -314,7 +314,7 @@ func (d *Dispatcher) ProcessBatch(ctx context.Context, ds []Delivery, concurrenc
 	return results
 }
 
-func (d *Dispatcher) publish(ctx context.Context, evs []OutcomeEvent) {
+func (d *Dispatcher) publish(ctx context.Context, evs []webhook.Outcome) {
 	if d.cfg.Publisher == nil || len(evs) == 0 {
 		return
 	}
@@ -341,7 +341,7 @@ func (d *Dispatcher) leaseUntil(ctx context.Context) time.Time {
 	return until
 }
 
-func (d *Dispatcher) process(ctx context.Context, dv Delivery) Result {
+func (d *Dispatcher) process(ctx context.Context, dv Message) Result {
 	start := d.cfg.Now()
 	res := Result{MessageID: dv.MessageID}
 	var env webhook.Envelope
@@ -364,13 +364,13 @@ func (d *Dispatcher) process(ctx context.Context, dv Delivery) Result {
 		return res
 	}
 	switch acq.Outcome {
-	case Acquired:
-	case AlreadyDone:
+	case webhook.Acquired:
+	case webhook.AcquireDone:
 		d.cfg.Metrics.Count(MetricDuplicateDelivery, 1)
 		log.InfoContext(ctx, "duplicate delivery", slog.String(obs.KeyStatus, acq.Status.String()))
 		res.Verdict, res.Ack = Duplicate, true
 		return res
-	case Busy:
+	case webhook.AcquireBusy:
 		d.cfg.Metrics.Count(MetricLeaseBusy, 1)
 		res.Verdict = BusyElsewhere
 		res.RetryAfter = acq.RetryAfter + time.Second
@@ -379,12 +379,12 @@ func (d *Dispatcher) process(ctx context.Context, dv Delivery) Result {
 		}
 		log.InfoContext(ctx, "lease held by another worker", slog.Duration("retry_after", res.RetryAfter))
 		return res
-	case Missing:
+	case webhook.AcquireMissing:
 		d.cfg.Metrics.Count(MetricMissing, 1)
 		log.WarnContext(ctx, "no live record for the event; acknowledged")
 		res.Verdict, res.Ack = Absent, true
 		return res
-	case InFailedState:
+	case webhook.AcquireFailedState:
 		res.Err = fmt.Errorf("record %s: %s", acq.Status, acq.LastError)
 		if err := d.cfg.DLQ.SendDeadLetter(ctx, env.Key, dv.Body, res.Err.Error()); err != nil {
 			log.ErrorContext(ctx, "send to dead-letter queue", slog.Any("error", err))
@@ -425,7 +425,7 @@ func (d *Dispatcher) process(ctx context.Context, dv Delivery) Result {
 	return res
 }
 
-func (d *Dispatcher) malformed(ctx context.Context, dv Delivery, res Result, err error) Result {
+func (d *Dispatcher) malformed(ctx context.Context, dv Message, res Result, err error) Result {
 	d.cfg.Metrics.Count(MetricMalformed, 1)
 	reason := "malformed envelope: " + err.Error()
 	d.cfg.Logger.ErrorContext(ctx, "malformed message", slog.String("message_id", dv.MessageID), slog.Any("error", err))
@@ -440,7 +440,7 @@ func (d *Dispatcher) malformed(ctx context.Context, dv Delivery, res Result, err
 }
 
 // finish writes the attempt's outcome, fenced on the lease.
-func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Delivery, regs []*Registration, herr error, res Result) Result {
+func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Message, regs []*Registration, herr error, res Result) Result {
 	log, lease, env := att.log, att.lease, att.env
 	if errors.Is(herr, ErrCrashed) {
 		res.Verdict, res.Err = Crashed, herr
@@ -452,7 +452,7 @@ func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Delivery, regs
 	fctx, cancel := d.finishContext(ctx)
 	defer cancel()
 	now := d.cfg.Now()
-	ev := &OutcomeEvent{Key: env.Key, Provider: env.Provider, Tenant: env.Tenant, Type: env.Type,
+	ev := &webhook.Outcome{Key: env.Key, Provider: env.Provider, Tenant: env.Tenant, Type: env.Type,
 		ReceivedAt: env.ReceivedAt, TraceID: env.TraceID, Attempts: lease.Attempt, At: now}
 	res.Err = herr
 	if herr == nil {
@@ -565,7 +565,7 @@ func Backoff(n int, base, cap time.Duration, jitter func(k int64) int64) time.Du
 // attempt is one attempt at one event: the lease, the heartbeat, the journal.
 type attempt struct {
 	d      *Dispatcher
-	lease  Lease
+	lease  webhook.Lease
 	env    webhook.Envelope
 	log    *slog.Logger
 	lost   atomic.Bool
@@ -574,7 +574,7 @@ type attempt struct {
 
 	mu      sync.Mutex
 	loaded  bool
-	journal map[string]JournalEntry // by handler + "#" + step
+	journal map[string]webhook.JournalEntry // by handler + "#" + step
 }
 
 func (a *attempt) failedName() string {
@@ -620,7 +620,7 @@ func (a *attempt) run(ctx context.Context, regs []*Registration) error {
 		if a.lost.Load() {
 			return ErrLeaseLost
 		}
-		if a.journaled(reg.name, DoneStep) {
+		if a.journaled(reg.name, webhook.DoneStep) {
 			a.d.cfg.Metrics.Count(MetricStepSkipped, 1)
 			a.log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.name))
 			continue
@@ -631,7 +631,7 @@ func (a *attempt) run(ctx context.Context, regs []*Registration) error {
 		}
 		if i < len(regs)-1 {
 			// Mark the handler done so a retry caused by a later handler skips it.
-			if _, err := a.save(hctx, JournalEntry{Handler: reg.name, Step: DoneStep}); err != nil {
+			if _, err := a.save(hctx, webhook.JournalEntry{Handler: reg.name, Step: webhook.DoneStep}); err != nil {
 				a.failed = reg
 				return err
 			}
@@ -707,7 +707,7 @@ func (a *attempt) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load journal: %w", err)
 	}
-	a.journal = make(map[string]JournalEntry, len(entries))
+	a.journal = make(map[string]webhook.JournalEntry, len(entries))
 	for _, e := range entries {
 		a.journal[e.Handler+"#"+e.Step] = e
 	}
@@ -716,7 +716,7 @@ func (a *attempt) load(ctx context.Context) error {
 }
 
 // save journals e; held false means the lease is lost.
-func (a *attempt) save(ctx context.Context, e JournalEntry) (bool, error) {
+func (a *attempt) save(ctx context.Context, e webhook.JournalEntry) (bool, error) {
 	e.CompletedAt = a.d.cfg.Now()
 	held, err := a.d.cfg.Store.SaveStep(ctx, a.lease, e)
 	if err != nil {
@@ -728,7 +728,7 @@ func (a *attempt) save(ctx context.Context, e JournalEntry) (bool, error) {
 	}
 	a.mu.Lock()
 	if a.journal == nil {
-		a.journal = map[string]JournalEntry{}
+		a.journal = map[string]webhook.JournalEntry{}
 	}
 	a.journal[e.Handler+"#"+e.Step] = e
 	a.mu.Unlock()
@@ -783,7 +783,7 @@ func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.
 			return nil, err
 		}
 	}
-	if _, err := a.save(ctx, JournalEntry{Handler: h.handler, Step: name, Result: result}); err != nil {
+	if _, err := a.save(ctx, webhook.JournalEntry{Handler: h.handler, Step: name, Result: result}); err != nil {
 		return nil, err
 	}
 	if hook := a.d.cfg.StepHook; hook != nil {

@@ -183,7 +183,7 @@ func TestUnknownType(t *testing.T) {
 func TestMalformedBodyGoesToDLQ(t *testing.T) {
 	rg := newRig(t, nil, func(*Registry) {})
 	for _, body := range []string{"{", `{"key":""}`, `[]`} {
-		res := rg.d.Process(context.Background(), Delivery{MessageID: "m", Body: []byte(body)})
+		res := rg.d.Process(context.Background(), Message{MessageID: "m", Body: []byte(body)})
 		if res.Verdict != Malformed || !res.Ack {
 			t.Errorf("body %q: got %v ack %v, want malformed, acked", body, res.Verdict, res.Ack)
 		}
@@ -418,7 +418,7 @@ type leaseSpy struct {
 	until *time.Time
 }
 
-func (s *leaseSpy) Acquire(ctx context.Context, key, owner string, until time.Time) (Acquisition, error) {
+func (s *leaseSpy) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
 	*s.until = until
 	return s.fakeStore.Acquire(ctx, key, owner, until)
 }
@@ -477,7 +477,7 @@ func TestProcessBatchPublishesOnce(t *testing.T) {
 	rg := newRig(t, nil, func(r *Registry) {
 		Handle(r, "h", followType, func(context.Context, *Event[follow]) error { return nil })
 	})
-	var ds []Delivery
+	var ds []Message
 	for _, k := range []string{"a", "b", "c"} {
 		rg.store.put(k, webhook.StatusReceived)
 		ds = append(ds, delivery(k, "line", "follow", follow{}))

@@ -26,14 +26,14 @@ type fakeStore struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	recs    map[string]*fakeRecord
-	journal map[string]map[string]JournalEntry // key -> handler#step -> entry (one claim)
+	journal map[string]map[string]webhook.JournalEntry // key -> handler#step -> entry (one claim)
 	calls   map[string]int
 	// heartbeatLost makes Heartbeat report a lost lease.
 	heartbeatLost bool
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{now: time.Now, recs: map[string]*fakeRecord{}, journal: map[string]map[string]JournalEntry{}, calls: map[string]int{}}
+	return &fakeStore{now: time.Now, recs: map[string]*fakeRecord{}, journal: map[string]map[string]webhook.JournalEntry{}, calls: map[string]int{}}
 }
 
 func (s *fakeStore) put(key string, st webhook.Status) {
@@ -54,7 +54,7 @@ func (s *fakeStore) count(op string) int {
 	return s.calls[op]
 }
 
-func (s *fakeStore) Acquire(_ context.Context, key, owner string, until time.Time) (Acquisition, error) {
+func (s *fakeStore) Acquire(_ context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls["Acquire"]++
@@ -62,28 +62,28 @@ func (s *fakeStore) Acquire(_ context.Context, key, owner string, until time.Tim
 	now := s.now()
 	switch {
 	case !ok:
-		return Acquisition{Outcome: Missing}, nil
+		return webhook.Acquisition{Outcome: webhook.AcquireMissing}, nil
 	case r.status.Terminal():
-		return Acquisition{Outcome: AlreadyDone, Status: r.status, Attempts: r.attempts}, nil
+		return webhook.Acquisition{Outcome: webhook.AcquireDone, Status: r.status, Attempts: r.attempts}, nil
 	case r.status == webhook.StatusProcessing && !r.until.Before(now):
-		return Acquisition{Outcome: Busy, Status: r.status, RetryAfter: r.until.Sub(now)}, nil
+		return webhook.Acquisition{Outcome: webhook.AcquireBusy, Status: r.status, RetryAfter: r.until.Sub(now)}, nil
 	case r.status == webhook.StatusFailed || r.status == webhook.StatusCompensating:
-		return Acquisition{Outcome: InFailedState, Status: r.status, LastError: r.lastError}, nil
+		return webhook.Acquisition{Outcome: webhook.AcquireFailedState, Status: r.status, LastError: r.lastError}, nil
 	}
 	r.status, r.owner, r.until = webhook.StatusProcessing, owner, until
 	r.version++
 	r.attempts++
-	return Acquisition{Outcome: Acquired, Status: r.status, Attempts: r.attempts, Lease: Lease{
+	return webhook.Acquisition{Outcome: webhook.Acquired, Status: r.status, Attempts: r.attempts, Lease: webhook.Lease{
 		Key: key, Owner: owner, Version: r.version, ClaimID: r.claimID, Attempt: r.attempts, Until: until,
 	}}, nil
 }
 
-func (s *fakeStore) holds(l Lease) (*fakeRecord, bool) {
+func (s *fakeStore) holds(l webhook.Lease) (*fakeRecord, bool) {
 	r, ok := s.recs[l.Key]
 	return r, ok && r.owner == l.Owner && r.version == l.Version && r.status == webhook.StatusProcessing
 }
 
-func (s *fakeStore) Heartbeat(_ context.Context, l Lease, until time.Time) (bool, error) {
+func (s *fakeStore) Heartbeat(_ context.Context, l webhook.Lease, until time.Time) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls["Heartbeat"]++
@@ -95,7 +95,7 @@ func (s *fakeStore) Heartbeat(_ context.Context, l Lease, until time.Time) (bool
 	return true, nil
 }
 
-func (s *fakeStore) move(op string, l Lease, to webhook.Status, lastError string) (bool, error) {
+func (s *fakeStore) move(op string, l webhook.Lease, to webhook.Status, lastError string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls[op]++
@@ -108,34 +108,34 @@ func (s *fakeStore) move(op string, l Lease, to webhook.Status, lastError string
 	return true, nil
 }
 
-func (s *fakeStore) Complete(_ context.Context, l Lease, _ time.Time) (bool, error) {
+func (s *fakeStore) Complete(_ context.Context, l webhook.Lease, _ time.Time) (bool, error) {
 	return s.move("Complete", l, webhook.StatusSucceeded, "")
 }
 
-func (s *fakeStore) Retry(_ context.Context, l Lease, e string) (bool, error) {
+func (s *fakeStore) Retry(_ context.Context, l webhook.Lease, e string) (bool, error) {
 	return s.move("Retry", l, webhook.StatusRetry, e)
 }
 
-func (s *fakeStore) Fail(_ context.Context, l Lease, e string) (bool, error) {
+func (s *fakeStore) Fail(_ context.Context, l webhook.Lease, e string) (bool, error) {
 	return s.move("Fail", l, webhook.StatusFailed, e)
 }
 
-func (s *fakeStore) Journal(_ context.Context, l Lease) ([]JournalEntry, error) {
+func (s *fakeStore) Journal(_ context.Context, l webhook.Lease) ([]webhook.JournalEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls["Journal"]++
-	return append([]JournalEntry(nil), mapsValues(s.journal[l.Key])...), nil
+	return append([]webhook.JournalEntry(nil), mapsValues(s.journal[l.Key])...), nil
 }
 
-func mapsValues(m map[string]JournalEntry) []JournalEntry {
-	var out []JournalEntry
+func mapsValues(m map[string]webhook.JournalEntry) []webhook.JournalEntry {
+	var out []webhook.JournalEntry
 	for v := range maps.Values(m) {
 		out = append(out, v)
 	}
 	return out
 }
 
-func (s *fakeStore) SaveStep(_ context.Context, l Lease, e JournalEntry) (bool, error) {
+func (s *fakeStore) SaveStep(_ context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls["SaveStep"]++
@@ -143,7 +143,7 @@ func (s *fakeStore) SaveStep(_ context.Context, l Lease, e JournalEntry) (bool, 
 		return false, nil
 	}
 	if s.journal[l.Key] == nil {
-		s.journal[l.Key] = map[string]JournalEntry{}
+		s.journal[l.Key] = map[string]webhook.JournalEntry{}
 	}
 	s.journal[l.Key][e.Handler+"#"+e.Step] = e
 	return true, nil
@@ -186,19 +186,19 @@ func (q *fakeQueue) dead() []deadLetter {
 // fakePublisher records published events.
 type fakePublisher struct {
 	mu     sync.Mutex
-	events []OutcomeEvent
+	events []webhook.Outcome
 }
 
-func (p *fakePublisher) Publish(_ context.Context, evs []OutcomeEvent) error {
+func (p *fakePublisher) Publish(_ context.Context, evs []webhook.Outcome) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.events = append(p.events, evs...)
 	return nil
 }
 
-func delivery(key, provider, typ string, payload any) Delivery {
+func delivery(key, provider, typ string, payload any) Message {
 	b, _ := json.Marshal(payload)
 	env := webhook.Envelope{Key: key, Provider: provider, Tenant: "t1", Type: typ, ReceivedAt: time.Now().Add(-time.Second), Payload: b}
 	body, _ := json.Marshal(env)
-	return Delivery{MessageID: "m-" + key, ReceiptHandle: "rh-" + key, Body: body}
+	return Message{MessageID: "m-" + key, ReceiptHandle: "rh-" + key, Body: body}
 }

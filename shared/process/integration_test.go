@@ -192,12 +192,12 @@ type nopQueue struct{}
 func (nopQueue) ChangeVisibility(context.Context, string, time.Duration) error { return nil }
 func (nopQueue) SendDeadLetter(context.Context, string, []byte, string) error  { return nil }
 
-func body(t *testing.T, env webhook.Envelope) process.Delivery {
+func body(t *testing.T, env webhook.Envelope) process.Message {
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return process.Delivery{MessageID: env.Key, ReceiptHandle: "rh", Body: b}
+	return process.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}
 }
 
 // pump polls url with workers goroutines, runs each batch through the SQS
@@ -392,7 +392,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 // frozen worker).
 type stalled struct{ process.Store }
 
-func (stalled) Heartbeat(context.Context, process.Lease, time.Time) (bool, error) {
+func (stalled) Heartbeat(context.Context, webhook.Lease, time.Time) (bool, error) {
 	return false, errors.New("heartbeat: network unreachable")
 }
 

@@ -86,7 +86,7 @@ type Compensation struct {
 	// Envelope is the event as it was queued (payload included).
 	Envelope webhook.Envelope
 	// Steps are the handler's journaled steps, newest first.
-	Steps []JournalEntry
+	Steps []webhook.JournalEntry
 	// Log is tagged with the event's key, provider and tenant.
 	Log *slog.Logger
 }

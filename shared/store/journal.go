@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -48,7 +47,7 @@ func StepSK(handler, step string) string { return SKStepPrefix + handler + "#" +
 // TransactWriteItems: a ConditionCheck that l still holds the record
 // (leaseOwner, version, status PROCESSING) and the Put of the entry, tagged
 // with l's claim id. held is false when the lease is lost (nothing is written).
-func (t *Table) SaveStep(ctx context.Context, l process.Lease, e process.JournalEntry) (bool, error) {
+func (t *Table) SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
 	now := t.now()
 	base := now
 	if l.ExpiresAt.After(now) {
@@ -93,13 +92,13 @@ func (t *Table) SaveStep(ctx context.Context, l process.Lease, e process.Journal
 // Query (pk = key AND begins_with(sk, "STEP#")), filtered on the claim id so
 // entries left by an earlier, expired claim of the same key are ignored.
 // It pages only if the journal exceeds 1 MB.
-func (t *Table) Journal(ctx context.Context, l process.Lease) ([]process.JournalEntry, error) {
+func (t *Table) Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error) {
 	return t.Steps(ctx, l.Key, l.ClaimID)
 }
 
 // Steps returns the journal entries of key written under claimID, in sort
 // key order (see [Table.Journal]).
-func (t *Table) Steps(ctx context.Context, key, claimID string) ([]process.JournalEntry, error) {
+func (t *Table) Steps(ctx context.Context, key, claimID string) ([]webhook.JournalEntry, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              &t.name,
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :prefix)"),
@@ -111,7 +110,7 @@ func (t *Table) Steps(ctx context.Context, key, claimID string) ([]process.Journ
 			":claim":  avString(claimID),
 		},
 	}
-	var out []process.JournalEntry
+	var out []webhook.JournalEntry
 	for {
 		page, err := t.db.Query(ctx, in)
 		if err != nil {
@@ -126,7 +125,7 @@ func (t *Table) Steps(ctx context.Context, key, claimID string) ([]process.Journ
 				h, st, _ := strings.Cut(strings.TrimPrefix(s.SK, SKStepPrefix), "#")
 				s.Handler, s.Step = h, st
 			}
-			out = append(out, process.JournalEntry{
+			out = append(out, webhook.JournalEntry{
 				Handler: s.Handler, Step: s.Step, Result: s.Result, CompletedAt: time.UnixMilli(s.CompletedAt),
 			})
 		}

@@ -10,12 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
-
-// Table is the processor's store.
-var _ process.Store = (*Table)(nil)
 
 // acquireCondition: claimable (RECEIVED or RETRY, or PROCESSING whose lease
 // ran out) and not expired.
@@ -33,7 +29,7 @@ const fenceCondition = "leaseOwner = :owner AND version = :version AND #s = :pro
 // old record sent back with the failure (ReturnValuesOnConditionCheckFailure
 // ALL_OLD) and reports AlreadyDone, Busy (with the lease's remaining time),
 // InFailedState or Missing: a lost race is never an error.
-func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time) (process.Acquisition, error) {
+func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
 	now := t.now()
 	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &t.name,
@@ -59,20 +55,20 @@ func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time)
 	if err != nil {
 		old, ok := conditionFailed(err)
 		if !ok {
-			return process.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
+			return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
 		}
 		rec, err := decodeRecord(old)
 		if err != nil {
-			return process.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
+			return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
 		}
 		return lostAcquisition(rec, now), nil
 	}
 	rec, err := decodeRecord(out.Attributes)
 	if err != nil || rec == nil {
-		return process.Acquisition{}, fmt.Errorf("store: acquire %s: no record returned: %w", key, err)
+		return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: no record returned: %w", key, err)
 	}
-	return process.Acquisition{
-		Outcome:   process.Acquired,
+	return webhook.Acquisition{
+		Outcome:   webhook.Acquired,
 		Lease:     leaseOf(rec),
 		Status:    rec.Status,
 		Attempts:  int(rec.Attempts),
@@ -82,27 +78,27 @@ func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time)
 }
 
 // lostAcquisition classifies the record that made an acquisition fail.
-func lostAcquisition(rec *Record, now time.Time) process.Acquisition {
+func lostAcquisition(rec *Record, now time.Time) webhook.Acquisition {
 	if rec == nil || rec.Expired(now) {
-		return process.Acquisition{Outcome: process.Missing}
+		return webhook.Acquisition{Outcome: webhook.AcquireMissing}
 	}
-	a := process.Acquisition{Status: rec.Status, Attempts: int(rec.Attempts), LastError: rec.LastError}
+	a := webhook.Acquisition{Status: rec.Status, Attempts: int(rec.Attempts), LastError: rec.LastError}
 	switch {
 	case rec.Status.Terminal():
-		a.Outcome = process.AlreadyDone
+		a.Outcome = webhook.AcquireDone
 	case rec.Status == webhook.StatusProcessing:
-		a.Outcome = process.Busy
+		a.Outcome = webhook.AcquireBusy
 		a.RetryAfter = max(time.UnixMilli(rec.LeaseUntil).Sub(now), 0)
 	case rec.Status == webhook.StatusFailed || rec.Status == webhook.StatusCompensating:
-		a.Outcome = process.InFailedState
+		a.Outcome = webhook.AcquireFailedState
 	default:
-		a.Outcome = process.Missing
+		a.Outcome = webhook.AcquireMissing
 	}
 	return a
 }
 
-func leaseOf(rec *Record) process.Lease {
-	l := process.Lease{
+func leaseOf(rec *Record) webhook.Lease {
+	l := webhook.Lease{
 		Key:     rec.Key,
 		Owner:   rec.LeaseOwner,
 		Version: rec.Version,
@@ -119,7 +115,7 @@ func leaseOf(rec *Record) process.Lease {
 // Heartbeat extends the lease to until, on condition that l still holds it
 // (leaseOwner and status PROCESSING). It does not change the version.
 // held is false when the lease is lost.
-func (t *Table) Heartbeat(ctx context.Context, l process.Lease, until time.Time) (bool, error) {
+func (t *Table) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error) {
 	_, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                &t.name,
 		Key:                      recordKey(l.Key),
@@ -139,27 +135,27 @@ func (t *Table) Heartbeat(ctx context.Context, l process.Lease, until time.Time)
 // Complete moves the record to SUCCEEDED, keeps it until retainUntil
 // (expiresAt) and clears the lease and lastError; fenced on l's owner and
 // version. held is false when the lease is lost (nothing is written).
-func (t *Table) Complete(ctx context.Context, l process.Lease, retainUntil time.Time) (bool, error) {
+func (t *Table) Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
 	return t.transition(ctx, l, webhook.StatusSucceeded, "expiresAt = :expires", "lastError",
 		map[string]types.AttributeValue{":expires": avInt(retainUntil.Unix())})
 }
 
 // Retry moves the record to RETRY with lastError and clears the lease;
 // fenced on l's owner and version.
-func (t *Table) Retry(ctx context.Context, l process.Lease, lastError string) (bool, error) {
+func (t *Table) Retry(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
 	return t.transition(ctx, l, webhook.StatusRetry, "lastError = :err", "",
 		map[string]types.AttributeValue{":err": avString(lastError)})
 }
 
 // Fail moves the record to FAILED with lastError and clears the lease;
 // fenced on l's owner and version.
-func (t *Table) Fail(ctx context.Context, l process.Lease, lastError string) (bool, error) {
+func (t *Table) Fail(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
 	return t.transition(ctx, l, webhook.StatusFailed, "lastError = :err", "",
 		map[string]types.AttributeValue{":err": avString(lastError)})
 }
 
 // transition is one fenced transition out of PROCESSING: version+1, the lease removed.
-func (t *Table) transition(ctx context.Context, l process.Lease, to webhook.Status, set, remove string, vals map[string]types.AttributeValue) (bool, error) {
+func (t *Table) transition(ctx context.Context, l webhook.Lease, to webhook.Status, set, remove string, vals map[string]types.AttributeValue) (bool, error) {
 	update := "SET #s = :to, version = version + :one, updatedAt = :nowMs"
 	if set != "" {
 		update += ", " + set

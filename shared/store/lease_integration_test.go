@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -91,19 +90,19 @@ func TestAcquireOutcomes(t *testing.T) {
 	e.seed(t, "expired", func(r *store.Record) { r.ExpiresAt = now.Add(-time.Hour).Unix() })
 	tests := []struct {
 		key         string
-		want        process.AcquireOutcome
+		want        webhook.AcquireOutcome
 		wantAttempt int
 		wantVersion int64
 	}{
-		{"received", process.Acquired, 1, 2},
-		{"retry", process.Acquired, 3, 6},
-		{"stale-lease", process.Acquired, 2, 2},
-		{"done", process.AlreadyDone, 0, 0},
-		{"dead", process.AlreadyDone, 0, 0},
-		{"failed", process.InFailedState, 0, 0},
-		{"busy", process.Busy, 0, 0},
-		{"expired", process.Missing, 0, 0},
-		{"absent", process.Missing, 0, 0},
+		{"received", webhook.Acquired, 1, 2},
+		{"retry", webhook.Acquired, 3, 6},
+		{"stale-lease", webhook.Acquired, 2, 2},
+		{"done", webhook.AcquireDone, 0, 0},
+		{"dead", webhook.AcquireDone, 0, 0},
+		{"failed", webhook.AcquireFailedState, 0, 0},
+		{"busy", webhook.AcquireBusy, 0, 0},
+		{"expired", webhook.AcquireMissing, 0, 0},
+		{"absent", webhook.AcquireMissing, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -116,7 +115,7 @@ func TestAcquireOutcomes(t *testing.T) {
 				t.Fatalf("got %v, want %v", a.Outcome, tt.want)
 			}
 			switch tt.want {
-			case process.Acquired:
+			case webhook.Acquired:
 				l := a.Lease
 				if l.Owner != "me-"+tt.key || l.Attempt != tt.wantAttempt || l.Version != tt.wantVersion ||
 					!l.Until.Equal(until) || l.ClaimID != "claim-"+tt.key {
@@ -125,11 +124,11 @@ func TestAcquireOutcomes(t *testing.T) {
 				if rec := e.get(t, tt.key); rec.Status != webhook.StatusProcessing || rec.LeaseOwner != l.Owner {
 					t.Errorf("got record %s owned by %q", rec.Status, rec.LeaseOwner)
 				}
-			case process.Busy:
+			case webhook.AcquireBusy:
 				if a.RetryAfter < 15*time.Second || a.RetryAfter > 20*time.Second {
 					t.Errorf("got RetryAfter %v, want the remaining lease (~20s)", a.RetryAfter)
 				}
-			case process.InFailedState:
+			case webhook.AcquireFailedState:
 				if a.LastError != "nope" {
 					t.Errorf("got lastError %q", a.LastError)
 				}
@@ -153,9 +152,9 @@ func TestAcquireRaceHasOneWinner(t *testing.T) {
 				return
 			}
 			switch a.Outcome {
-			case process.Acquired:
+			case webhook.Acquired:
 				won.Add(1)
-			case process.Busy:
+			case webhook.AcquireBusy:
 				busy.Add(1)
 			}
 		}()
@@ -172,7 +171,7 @@ func TestFence(t *testing.T) {
 	e.seed(t, "k", nil)
 	// A takes a short lease and stalls past it; B takes over.
 	a, err := e.table.Acquire(ctx, "k", "A", time.Now().Add(50*time.Millisecond))
-	if err != nil || a.Outcome != process.Acquired {
+	if err != nil || a.Outcome != webhook.Acquired {
 		t.Fatalf("A: %v %v", a.Outcome, err)
 	}
 	if held, err := e.table.Heartbeat(ctx, a.Lease, time.Now().Add(60*time.Millisecond)); !held || err != nil {
@@ -180,7 +179,7 @@ func TestFence(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	b, err := e.table.Acquire(ctx, "k", "B", time.Now().Add(time.Minute))
-	if err != nil || b.Outcome != process.Acquired || b.Lease.Attempt != 2 {
+	if err != nil || b.Outcome != webhook.Acquired || b.Lease.Attempt != 2 {
 		t.Fatalf("B: %+v %v", b, err)
 	}
 	before := e.get(t, "k")
@@ -191,7 +190,7 @@ func TestFence(t *testing.T) {
 		"retry":     func() (bool, error) { return e.table.Retry(ctx, a.Lease, "x") },
 		"fail":      func() (bool, error) { return e.table.Fail(ctx, a.Lease, "x") },
 		"journal": func() (bool, error) {
-			return e.table.SaveStep(ctx, a.Lease, process.JournalEntry{Handler: "h", Step: "s", CompletedAt: time.Now()})
+			return e.table.SaveStep(ctx, a.Lease, webhook.JournalEntry{Handler: "h", Step: "s", CompletedAt: time.Now()})
 		},
 	} {
 		held, err := write()
@@ -206,7 +205,7 @@ func TestFence(t *testing.T) {
 		t.Errorf("got journal %v, %v; want empty", steps, err)
 	}
 	// B's writes go through, each moving the version on.
-	if held, err := e.table.SaveStep(ctx, b.Lease, process.JournalEntry{Handler: "h", Step: "s", Result: []byte(`"r"`), CompletedAt: time.Now()}); !held || err != nil {
+	if held, err := e.table.SaveStep(ctx, b.Lease, webhook.JournalEntry{Handler: "h", Step: "s", Result: []byte(`"r"`), CompletedAt: time.Now()}); !held || err != nil {
 		t.Fatalf("B's journal: %v %v", held, err)
 	}
 	retain := time.Now().Add(24 * time.Hour)
@@ -236,7 +235,7 @@ func TestRetryAndFail(t *testing.T) {
 		t.Errorf("after retry got %+v", rec)
 	}
 	b, _ := e.table.Acquire(ctx, "k", "B", time.Now().Add(time.Minute))
-	if b.Outcome != process.Acquired || b.Lease.Attempt != 2 || b.LastError != "boom" {
+	if b.Outcome != webhook.Acquired || b.Lease.Attempt != 2 || b.LastError != "boom" {
 		t.Fatalf("second acquire: %+v", b)
 	}
 	if held, err := e.table.Fail(ctx, b.Lease, "gave up"); !held || err != nil {
@@ -253,14 +252,14 @@ func TestJournalIgnoresAnEarlierClaim(t *testing.T) {
 	e.seed(t, "k", func(r *store.Record) { r.ClaimID = "old" })
 	a, _ := e.table.Acquire(ctx, "k", "A", time.Now().Add(time.Minute))
 	for _, s := range []string{"one", "two"} {
-		if held, err := e.table.SaveStep(ctx, a.Lease, process.JournalEntry{Handler: "h", Step: s, CompletedAt: time.Now()}); !held || err != nil {
+		if held, err := e.table.SaveStep(ctx, a.Lease, webhook.JournalEntry{Handler: "h", Step: s, CompletedAt: time.Now()}); !held || err != nil {
 			t.Fatalf("save %s: %v %v", s, held, err)
 		}
 	}
 	// The key is claimed anew (the old claim expired): a new claim id.
 	e.seed(t, "k", func(r *store.Record) { r.ClaimID = "new"; r.Attempts = 1; r.Status = webhook.StatusRetry })
 	b, _ := e.table.Acquire(ctx, "k", "B", time.Now().Add(time.Minute))
-	if held, err := e.table.SaveStep(ctx, b.Lease, process.JournalEntry{Handler: "h", Step: "two", Result: []byte("2"), CompletedAt: time.Now()}); !held || err != nil {
+	if held, err := e.table.SaveStep(ctx, b.Lease, webhook.JournalEntry{Handler: "h", Step: "two", Result: []byte("2"), CompletedAt: time.Now()}); !held || err != nil {
 		t.Fatalf("save: %v %v", held, err)
 	}
 	got, err := e.table.Journal(ctx, b.Lease)

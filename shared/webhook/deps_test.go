@@ -25,26 +25,57 @@ func TestImportRules(t *testing.T) {
 		{"shared/provider/wxmsg", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/xmljson"}},
 		{"shared/provider/wecom", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
 		{"shared/provider/wechat", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
-		{"shared/process", []string{"github.com/aws/"}, nil},
+		// The processor engine: no AWS SDK and no adapter; it declares the
+		// interfaces it needs and store, queue and bus satisfy them.
+		{"shared/process", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs"}},
+		{"shared/process/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/process"}},
+		// Adapters import the domain and the SDK, never the engine or each other.
+		{"shared/store", nil, []string{"shared/webhook"}},
+		{"shared/queue", nil, []string{"shared/webhook"}},
+		{"shared/bus", nil, []string{"shared/webhook"}},
+		{"shared/awslog", nil, []string{}},
 		{"shared/config", nil, []string{}},
+		// The receiver core: providers and adapters, never the processor.
+		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/config", "shared/store", "shared/queue",
+			"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
+			"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"}},
 	}
 	for _, r := range rules {
-		out, err := exec.Command("go", "list", "-deps", mod+r.pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", r.pkg, err)
+		checkRule(t, mod, r.pkg, r.forbidden, r.allowOurs)
+	}
+	// The receiver binary links no processor code.
+	checkRule(t, mod, "functions/receiver", nil, nil)
+	out, err := exec.Command("go", "list", "-deps", mod+"functions/receiver").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, mod+"shared/process") || strings.HasPrefix(dep, mod+"functions/processor") {
+			t.Errorf("functions/receiver depends on %s", dep)
 		}
-		for _, dep := range strings.Fields(string(out)) {
-			if dep == mod+r.pkg {
-				continue
+	}
+}
+
+// checkRule fails t for every dependency of pkg that starts with a
+// forbidden prefix (unless it is one of ours that is allowed), and every
+// package of ours that allowOurs does not list (nil: any of ours).
+func checkRule(t *testing.T, mod, pkg string, forbidden, allowOurs []string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == mod+pkg {
+			continue
+		}
+		for _, f := range forbidden {
+			if strings.HasPrefix(dep, f) && !(strings.HasPrefix(dep, mod) && allowed(dep, allowOurs, mod)) {
+				t.Errorf("%s depends on %s", pkg, dep)
 			}
-			for _, f := range r.forbidden {
-				if strings.HasPrefix(dep, f) && !(strings.HasPrefix(dep, mod) && allowed(dep, r.allowOurs, mod)) {
-					t.Errorf("%s depends on %s", r.pkg, dep)
-				}
-			}
-			if strings.HasPrefix(dep, mod) && !allowed(dep, r.allowOurs, mod) {
-				t.Errorf("%s imports %s, which it must not", r.pkg, dep)
-			}
+		}
+		if strings.HasPrefix(dep, mod) && !allowed(dep, allowOurs, mod) {
+			t.Errorf("%s imports %s, which it must not", pkg, dep)
 		}
 	}
 }

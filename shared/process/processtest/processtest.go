@@ -92,9 +92,9 @@ type EventReport struct {
 	Status    webhook.Status
 	Attempts  int
 	LastError string
-	// Journal is the event's journal, in sort key order ([process.DoneStep]
+	// Journal is the event's journal, in sort key order ([webhook.DoneStep]
 	// entries included).
-	Journal []process.JournalEntry
+	Journal []webhook.JournalEntry
 	// Deliveries counts the deliveries of this event; Verdicts counts them by verdict.
 	Deliveries int
 	Verdicts   map[process.Verdict]int
@@ -116,13 +116,13 @@ type Report struct {
 }
 
 // StepKeys returns the idempotency keys of every journaled step of every
-// event ([process.DoneStep] markers left out), sorted: the keys an API called
+// event ([webhook.DoneStep] markers left out), sorted: the keys an API called
 // once per step should have seen, each standing for one effect.
 func (r *Report) StepKeys() []string {
 	var keys []string
 	for _, ev := range r.Events {
 		for _, e := range ev.Journal {
-			if e.Step != process.DoneStep {
+			if e.Step != webhook.DoneStep {
 				keys = append(keys, process.IdempotencyKey(ev.Key, e.Handler, e.Step))
 			}
 		}
@@ -278,7 +278,7 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 			go func() {
 				defer wg.Done()
 				<-start
-				results[i] = d.Process(ctx, process.Delivery{MessageID: fmt.Sprintf("m%d-%d", round, i),
+				results[i] = d.Process(ctx, process.Message{MessageID: fmt.Sprintf("m%d-%d", round, i),
 					ReceiptHandle: fmt.Sprintf("rh%d-%d", round, i), Body: msg})
 			}()
 		}
@@ -351,7 +351,7 @@ func (k *kit) check(sc *scenario, ev, plain EventReport) {
 	}
 }
 
-func stepNames(j []process.JournalEntry) []string {
+func stepNames(j []webhook.JournalEntry) []string {
 	out := make([]string, 0, len(j))
 	for _, e := range j {
 		out = append(out, e.Handler+"/"+e.Step)

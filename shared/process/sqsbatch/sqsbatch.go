@@ -36,10 +36,10 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 }
 
 // Deliveries converts the records of ev to dispatcher deliveries.
-func Deliveries(ev events.SQSEvent) []process.Delivery {
-	ds := make([]process.Delivery, len(ev.Records))
+func Deliveries(ev events.SQSEvent) []process.Message {
+	ds := make([]process.Message, len(ev.Records))
 	for i, r := range ev.Records {
-		ds[i] = process.Delivery{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body)}
+		ds[i] = process.Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body)}
 	}
 	return ds
 }

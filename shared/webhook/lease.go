@@ -1,0 +1,97 @@
+package webhook
+
+import "time"
+
+// AcquireOutcome is what an attempt to take an event's lease found.
+type AcquireOutcome int
+
+// Acquire outcomes. Only a failed call is an error; a lost race is one of these.
+const (
+	// Acquired: the lease is ours; the record is PROCESSING.
+	Acquired AcquireOutcome = iota + 1
+	// AcquireDone: the record is terminal (SUCCEEDED, COMPENSATED, DEAD): a
+	// duplicate delivery, to be acknowledged.
+	AcquireDone
+	// AcquireBusy: another worker holds a live lease; try again after
+	// [Acquisition.RetryAfter].
+	AcquireBusy
+	// AcquireMissing: there is no record, or it has expired (treated as absent).
+	AcquireMissing
+	// AcquireFailedState: the record is FAILED or COMPENSATING; it belongs to the
+	// dead-letter path.
+	AcquireFailedState
+)
+
+// String returns the outcome's name.
+func (o AcquireOutcome) String() string {
+	switch o {
+	case Acquired:
+		return "acquired"
+	case AcquireDone:
+		return "already-done"
+	case AcquireBusy:
+		return "busy"
+	case AcquireMissing:
+		return "missing"
+	case AcquireFailedState:
+		return "failed-state"
+	}
+	return "unknown"
+}
+
+// Lease is a lease held on an event record: the fence every later write of
+// the attempt is conditional on.
+type Lease struct {
+	// Key is the event key (the record's pk).
+	Key string
+	// Owner is the unique token of this attempt (leaseOwner).
+	Owner string
+	// Version is the record's version after the lease was taken.
+	Version int64
+	// ClaimID is the record's claim id; journal entries of another claim of
+	// the same key are ignored.
+	ClaimID string
+	// Attempt is the record's attempts counter, counting this attempt (1 = first).
+	Attempt int
+	// Until is when the lease runs out unless extended.
+	Until time.Time
+	// ExpiresAt is the record's TTL when the lease was taken (zero if none).
+	ExpiresAt time.Time
+}
+
+// Acquisition is the result of the store's Acquire.
+type Acquisition struct {
+	// Outcome says what was found.
+	Outcome AcquireOutcome
+	// Lease is the lease taken (Outcome == Acquired only).
+	Lease Lease
+	// Status is the record's status when the lease was not taken ("" if AcquireMissing).
+	Status Status
+	// Attempts is the record's attempts counter.
+	Attempts int
+	// LastError is the record's lastError, if any.
+	LastError string
+	// RetryAfter is, for AcquireBusy, how long the other worker's lease still runs.
+	RetryAfter time.Duration
+	// Payload is the event's payload as stored in its record (Acquired only):
+	// the processor uses it when the message was sent without one
+	// ([Envelope.PayloadInRecord]).
+	Payload []byte
+}
+
+// JournalEntry is one completed step of one handler.
+type JournalEntry struct {
+	// Handler is the registered handler name.
+	Handler string
+	// Step is the step name ([DoneStep] marks a completed handler).
+	Step string
+	// Result is what the step returned (JSON for StepResult; empty for the processor's Step).
+	Result []byte
+	// CompletedAt is when the entry was written.
+	CompletedAt time.Time
+}
+
+// DoneStep is the journal step name that marks a handler as completed, so it
+// is skipped when the event is retried because of another handler. Step names
+// starting with '$' are reserved.
+const DoneStep = "$done"
