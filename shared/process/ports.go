@@ -42,3 +42,11 @@ type DeadLetters interface {
 	// key (empty if unknown) and the reason it was given up on.
 	SendDeadLetter(ctx context.Context, key string, body []byte, reason string) error
 }
+
+// Publisher publishes outcome events. A nil Publisher in [Config] turns
+// publishing off.
+type Publisher interface {
+	// Publish sends events, retrying the entries that failed; the error
+	// reports those that could not be sent at all.
+	Publish(ctx context.Context, events []webhook.Outcome) error
+}

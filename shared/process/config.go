@@ -1,0 +1,179 @@
+package process
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/obs"
+)
+
+// Metric names (EMF, PascalCase) the dispatcher records.
+const (
+	MetricClaimed           = "Claimed"
+	MetricDuplicateDelivery = "DuplicateDelivery"
+	MetricSucceeded         = "Succeeded"
+	MetricRetried           = "Retried"
+	MetricFailed            = "Failed"
+	MetricUnhandled         = "Unhandled"
+	MetricStepSkipped       = "StepSkipped"
+	MetricLeaseLost         = "LeaseLost"
+	MetricLeaseBusy         = "LeaseBusy"
+	MetricMissing           = "Missing"
+	MetricMalformed         = "Malformed"
+	MetricPublishFailed     = "PublishFailed"
+	MetricProcessingLatency = "ProcessingLatency"
+	MetricEndToEndLatency   = "EndToEndLatency"
+)
+
+// Defaults of [Config].
+const (
+	DefaultLeaseDuration = 60 * time.Second
+	DefaultMaxAttempts   = 5
+	DefaultRetryBase     = 2 * time.Second
+	DefaultRetryCap      = 15 * time.Minute
+	DefaultRetention     = 7 * 24 * time.Hour
+	DefaultFinishReserve = 3 * time.Second
+	// MaxVisibility is the longest visibility timeout SQS accepts.
+	MaxVisibility = 12 * time.Hour
+	maxLastError  = 1024
+)
+
+// StepPoint is where a [StepHook] is called: after a step's function
+// returned nil, before (Journaled false) and after (Journaled true) its
+// journal entry is written.
+type StepPoint struct {
+	Key       string
+	Handler   string
+	Step      string
+	Attempt   int
+	Journaled bool
+}
+
+// StepHook is a test seam: a non-nil error it returns is returned by Step as
+// if the step had failed at that point. An error wrapping [ErrCrashed]
+// abandons the attempt as a process crash would: nothing more is written, the
+// lease is left to run out and the message is not acknowledged.
+type StepHook func(ctx context.Context, p StepPoint) error
+
+// ErrCrashed, returned by a [StepHook], simulates a crash of the worker.
+var ErrCrashed = errors.New("process: simulated crash")
+
+// Config configures a [Dispatcher].
+type Config struct {
+	// Registry holds the handlers (required).
+	Registry *Registry
+	// Store is the events table (required).
+	Store Store
+	// Queue is the main queue, whose message visibility is set for retries (required).
+	Queue Visibility
+	// DLQ receives the events given up on (required).
+	DLQ DeadLetters
+	// Publisher publishes outcome events (optional; nil: publishing off).
+	Publisher Publisher
+	// Logger (optional; default: discard).
+	Logger *slog.Logger
+	// Metrics records EMF metrics (optional; nil: none).
+	Metrics *obs.Metrics
+	// LeaseDuration is how long a lease lasts unless extended; the heartbeat
+	// extends it every third of it (optional; default 60s).
+	LeaseDuration time.Duration
+	// MaxAttempts is the attempt limit of handlers without their own (optional; default 5).
+	// The queue's maxReceiveCount must be higher, or SQS dead-letters first.
+	MaxAttempts int
+	// Timeout is the per-attempt time limit of handlers without their own
+	// (optional; default none: the invocation's deadline less FinishReserve).
+	Timeout time.Duration
+	// RetryBase and RetryCap bound the retry backoff: the visibility timeout
+	// of attempt n is uniform in [0, min(RetryCap, RetryBase·2^(n-1))]
+	// ("full jitter") (optional; defaults 2s and 15m; at most 12h).
+	RetryBase time.Duration
+	RetryCap  time.Duration
+	// Retention is how long a SUCCEEDED record is kept (optional; default 7 days).
+	Retention time.Duration
+	// FinishReserve is the time kept back from the invocation's deadline for
+	// the closing writes (optional; default 3s).
+	FinishReserve time.Duration
+	// UnhandledToDLQ sends events of a type without handlers to the DLQ
+	// (FAILED) instead of acknowledging them (SUCCEEDED) (optional).
+	UnhandledToDLQ bool
+	// Transport is the base transport of [Event.HTTPClient] (optional; default http.DefaultTransport).
+	Transport http.RoundTripper
+	// Now is the clock (optional; default time.Now).
+	Now func() time.Time
+	// Jitter returns a uniform random number in [0, n) (optional; default math/rand/v2).
+	Jitter func(n int64) int64
+	// NewOwner returns a unique lease owner token (optional; default 128 random bits, hex).
+	NewOwner func() string
+	// StepHook is called at each step's crash points (optional; tests only).
+	StepHook StepHook
+}
+
+// Validate reports a missing required field or an invalid value.
+func (c *Config) Validate() error {
+	switch {
+	case c.Registry == nil:
+		return errors.New("process: config: nil Registry")
+	case c.Store == nil:
+		return errors.New("process: config: nil Store")
+	case c.Queue == nil:
+		return errors.New("process: config: nil Queue")
+	case c.DLQ == nil:
+		return errors.New("process: config: nil DLQ")
+	case c.LeaseDuration < 0, c.MaxAttempts < 0, c.Timeout < 0, c.RetryBase < 0, c.RetryCap < 0,
+		c.Retention < 0, c.FinishReserve < 0:
+		return errors.New("process: config: negative duration or count")
+	case c.RetryCap > MaxVisibility:
+		return fmt.Errorf("process: config: RetryCap %v above SQS's maximum %v", c.RetryCap, MaxVisibility)
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = DefaultLeaseDuration
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.RetryBase == 0 {
+		c.RetryBase = DefaultRetryBase
+	}
+	if c.RetryCap == 0 {
+		c.RetryCap = DefaultRetryCap
+	}
+	if c.RetryCap < c.RetryBase {
+		c.RetryCap = c.RetryBase
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.FinishReserve == 0 {
+		c.FinishReserve = DefaultFinishReserve
+	}
+	if c.Transport == nil {
+		c.Transport = http.DefaultTransport
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Jitter == nil {
+		c.Jitter = mrand.Int64N
+	}
+	if c.NewOwner == nil {
+		c.NewOwner = randomOwner
+	}
+}
+
+// randomOwner is a lease owner token: 26 random base32 characters
+// (130 bits).
+func randomOwner() string { return rand.Text() }

@@ -1,0 +1,116 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+func (a *attempt) journaled(handler, step string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.journal[handler+"#"+step]
+	return ok
+}
+
+// load reads the journal once per attempt; the first attempt has none.
+func (a *attempt) load(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.loaded || a.lease.Attempt <= 1 {
+		return nil
+	}
+	entries, err := a.d.cfg.Store.Journal(ctx, a.lease)
+	if err != nil {
+		return fmt.Errorf("load journal: %w", err)
+	}
+	a.journal = make(map[string]webhook.JournalEntry, len(entries))
+	for _, e := range entries {
+		a.journal[e.Handler+"#"+e.Step] = e
+	}
+	a.loaded = true
+	return nil
+}
+
+// save journals e; held false means the lease is lost.
+func (a *attempt) save(ctx context.Context, e webhook.JournalEntry) (bool, error) {
+	e.CompletedAt = a.d.cfg.Now()
+	held, err := a.d.cfg.Store.SaveStep(ctx, a.lease, e)
+	if err != nil {
+		return false, fmt.Errorf("journal step %s/%s: %w", e.Handler, e.Step, err)
+	}
+	if !held {
+		a.markLost()
+		return false, ErrLeaseLost
+	}
+	a.mu.Lock()
+	if a.journal == nil {
+		a.journal = map[string]webhook.JournalEntry{}
+	}
+	a.journal[e.Handler+"#"+e.Step] = e
+	a.mu.Unlock()
+	return true, nil
+}
+
+// handlerRun is one handler's run within an attempt.
+type handlerRun struct {
+	att     *attempt
+	handler string
+	mu      sync.Mutex
+	used    map[string]bool
+}
+
+func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.Context, key string) ([]byte, error)) ([]byte, error) {
+	a := h.att
+	if err := validStepName(name); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	dup := h.used[name]
+	h.used[name] = true
+	h.mu.Unlock()
+	if dup {
+		return nil, Permanent(fmt.Errorf("step %q used twice in handler %s", name, h.handler))
+	}
+	if a.lost.Load() {
+		return nil, ErrLeaseLost
+	}
+	if err := a.load(ctx); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	e, done := a.journal[h.handler+"#"+name]
+	a.mu.Unlock()
+	if done {
+		a.d.cfg.Metrics.Count(MetricStepSkipped, 1)
+		a.log.DebugContext(ctx, "step already journaled; skipped", slog.String("handler", h.handler), slog.String("step", name))
+		return e.Result, nil
+	}
+	key := IdempotencyKey(a.env.Key, h.handler, name)
+	result, err := fn(context.WithValue(ctx, idemKeyCtx{}, key), key)
+	if err != nil {
+		if a.lost.Load() {
+			return nil, ErrLeaseLost
+		}
+		return nil, err
+	}
+	point := StepPoint{Key: a.env.Key, Handler: h.handler, Step: name, Attempt: a.lease.Attempt}
+	if hook := a.d.cfg.StepHook; hook != nil {
+		if err := hook(ctx, point); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := a.save(ctx, webhook.JournalEntry{Handler: h.handler, Step: name, Result: result}); err != nil {
+		return nil, err
+	}
+	if hook := a.d.cfg.StepHook; hook != nil {
+		point.Journaled = true
+		if err := hook(ctx, point); err != nil {
+			return nil, err
+		}
+	}
+	return result, nil
+}
