@@ -252,11 +252,26 @@ func TestBackoffBounds(t *testing.T) {
 			t.Errorf("attempt %d: got min %v, want 0", n, got)
 		}
 	}
-	// The default jitter stays within the bound.
+	// The dispatcher's default jitter stays within the bound and spreads
+	// over it (full jitter, not a constant).
+	var c Config
+	c.setDefaults()
+	seen := map[time.Duration]bool{}
+	var lo, hi int
 	for range 1000 {
-		if got := Backoff(3, base, cap, func(n int64) int64 { return time.Now().UnixNano() % n }); got < 0 || got > 8*time.Second {
+		got := Backoff(3, base, cap, c.Jitter)
+		if got < 0 || got > 8*time.Second {
 			t.Fatalf("got %v, want within [0, 8s]", got)
 		}
+		seen[got] = true
+		if got < 4*time.Second {
+			lo++
+		} else {
+			hi++
+		}
+	}
+	if len(seen) < 900 || lo < 400 || hi < 400 {
+		t.Fatalf("default jitter: %d distinct values, %d below and %d above the middle; want ~uniform", len(seen), lo, hi)
 	}
 }
 

@@ -259,7 +259,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -323,13 +323,82 @@ func TestEachEffectOnceUnderTripleDelivery(t *testing.T) {
 		events, copies, events*copies, elapsed.Round(time.Millisecond), float64(events*copies)/elapsed.Seconds())
 }
 
+// faultAt is a store that fails the journal write of one step of attempt 1
+// (after writing it when journaled is true, so the write lands but its
+// answer is lost). With dead set it then drops every later write too: what
+// a worker that died at that point leaves behind (its lease runs out).
+type faultAt struct {
+	process.Store
+	step      string
+	journaled bool
+	dead      bool
+
+	mu    sync.Mutex
+	fired string // the lease owner of the attempt the fault hit
+}
+
+var errInjected = errors.New("injected failure")
+
+// gone reports whether l belongs to the dead worker.
+func (f *faultAt) gone(l webhook.Lease) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dead && f.fired != "" && f.fired == l.Owner
+}
+
+func (f *faultAt) SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
+	if f.gone(l) {
+		return false, errInjected
+	}
+	if l.Attempt == 1 && e.Step == f.step {
+		f.mu.Lock()
+		f.fired = l.Owner
+		f.mu.Unlock()
+		if f.journaled {
+			if _, err := f.Store.SaveStep(ctx, l, e); err != nil {
+				return false, err
+			}
+		}
+		return false, errInjected
+	}
+	return f.Store.SaveStep(ctx, l, e)
+}
+
+func (f *faultAt) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error) {
+	if f.gone(l) {
+		return false, errInjected
+	}
+	return f.Store.Heartbeat(ctx, l, until)
+}
+
+func (f *faultAt) Complete(ctx context.Context, l webhook.Lease, until time.Time) (bool, error) {
+	if f.gone(l) {
+		return false, errInjected
+	}
+	return f.Store.Complete(ctx, l, until)
+}
+
+func (f *faultAt) Retry(ctx context.Context, l webhook.Lease, reason string) (bool, error) {
+	if f.gone(l) {
+		return false, errInjected
+	}
+	return f.Store.Retry(ctx, l, reason)
+}
+
+func (f *faultAt) Fail(ctx context.Context, l webhook.Lease, reason string) (bool, error) {
+	if f.gone(l) {
+		return false, errInjected
+	}
+	return f.Store.Fail(ctx, l, reason)
+}
+
 // Must show 2: a crash after each step in turn.
 func TestCrashAfterEachStep(t *testing.T) {
 	steps := []string{"reserve", "charge", "notify"}
 	for _, crash := range []struct {
 		name string
-		err  error
-	}{{"worker crash", process.ErrCrashed}, {"step error", errors.New("injected failure")}} {
+		dead bool
+	}{{"worker crash", true}, {"journal write error", false}} {
 		for i, step := range steps {
 			for _, journaled := range []bool{false, true} {
 				name := fmt.Sprintf("%s after %s (journaled %v)", crash.name, step, journaled)
@@ -340,13 +409,9 @@ func TestCrashAfterEachStep(t *testing.T) {
 					reg := process.NewRegistry()
 					process.Handle(reg, "shop.order", followType, stepsHandler(fx.srv.URL, steps...))
 					const lease = time.Minute // on clk: stepped over, never waited for
-					d, err := process.New(process.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{},
-						Now: clk.Now, LeaseDuration: lease, StepHook: func(_ context.Context, p process.StepPoint) error {
-							if p.Attempt == 1 && p.Step == step && p.Journaled == journaled {
-								return crash.err
-							}
-							return nil
-						}})
+					d, err := process.New(process.Config{Registry: reg, Queue: nopQueue{}, DLQ: nopQueue{},
+						Store: &faultAt{Store: s.table, step: step, journaled: journaled, dead: crash.dead},
+						Now: clk.Now, LeaseDuration: lease})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -356,7 +421,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 					if first.Ack || first.Verdict == process.Succeeded {
 						t.Fatalf("attempt 1: got %v (ack %v), want an unacknowledged failure", first.Verdict, first.Ack)
 					}
-					if errors.Is(crash.err, process.ErrCrashed) {
+					if crash.dead {
 						if rec := s.record(t, env.Key); rec.Status != webhook.StatusProcessing {
 							t.Fatalf("after a crash got %s, want PROCESSING with the lease left to run out", rec.Status)
 						}
