@@ -411,7 +411,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 					const lease = time.Minute // on clk: stepped over, never waited for
 					d, err := process.New(process.Config{Registry: reg, Queue: nopQueue{}, DLQ: nopQueue{},
 						Store: &faultAt{Store: s.table, step: step, journaled: journaled, dead: crash.dead},
-						Now: clk.Now, LeaseDuration: lease})
+						Now:   clk.Now, LeaseDuration: lease})
 					if err != nil {
 						t.Fatal(err)
 					}
