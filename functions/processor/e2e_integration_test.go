@@ -23,23 +23,25 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookwall/hookwall/functions/processor/wiring"
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // The whole wall, end to end, through the production wiring of both
-// functions (intake.Build and newHandler, configured only by the SDK's
-// environment): a LINE delivery and its duplicates go through the receiver
-// over HTTP, the queue, the processor's SQS batch handler and the built-in
-// forwarding handler, and each event reaches the tenant's endpoint once,
-// signed so that a Standard Webhooks receiver accepts it.
+// functions (settings.LoadReceiver and intake.Build, settings.LoadProcessor
+// and wiring.Build; AWS endpoints only from the SDK's environment): a LINE
+// delivery and its duplicates go through the receiver over HTTP, the queue,
+// the processor's SQS batch handler and the built-in forwarding handler,
+// and each event reaches the tenant's endpoint once, signed so that a
+// Standard Webhooks receiver accepts it.
 
 const (
 	e2eLineSecret = "5e1f0c1d6a2b4e9f8a7b6c5d4e3f2a10"
@@ -101,35 +103,31 @@ func TestEndToEndReceiverQueueProcessorForward(t *testing.T) {
 	if err := os.WriteFile(tenants, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := slog.New(slog.DiscardHandler)
 
 	// The receiver, as functions/receiver wires it, served over HTTP.
-	settings, err := intake.LoadSettings(func(k string) string {
+	rs, _, err := settings.LoadReceiver(func(k string) string {
 		return map[string]string{"TABLE_NAME": tableName, "QUEUE_URL": queues.URL, "HOOKWALL_TENANTS_FILE": tenants}[k]
-	})
+	}, intake.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
-	receiver, err := intake.Build(ctx, settings, awsCfg, log, io.Discard)
+	receiver, err := intake.Build(ctx, rs, log, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	receiverSrv := httptest.NewServer(receiver)
 	defer receiverSrv.Close()
 
-	// The processor, as main wires it.
-	cfg, err := configFromEnv(func(k string) string {
+	// The processor, as functions/processor wires it.
+	ps, _, err := settings.LoadProcessor(func(k string) string {
 		return map[string]string{"TABLE_NAME": tableName, "QUEUE_URL": queues.URL, "DLQ_URL": queues.DLQURL,
-			"HOOKWALL_TENANTS_FILE": tenants, "LEASE_SECONDS": "5"}[k]
-	})
+			"HOOKWALL_TENANTS_FILE": tenants, "HOOKWALL_LEASE": "5s"}[k]
+	}, wiring.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
-	processor, err := newHandler(ctx, cfg, log)
+	processor, err := wiring.Build(ctx, ps, log, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

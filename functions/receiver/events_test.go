@@ -19,11 +19,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -46,7 +46,7 @@ type sample struct {
 	headers                             map[string]string
 }
 
-func samples(t *testing.T, tn *config.Tenant, now time.Time) []sample {
+func samples(t *testing.T, tn *tenants.Tenant, now time.Time) []sample {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	nonce := "1597212914"
 	lineEvent := func(kind, id, extra string) string {
@@ -57,7 +57,7 @@ func samples(t *testing.T, tn *config.Tenant, now time.Time) []sample {
 	lineBody := func(evs ...string) string {
 		return `{"destination":"U00000000000000000000000000000001","events":[` + strings.Join(evs, ",") + `]}`
 	}
-	wxKey := func(k config.Secret) []byte {
+	wxKey := func(k tenants.Secret) []byte {
 		key, err := wxcrypto.ParseKey(k.Reveal())
 		if err != nil {
 			t.Fatal(err)
@@ -147,7 +147,7 @@ func (acceptAll) RevertEnqueue(context.Context, *store.Record, int64) error { re
 func (acceptAll) Send(context.Context, []webhook.Envelope) error            { return nil }
 
 func TestSampleEvents(t *testing.T) {
-	tenants, err := config.LoadFile(tenantsFile)
+	tenants, err := tenants.LoadFile(tenantsFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package awstest
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -75,11 +74,10 @@ func SQS(t testing.TB) *sqs.Client {
 	return c
 }
 
-// Name returns prefix followed by a random suffix, unique per call.
+// Name returns prefix followed by "-" and a random suffix (26 characters
+// of A–Z and 2–7, crypto/rand.Text), unique per call.
 func Name(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "-" + hex.EncodeToString(b[:])
+	return prefix + "-" + rand.Text()
 }
 
 // NewTable creates a uniquely named events-shaped table (pk, sk strings;

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"github.com/hookwall/hookwall/shared/batch"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -21,8 +22,16 @@ const (
 	DetailTypeFailed    = "hookwall.event.failed"
 )
 
-// MaxBatch is the most entries one PutEvents call takes.
-const MaxBatch = 10
+// Limits of one PutEvents call
+// (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html).
+const (
+	// MaxBatch is the most entries one PutEvents call takes.
+	MaxBatch = 10
+	// MaxBatchBytes bounds the total size of the entries of one PutEvents
+	// call, as EventBridge counts it (see [EntrySize]). An entry over it on
+	// its own is never sent.
+	MaxBatchBytes = 256 * 1024
+)
 
 // PutEventsAPI is the part of the EventBridge client the Publisher uses;
 // *eventbridge.Client satisfies it.
@@ -90,9 +99,24 @@ func DetailType(s webhook.Status) string {
 	return DetailTypeFailed
 }
 
-// Publish sends evs in PutEvents calls of at most MaxBatch entries,
-// resending only the rejected entries (or a whole batch whose call failed)
-// up to the configured attempts. It returns an error naming how many events
+// EntrySize is the size of e as EventBridge counts it against
+// [MaxBatchBytes]: 14 bytes for Time if set, plus the UTF-8 bytes of Source,
+// DetailType, Detail and each of Resources.
+func EntrySize(e *types.PutEventsRequestEntry) int {
+	n := len(aws.ToString(e.Source)) + len(aws.ToString(e.DetailType)) + len(aws.ToString(e.Detail))
+	if e.Time != nil {
+		n += 14
+	}
+	for _, r := range e.Resources {
+		n += len(r)
+	}
+	return n
+}
+
+// Publish sends evs in PutEvents calls of at most MaxBatch entries and
+// MaxBatchBytes, resending only the rejected entries (or a whole batch whose
+// call failed) up to the configured attempts. An event whose entry alone is
+// over MaxBatchBytes is not sent. It returns an error naming how many events
 // could not be sent.
 func (p *Publisher) Publish(ctx context.Context, evs []webhook.Outcome) error {
 	if p == nil || len(evs) == 0 {
@@ -117,62 +141,57 @@ func (p *Publisher) Publish(ctx context.Context, evs []webhook.Outcome) error {
 			entries[i].Time = aws.Time(ev.At)
 		}
 	}
-	var failed int
-	var lastErr error
-	for start := 0; start < len(entries); start += MaxBatch {
-		pending := entries[start:min(start+MaxBatch, len(entries))]
-		for attempt := 0; len(pending) > 0 && attempt < p.attempts; attempt++ {
-			if attempt > 0 {
-				if err := sleep(ctx, p.backoff<<(attempt-1)); err != nil {
-					lastErr = err
-					break
-				}
-			}
-			pending, lastErr = p.put(ctx, pending)
+	var batches [][]int
+	var tooLarge []int
+	for _, b := range batch.Split(len(entries), func(i int) int { return EntrySize(&entries[i]) }, MaxBatch, MaxBatchBytes) {
+		if len(b) == 1 && EntrySize(&entries[b[0]]) > MaxBatchBytes {
+			tooLarge = append(tooLarge, b[0])
+			continue
 		}
-		failed += len(pending)
+		batches = append(batches, b)
 	}
-	if failed > 0 {
-		return fmt.Errorf("bus: %d of %d event(s) not published: %w", failed, len(entries), lastErr)
+	failed, lastErr := batch.Send(ctx, batches, p.attempts, p.backoff,
+		func(ctx context.Context, pending []int) ([]int, error) {
+			return p.put(ctx, entries, pending)
+		})
+	if len(tooLarge) > 0 {
+		failed = append(failed, tooLarge...)
+		lastErr = errors.Join(lastErr, fmt.Errorf("%d entry(ies) over %d bytes: %w", len(tooLarge), MaxBatchBytes, webhook.ErrTooLarge))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("bus: %d of %d event(s) not published: %w", len(failed), len(entries), lastErr)
 	}
 	return nil
 }
 
-// put sends one batch and returns the entries to send again.
-func (p *Publisher) put(ctx context.Context, batch []types.PutEventsRequestEntry) ([]types.PutEventsRequestEntry, error) {
-	out, err := p.client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: batch})
+// put sends the pending entries in one call and returns those to send again.
+func (p *Publisher) put(ctx context.Context, entries []types.PutEventsRequestEntry, pending []int) ([]int, error) {
+	in := &eventbridge.PutEventsInput{Entries: make([]types.PutEventsRequestEntry, len(pending))}
+	for j, i := range pending {
+		in.Entries[j] = entries[i]
+	}
+	out, err := p.client.PutEvents(ctx, in)
 	if err != nil {
-		return batch, fmt.Errorf("put events: %w", err)
+		return pending, fmt.Errorf("put events: %w", err)
 	}
 	if out.FailedEntryCount == 0 {
 		return nil, nil
 	}
-	var rest []types.PutEventsRequestEntry
+	var rest []int
 	var firstErr error
-	for i, e := range out.Entries {
-		if i < len(batch) && e.ErrorCode != nil {
-			rest = append(rest, batch[i])
+	for j, e := range out.Entries {
+		if j < len(pending) && e.ErrorCode != nil {
+			rest = append(rest, pending[j])
 			if firstErr == nil {
 				firstErr = fmt.Errorf("entry rejected: %s: %s", aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage))
 			}
 		}
 	}
-	if len(out.Entries) < len(batch) { // malformed reply: resend what it says nothing about
-		rest = append(rest, batch[len(out.Entries):]...)
+	if len(out.Entries) < len(pending) { // malformed reply: resend what it says nothing about
+		rest = append(rest, pending[len(out.Entries):]...)
 	}
-	if firstErr == nil {
+	if firstErr == nil && len(rest) > 0 {
 		firstErr = errors.New("entries rejected")
 	}
 	return rest, firstErr
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -111,5 +113,94 @@ func TestEmptyBusNameTurnsPublishingOff(t *testing.T) {
 	}
 	if err := p.Publish(context.Background(), []webhook.Outcome{{Key: "k"}}); err != nil {
 		t.Errorf("nil publisher: got %v, want nil", err)
+	}
+}
+
+func TestEntrySizeCountsWhatEventBridgeCounts(t *testing.T) {
+	e := types.PutEventsRequestEntry{Source: aws.String("src"), DetailType: aws.String("dt"), Detail: aws.String(`{"a":"é"}`),
+		EventBusName: aws.String("ignored"), Resources: []string{"r1", "r22"}}
+	if got, want := EntrySize(&e), 3+2+len(`{"a":"é"}`)+2+3; got != want {
+		t.Errorf("without Time: got %d, want %d", got, want)
+	}
+	e.Time = aws.Time(time.Now())
+	if got, want := EntrySize(&e), 3+2+len(`{"a":"é"}`)+2+3+14; got != want {
+		t.Errorf("with Time: got %d, want %d", got, want)
+	}
+}
+
+// recordingBus accepts every entry and records the calls.
+type recordingBus struct {
+	mu    sync.Mutex
+	calls [][]types.PutEventsRequestEntry
+}
+
+func (b *recordingBus) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = append(b.calls, in.Entries)
+	out := &eventbridge.PutEventsOutput{}
+	for range in.Entries {
+		out.Entries = append(out.Entries, types.PutEventsResultEntry{EventId: aws.String("e")})
+	}
+	return out, nil
+}
+
+func TestPublishSplitsBatchesByBytes(t *testing.T) {
+	fake := &recordingBus{}
+	p, err := New(Config{Client: fake, BusName: "outcomes", Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each detail is ~100 KiB: two fit in one call, three do not.
+	var evs []webhook.Outcome
+	for i := range 5 {
+		evs = append(evs, webhook.Outcome{Key: fmt.Sprintf("k%d", i), Status: webhook.StatusFailed,
+			LastError: strings.Repeat("x", 100<<10), At: time.Now()})
+	}
+	if err := p.Publish(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, call := range fake.calls {
+		sizes = append(sizes, len(call))
+		total := 0
+		for i := range call {
+			total += EntrySize(&call[i])
+		}
+		if total > MaxBatchBytes {
+			t.Errorf("a call of %d bytes, over %d", total, MaxBatchBytes)
+		}
+	}
+	if fmt.Sprint(sizes) != "[2 2 1]" {
+		t.Errorf("got batch sizes %v, want [2 2 1]", sizes)
+	}
+}
+
+func TestPublishNeverSendsAnOversizedEntry(t *testing.T) {
+	fake := &recordingBus{}
+	p, err := New(Config{Client: fake, BusName: "outcomes", Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := []webhook.Outcome{
+		{Key: "small", Status: webhook.StatusSucceeded},
+		{Key: "huge", Status: webhook.StatusFailed, LastError: strings.Repeat("x", MaxBatchBytes)},
+		{Key: "small2", Status: webhook.StatusSucceeded},
+	}
+	err = p.Publish(context.Background(), evs)
+	if !errors.Is(err, webhook.ErrTooLarge) || !strings.Contains(err.Error(), "1 of 3") {
+		t.Fatalf("got %v, want 1 of 3 not published, ErrTooLarge", err)
+	}
+	sent := 0
+	for _, call := range fake.calls {
+		for _, e := range call {
+			sent++
+			if strings.Contains(aws.ToString(e.Detail), `"huge"`) {
+				t.Error("the oversized entry was sent")
+			}
+		}
+	}
+	if sent != 2 {
+		t.Errorf("sent %d entries, want 2", sent)
 	}
 }

@@ -3,19 +3,23 @@ package intake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// memStore is an in-memory Store with the table's conditional semantics.
+// memStore is the in-memory events table (memstore.Store, the table's
+// conditional semantics) on a settable clock, with failure knobs.
 type memStore struct {
+	*memstore.Store
+
 	mu      sync.Mutex
-	recs    map[string]*store.Record
-	failErr error // every call fails with it when set
+	failErr error // every claim fails with it when set
 	// applyThenFail makes Claim write the record and still return an error,
 	// as a timeout after DynamoDB applied the write does; undoFails makes
 	// Unclaim fail.
@@ -27,7 +31,7 @@ type memStore struct {
 
 func newMemStore() *memStore {
 	clk := &testClock{t: time.Now()}
-	return &memStore{recs: map[string]*store.Record{}, now: clk.Now, clock: clk}
+	return &memStore{Store: memstore.New(memstore.Config{Now: clk.Now}), now: clk.Now, clock: clk}
 }
 
 // testClock is a settable clock shared by a memStore and its Handler.
@@ -50,88 +54,33 @@ func (c *testClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func (m *memStore) Claim(_ context.Context, ev store.NewEvent, window time.Duration) (store.ClaimResult, error) {
+func (m *memStore) knobs() (failErr error, applyThenFail, undoFails bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.failErr != nil {
-		return store.ClaimResult{}, m.failErr
-	}
-	if err := ev.Prepare(); err != nil {
-		return store.ClaimResult{}, err
-	}
-	now := m.now()
-	if old, ok := m.recs[ev.Key]; ok && !old.Expired(now) {
-		cp := *old
-		if old.PayloadHash != ev.PayloadHash {
-			return store.ClaimResult{Outcome: store.Conflict, Record: &cp}, nil
-		}
-		return store.ClaimResult{Outcome: store.Duplicate, Record: &cp}, nil
-	}
-	rec := &store.Record{
-		Key: ev.Key, SK: store.SKEvent, Status: webhook.StatusReceived, Version: 1,
-		Provider: ev.Provider, Tenant: ev.Tenant, EventType: ev.EventType,
-		ReceivedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(), EnqueuedAt: now.UnixMilli(),
-		ExpiresAt: now.Add(window).Unix(), PayloadHash: ev.PayloadHash, Payload: ev.Payload,
-		TraceID: ev.TraceID, ClaimID: "c-" + ev.Key,
-	}
-	m.recs[ev.Key] = rec
-	cp := *rec
-	if m.applyThenFail {
-		return store.ClaimResult{Record: &cp}, errors.New("claim: timed out after the write was applied")
-	}
-	return store.ClaimResult{Outcome: store.Claimed, Record: &cp}, nil
+	return m.failErr, m.applyThenFail, m.undoFails
 }
 
-func (m *memStore) Unclaim(_ context.Context, rec *store.Record) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.undoFails {
+func (m *memStore) Claim(ctx context.Context, ev store.NewEvent, window time.Duration) (store.ClaimResult, error) {
+	failErr, applyThenFail, _ := m.knobs()
+	if failErr != nil {
+		return store.ClaimResult{}, failErr
+	}
+	res, err := m.Store.Claim(ctx, ev, window)
+	if err == nil && applyThenFail && res.Outcome == store.Claimed {
+		return store.ClaimResult{Record: res.Record}, errors.New("claim: timed out after the write was applied")
+	}
+	return res, err
+}
+
+func (m *memStore) Unclaim(ctx context.Context, rec *store.Record) (bool, error) {
+	if _, _, undoFails := m.knobs(); undoFails {
 		return false, errors.New("unclaim: dynamodb down")
 	}
-	old, ok := m.recs[rec.Key]
-	if !ok || old.Status != webhook.StatusReceived || old.Version != 1 || old.ClaimID != rec.ClaimID ||
-		old.EnqueuedAt != rec.EnqueuedAt {
-		return false, nil
-	}
-	delete(m.recs, rec.Key)
-	return true, nil
+	return m.Store.Unclaim(ctx, rec)
 }
 
-func (m *memStore) TakeOverEnqueue(_ context.Context, rec *store.Record, grace time.Duration) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
-	if rec.Status != webhook.StatusReceived || now.Sub(time.UnixMilli(rec.EnqueuedAt)) < grace {
-		return false, nil
-	}
-	old, ok := m.recs[rec.Key]
-	if !ok {
-		rec.Status = ""
-		return false, nil
-	}
-	if old.Status != webhook.StatusReceived || old.EnqueuedAt != rec.EnqueuedAt {
-		rec.Status, rec.EnqueuedAt, rec.Version = old.Status, old.EnqueuedAt, old.Version
-		return false, nil
-	}
-	old.EnqueuedAt = now.UnixMilli()
-	rec.EnqueuedAt = old.EnqueuedAt
-	return true, nil
-}
-
-func (m *memStore) RevertEnqueue(_ context.Context, rec *store.Record, prev int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if old, ok := m.recs[rec.Key]; ok && old.EnqueuedAt == rec.EnqueuedAt {
-		old.EnqueuedAt = prev
-	}
-	return nil
-}
-
-func (m *memStore) len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.recs)
-}
+// len counts the live records.
+func (m *memStore) len() int { return len(m.Records()) }
 
 // memQueue records sent envelopes; failFirst makes that many leading
 // envelopes of every Send fail.
@@ -168,24 +117,32 @@ func (q *memQueue) count() int {
 	return len(q.sent)
 }
 
-// setStatus moves the record of key to status, as the processor would.
+// setStatus moves the record of key to status (version + 1), as the
+// processor would.
 func (m *memStore) setStatus(key string, status webhook.Status) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r, ok := m.recs[key]; ok {
-		r.Status = status
-		r.Version++
+	r, _ := m.Get(context.Background(), key)
+	if r == nil {
+		return
 	}
+	r.Status = status
+	r.Version++
+	m.Put(r)
 }
 
-// processAll moves every RECEIVED record to SUCCEEDED, as the processor would.
+// processAll moves every RECEIVED record to SUCCEEDED, as the processor
+// would: a lease, then its completion (keeping the TTL).
 func (m *memStore) processAll() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, r := range m.recs {
-		if r.Status == webhook.StatusReceived {
-			r.Status = webhook.StatusSucceeded
-			r.Version++
+	ctx := context.Background()
+	for _, r := range m.Records() {
+		if r.Status != webhook.StatusReceived {
+			continue
+		}
+		acq, err := m.Acquire(ctx, r.Key, "processor", m.now().Add(time.Minute))
+		if err != nil || acq.Outcome != webhook.Acquired {
+			panic(fmt.Sprintf("processAll: acquire %s: %v %v", r.Key, acq.Outcome, err))
+		}
+		if ok, err := m.Complete(ctx, acq.Lease, time.Unix(r.ExpiresAt, 0)); !ok || err != nil {
+			panic(fmt.Sprintf("processAll: complete %s: %v %v", r.Key, ok, err))
 		}
 	}
 }

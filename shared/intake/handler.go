@@ -3,7 +3,6 @@ package intake
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -177,19 +176,19 @@ func rejectReason(err error) string {
 	switch StatusFor(err) {
 	case http.StatusUnauthorized:
 		if errors.Is(err, webhook.ErrStaleTimestamp) {
-			return "StaleTimestamp"
+			return reasonStaleTimestamp
 		}
-		return "BadSignature"
+		return reasonBadSignature
 	case http.StatusBadRequest:
-		return "Malformed"
+		return reasonMalformed
 	case http.StatusNotFound:
-		return "UnknownRoute"
+		return reasonUnknownRoute
 	case http.StatusMethodNotAllowed:
-		return "MethodNotAllowed"
+		return reasonMethodNotAllowed
 	case http.StatusRequestEntityTooLarge:
-		return "TooLarge"
+		return reasonTooLarge
 	default:
-		return "Unavailable"
+		return reasonUnavailable
 	}
 }
 
@@ -204,7 +203,7 @@ func (h *Handler) Receive(ctx context.Context, req *webhook.Request, meta Meta) 
 		slog.String(obs.KeyRequestID, meta.RequestID), slog.String(obs.KeyTraceID, meta.TraceID),
 		slog.String(obs.KeyProvider, req.Provider), slog.String(obs.KeyTenant, req.Tenant))
 	reply, err := h.receive(ctx, req, meta)
-	h.cfg.Metrics.Duration("ReceiverLatency", h.cfg.Now().Sub(start))
+	h.cfg.Metrics.Duration(MetricReceiverLatency, h.cfg.Now().Sub(start))
 	if err != nil {
 		return h.errorReply(ctx, err)
 	}
@@ -219,8 +218,8 @@ func (h *Handler) errorReply(ctx context.Context, err error) webhook.Reply {
 	} else {
 		h.cfg.Logger.WarnContext(ctx, "delivery rejected", "error", err, "status", status)
 	}
-	h.cfg.Metrics.Count("Rejected", 1)
-	h.cfg.Metrics.Count("Rejected"+rejectReason(err), 1)
+	h.cfg.Metrics.Count(MetricRejected, 1)
+	h.cfg.Metrics.Count(MetricRejected+rejectReason(err), 1)
 	return webhook.Reply{
 		Status:      status,
 		ContentType: "text/plain; charset=utf-8",
@@ -334,7 +333,7 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	if err != nil {
 		return err
 	}
-	h.cfg.Metrics.Count("Received", len(items))
+	h.cfg.Metrics.Count(MetricReceived, len(items))
 
 	h.forEach(len(items), func(i int) {
 		it := &items[i]
@@ -377,22 +376,22 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 			sendIdx = append(sendIdx, i)
 		case it.resend:
 			h.cfg.Metrics.Count(outcomeMetric(it.res.Outcome), 1)
-			h.cfg.Metrics.Count("Reenqueued", 1)
+			h.cfg.Metrics.Count(MetricReenqueued, 1)
 			h.logEvent(ctx, slog.LevelWarn, it, "record still RECEIVED past the grace period: this delivery re-enqueues it",
 				slog.String("claim", it.res.Outcome.String()))
 			envs = append(envs, it.res.Record.Envelope())
 			sendIdx = append(sendIdx, i)
 		case it.inFlight:
 			inFlight++
-			h.cfg.Metrics.Count("InFlight", 1)
+			h.cfg.Metrics.Count(MetricInFlight, 1)
 			h.logEvent(ctx, slog.LevelInfo, it, "record RECEIVED and maybe still being sent by another delivery: answering 503 so the platform retries",
 				slog.String("claim", it.res.Outcome.String()))
 		case it.res.Outcome == store.Conflict:
-			h.cfg.Metrics.Count("Conflict", 1)
+			h.cfg.Metrics.Count(MetricConflict, 1)
 			h.logEvent(ctx, slog.LevelWarn, it, "same key, different payload: not processed again",
 				slog.String("stored_payload_hash", it.res.Record.PayloadHash), slog.String("payload_hash", it.ev.PayloadHash))
 		default:
-			h.cfg.Metrics.Count("Duplicate", 1)
+			h.cfg.Metrics.Count(MetricDuplicate, 1)
 			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged",
 				slog.String(obs.KeyStatus, string(it.res.Record.Status)))
 		}
@@ -405,13 +404,13 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 			if errors.As(err, &se) {
 				failed = se.Failed
 			}
-			h.cfg.Metrics.Count("Enqueued", len(envs)-len(failed))
+			h.cfg.Metrics.Count(MetricEnqueued, len(envs)-len(failed))
 			for _, f := range failed {
 				undo = append(undo, sendIdx[f])
 			}
 			sendErr = fmt.Errorf("intake: enqueue: %w: %w", errUnavailable, err)
 		} else {
-			h.cfg.Metrics.Count("Enqueued", len(envs))
+			h.cfg.Metrics.Count(MetricEnqueued, len(envs))
 		}
 	}
 	if len(undo) > 0 {
@@ -451,9 +450,9 @@ func isClientError(err error) bool {
 // outcomeMetric names the metric of a claim outcome that was not new.
 func outcomeMetric(o store.ClaimOutcome) string {
 	if o == store.Conflict {
-		return "Conflict"
+		return MetricConflict
 	}
-	return "Duplicate"
+	return MetricDuplicate
 }
 
 // logEvent logs one line about one event, with its key and type. It costs
@@ -521,10 +520,9 @@ func allOf(n int) []int {
 	return idx
 }
 
+// newID returns a random trace ID: 26 base32 characters (crypto/rand.Text).
 func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return rand.Text()
 }
 
 // ServeHTTP serves Route; anything else is 404.

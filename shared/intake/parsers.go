@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/provider/line"
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/provider/wechat"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -27,7 +27,7 @@ type ParserOptions struct {
 }
 
 // BuildParsers builds the parsers of every tenant and provider in tenants.
-func BuildParsers(tenants *config.Tenants, opts ParserOptions) (*Parsers, error) {
+func BuildParsers(tenants *tenants.Tenants, opts ParserOptions) (*Parsers, error) {
 	p := &Parsers{byProvider: map[string]map[string]webhook.Parser{
 		webhook.LINE: {}, webhook.WeCom: {}, webhook.WeChat: {}, webhook.Standard: {},
 	}}

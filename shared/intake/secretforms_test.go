@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -29,7 +29,7 @@ func TestStandardSecretFormsFromTheTenantsDocument(t *testing.T) {
 	}
 	for name, field := range forms {
 		t.Run(name, func(t *testing.T) {
-			tenants, err := config.Parse([]byte(`{"tenants":{"acme":{"standard":{` + field + `}}}}`))
+			tenants, err := tenants.Parse([]byte(`{"tenants":{"acme":{"standard":{` + field + `}}}}`))
 			if err != nil {
 				t.Fatalf("tenants document refused: %v", err)
 			}
@@ -60,7 +60,7 @@ func TestStandardSecretFormsFromTheTenantsDocument(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{`"secrets":["whsec_!!!"]`, `"secrets":["` + base64.URLEncoding.EncodeToString([]byte{0xfb, 0xff}) + `"]`, `"secrets":[]`} {
-		if _, err := config.Parse([]byte(`{"tenants":{"acme":{"standard":{` + bad + `}}}}`)); err == nil {
+		if _, err := tenants.Parse([]byte(`{"tenants":{"acme":{"standard":{` + bad + `}}}}`)); err == nil {
 			t.Errorf("tenants document with %s accepted", bad)
 		}
 	}

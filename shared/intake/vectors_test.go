@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/config"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // The shared vectors, end to end over HTTP through the real route, tenants
@@ -45,11 +46,7 @@ type vectorCase struct {
 
 func loadVectorFile(t *testing.T, file string) []vectorCase {
 	t.Helper()
-	dir := os.Getenv("HOOKWALL_VECTORS_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "vectors")
-	}
-	data, err := os.ReadFile(filepath.Join(dir, file))
+	data, err := os.ReadFile(filepath.Join(webhooktest.VectorsDir(t), file))
 	if err != nil {
 		t.Fatalf("read vectors (set HOOKWALL_VECTORS_DIR to ../shared/vectors): %v", err)
 	}
@@ -106,7 +103,7 @@ func TestVectorsOverHTTP(t *testing.T) {
 }
 
 func (c *vectorCase) run(t *testing.T, provider string) {
-	tenants, err := config.Parse(c.tenantDoc(provider))
+	tenants, err := tenants.Parse(c.tenantDoc(provider))
 	if err != nil {
 		t.Fatalf("tenants: %v", err)
 	}

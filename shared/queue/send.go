@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookwall/hookwall/shared/batch"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -108,23 +108,11 @@ func (q *Queue) Send(ctx context.Context, envs []webhook.Envelope) error {
 		}
 		bodies[i] = string(b)
 	}
-	var failed []int
-	var lastErr error
-	for _, batch := range Batches(envs, bodies) {
-		pending := batch
-		for attempt := 0; len(pending) > 0 && attempt < q.attempts; attempt++ {
-			if attempt > 0 {
-				if err := sleep(ctx, q.backoff<<(attempt-1)); err != nil {
-					lastErr = err
-					break
-				}
-			}
-			pending, lastErr = q.sendBatch(ctx, envs, bodies, pending)
-		}
-		failed = append(failed, pending...)
-	}
+	failed, lastErr := batch.Send(ctx, Batches(envs, bodies), q.attempts, q.backoff,
+		func(ctx context.Context, pending []int) ([]int, error) {
+			return q.sendBatch(ctx, envs, bodies, pending)
+		})
 	if len(failed) > 0 {
-		slices.Sort(failed)
 		return &SendError{Failed: failed, Err: lastErr}
 	}
 	return nil
@@ -158,22 +146,9 @@ func EncodeMessage(env *webhook.Envelope) ([]byte, error) {
 // MaxBatch entries and MaxBatchBytes (bodies plus message attributes), in
 // order.
 func Batches(envs []webhook.Envelope, bodies []string) [][]int {
-	var out [][]int
-	var cur []int
-	size := 0
-	for i := range envs {
-		n := len(bodies[i]) + attributesBytes(envs[i].Key)
-		if len(cur) == MaxBatch || (len(cur) > 0 && size+n > MaxBatchBytes) {
-			out = append(out, cur)
-			cur, size = nil, 0
-		}
-		cur = append(cur, i)
-		size += n
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
+	return batch.Split(len(envs), func(i int) int {
+		return len(bodies[i]) + attributesBytes(envs[i].Key)
+	}, MaxBatch, MaxBatchBytes)
 }
 
 // attributesBytes is what the message attributes of a message add to its
@@ -226,15 +201,4 @@ func allIndexes(n int) []int {
 		idx[i] = i
 	}
 	return idx
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

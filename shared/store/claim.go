@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
@@ -293,8 +292,7 @@ func epoch(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
+// newClaimID returns a random claim ID: 26 base32 characters (crypto/rand.Text).
 func newClaimID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
-	return hex.EncodeToString(b[:])
+	return rand.Text()
 }

@@ -23,17 +23,40 @@ type env struct {
 	db    *dynamodb.Client
 	table *store.Table
 	name  string
+	clock *leaseClock
+}
+
+// leaseClock is the table's clock: real time plus an offset that Advance moves
+// on, so that a test lets a lease run out without sleeping.
+type leaseClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+// Now returns the real time plus the offset.
+func (c *leaseClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Advance moves the clock on by d.
+func (c *leaseClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	db := awstest.DynamoDB(t)
 	name := awstest.NewTable(t, db)
-	table, err := store.New(store.Config{Client: db, TableName: name})
+	clk := &leaseClock{}
+	table, err := store.New(store.Config{Client: db, TableName: name, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{db: db, table: table, name: name}
+	return &env{db: db, table: table, name: name, clock: clk}
 }
 
 // seed writes a record as the receiver's claim leaves it, then applies mutate.
@@ -169,16 +192,19 @@ func TestFence(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.seed(t, "k", nil)
-	// A takes a short lease and stalls past it; B takes over.
-	a, err := e.table.Acquire(ctx, "k", "A", time.Now().Add(50*time.Millisecond))
+	// A takes a lease and stalls past it; B takes over.
+	a, err := e.table.Acquire(ctx, "k", "A", e.clock.Now().Add(time.Minute))
 	if err != nil || a.Outcome != webhook.Acquired {
 		t.Fatalf("A: %v %v", a.Outcome, err)
 	}
-	if held, err := e.table.Heartbeat(ctx, a.Lease, time.Now().Add(60*time.Millisecond)); !held || err != nil {
+	if held, err := e.table.Heartbeat(ctx, a.Lease, e.clock.Now().Add(2*time.Minute)); !held || err != nil {
 		t.Fatalf("A's heartbeat while it holds the lease: held %v, err %v", held, err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	b, err := e.table.Acquire(ctx, "k", "B", time.Now().Add(time.Minute))
+	if b, err := e.table.Acquire(ctx, "k", "B", e.clock.Now().Add(time.Minute)); err != nil || b.Outcome != webhook.AcquireBusy {
+		t.Fatalf("B while A's lease runs: %v %v, want Busy", b.Outcome, err)
+	}
+	e.clock.Advance(3 * time.Minute) // A's lease runs out
+	b, err := e.table.Acquire(ctx, "k", "B", e.clock.Now().Add(time.Minute))
 	if err != nil || b.Outcome != webhook.Acquired || b.Lease.Attempt != 2 {
 		t.Fatalf("B: %+v %v", b, err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
-	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/tenants"
 )
 
 // Deps are the dependencies the teams' handlers share, built once per cold
@@ -25,7 +25,7 @@ type Deps struct {
 	HTTPClient *http.Client
 	// Tenants is the tenants document; the forwarding handler acts for the
 	// tenants that have forward configured (nil: none).
-	Tenants *config.Tenants
+	Tenants *tenants.Tenants
 	// DynamoDB is the client for the teams' own tables.
 	DynamoDB store.UpdateItemAPI
 	// CRMLeadsURL is the CRM's leads API (CRM_LEADS_URL; empty: crm off).
@@ -50,7 +50,7 @@ func Register(r *process.Registry, deps Deps) {
 	// first error ends the attempt, so a tenant's failing endpoint (a 404 is
 	// permanent) never keeps the teams' handlers from running.
 	var tenants forward.Tenants
-	if deps.Tenants != nil { // a nil *config.Tenants in the interface would not be nil
+	if deps.Tenants != nil { // a nil *tenants.Tenants in the interface would not be nil
 		tenants = deps.Tenants
 	}
 	forward.Register(r, forward.Config{Tenants: tenants})

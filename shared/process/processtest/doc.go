@@ -13,14 +13,25 @@
 //	if got, want := srv.Keys(), rep.StepKeys(); !slices.Equal(got, want) { ... }
 //
 // [Run] drives the real [process.Dispatcher] with [process.Dispatcher.Process]
-// against the real events table ([store.Table]) on a fresh table in DynamoDB
-// Local (see shared/awstest; a missing local stack fails the test with a
-// hint, it never skips). The queue side is an in-memory recorder: the kit
-// delivers the envelope itself, so retry visibility and backoff are recorded
-// and not waited for, and dead letters are kept in the [Report]. Tests that
-// use the kit therefore carry the integration build tag.
+// against a fresh events table: by default the in-memory
+// shared/store/memstore, which has the conditional semantics of
+// [store.Table] (the contract suite shared/store/storetest runs against
+// both), so a plain `go test ./...` needs no services; with the environment
+// variable HOOKWALL_TEST_STORE=dynamodb ([EnvStore]) the same test runs
+// against a store.Table on a fresh table in DynamoDB Local (see
+// shared/awstest; a missing local stack fails the test with a hint, it never
+// skips). `make test` runs the kit's users both ways. The queue side is an
+// in-memory recorder: the kit delivers the envelope itself, so retry
+// visibility and backoff are recorded and not waited for, and dead letters
+// are kept in the [Report].
 //
-// Handlers that write their own DynamoDB tables (store.ApplyTransition) run
-// unchanged: create the team's table in the test with awstest.DynamoDB and
-// pass the client to the team's Register.
+// Crashes ([CrashAfterEachStep]) are injected by a wrapper around the events
+// table, not by the dispatcher: at the crash point the attempt's journal
+// write fails, and every later write of that attempt is dropped, which is
+// what a dead worker looks like from the table; the lease then runs out and
+// a redelivery takes over.
+//
+// Handlers that write their own DynamoDB tables (store.ApplyTransition) get
+// theirs from [NewTable]: a memstore.Table by default, a fresh table in
+// DynamoDB Local with HOOKWALL_TEST_STORE=dynamodb.
 package processtest

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -26,9 +25,11 @@ const (
 	DefaultTenant = "test"
 	// DefaultMaxRounds is how many rounds of deliveries Run makes per event at most.
 	DefaultMaxRounds = 10
-	// Lease is the dispatcher's lease length in the kit: short, so that a
-	// crashed attempt's lease runs out quickly (the heartbeat keeps a live
-	// attempt's lease, whatever the handler's duration).
+	// Lease is the dispatcher's lease length in the kit. The kit's clock
+	// (shared by the events table and the dispatcher) stands still while
+	// the handlers run, so a live attempt never loses its lease, whatever
+	// the handler's duration; after a crash the kit moves the clock past
+	// the dead attempt's lease instead of waiting for it.
 	Lease = 300 * time.Millisecond
 )
 
@@ -44,7 +45,9 @@ type options struct {
 
 // Redeliver makes every round deliver the same envelope n times at once,
 // concurrently, as SQS's at-least-once delivery and the platforms' retries
-// do (default 1). n < 1 panics.
+// do (default 1): the n deliveries contend for the lease together (none
+// goes on before all have tried), so one wins and the others find it busy,
+// however fast the table answers. n < 1 panics.
 func Redeliver(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("processtest: Redeliver(%d): must be at least 1", n))
@@ -56,9 +59,14 @@ func Redeliver(n int) Option {
 // once per journaled step of the plain run and per crash point: once with a
 // crash after the step ran but before its journal entry was written, once
 // with a crash just after it was written. Each crash run is a new event (its
-// own key); the crash abandons the attempt as a dead worker would (nothing
-// more is written), the kit waits for the lease to run out and redelivers
-// until the event is done. Every crash run must end like the plain run.
+// own key). The crash is injected by the kit's store, not by the
+// dispatcher: at the crash point the journal write fails (before: it is
+// not written; after: it is written and still reported failed), so the
+// attempt stops there as a worker dying at that instant would; from then on
+// every write of that attempt (heartbeat, journal, outcome) is a no-op, as
+// the writes of a dead worker never land. The record stays PROCESSING under
+// the dead lease; the kit lets the lease run out and redelivers until the
+// event is done. Every crash run must end like the plain run.
 func CrashAfterEachStep() Option { return func(o *options) { o.crash = true } }
 
 // Tenant sets the tenant of the delivered events (default [DefaultTenant]).
@@ -87,7 +95,7 @@ type EventReport struct {
 	// Key is the event key.
 	Key string
 	// Crash is where a crash was injected (nil for the plain run).
-	Crash *process.StepPoint
+	Crash *Point
 	// Status, Attempts and LastError are the final record's.
 	Status    webhook.Status
 	Attempts  int
@@ -95,7 +103,9 @@ type EventReport struct {
 	// Journal is the event's journal, in sort key order ([webhook.DoneStep]
 	// entries included).
 	Journal []webhook.JournalEntry
-	// Deliveries counts the deliveries of this event; Verdicts counts them by verdict.
+	// Deliveries counts the deliveries of this event; Verdicts counts them
+	// by verdict. A crashed delivery counts as [process.LeaseLost]: its
+	// closing write never landed.
 	Deliveries int
 	Verdicts   map[process.Verdict]int
 }
@@ -132,7 +142,8 @@ func (r *Report) StepKeys() []string {
 }
 
 // Run delivers an event of typ with payload to the handlers of reg through
-// a real [process.Dispatcher] on a fresh events table in DynamoDB Local, in
+// a real [process.Dispatcher] on a fresh events table (see [NewStore]: in
+// memory by default, DynamoDB Local with HOOKWALL_TEST_STORE=dynamodb), in
 // rounds of concurrent deliveries until the event is done (SUCCEEDED or
 // FAILED), and returns what happened. payload is the event's normalised JSON:
 // []byte and json.RawMessage are used as they are, anything else is encoded
@@ -154,12 +165,9 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 	if err != nil {
 		t.Fatalf("processtest: encode payload: %v", err)
 	}
-	db := awstest.DynamoDB(t)
-	table, err := store.New(store.Config{Client: db, TableName: awstest.NewTable(t, db)})
-	if err != nil {
-		t.Fatalf("processtest: %v", err)
-	}
-	k := &kit{t: t, reg: reg, table: table, opts: o, provider: typ.Provider, eventType: typ.Name, payload: body, q: &recorder{}}
+	clk := &clock{t: time.Now()}
+	k := &kit{t: t, reg: reg, table: NewStore(t, clk.Now), clock: clk, opts: o, provider: typ.Provider,
+		eventType: typ.Name, payload: body, q: &recorder{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -183,7 +191,7 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 				ev := k.run(ctx, sc)
 				rep.Events = append(rep.Events, ev)
 				k.check(sc, ev, rep.EventReport)
-				if sc.fired != nil {
+				if ev.Crash != nil {
 					rep.Crashes++
 				}
 			}
@@ -206,42 +214,41 @@ func encode(payload any) ([]byte, error) {
 	return json.Marshal(payload)
 }
 
+// clock is the kit's clock, shared by the events table and the dispatcher:
+// it stands still unless the kit moves it on, so that a lease runs out
+// exactly when the kit lets it, without sleeping, and never by accident in
+// a slow round.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// advanceTo moves the clock on to t (never back).
+func (c *clock) advanceTo(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.t) {
+		c.t = t
+	}
+}
+
 // kit is one Run's fixed parts.
 type kit struct {
 	t         testing.TB
 	reg       *process.Registry
-	table     *store.Table
+	table     Store
+	clock     *clock
 	q         *recorder
 	opts      options
 	provider  string
 	eventType string
 	payload   []byte
-}
-
-// scenario is one event's crash injection and the step points it saw.
-type scenario struct {
-	crashAt   int // index among the points with Journaled == journaled; -1: no crash
-	journaled bool
-
-	mu     sync.Mutex
-	seen   int
-	fired  *process.StepPoint
-	points []process.StepPoint
-}
-
-func (s *scenario) hook(_ context.Context, p process.StepPoint) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.points = append(s.points, p)
-	if s.crashAt < 0 || s.fired != nil || p.Journaled != s.journaled {
-		return nil
-	}
-	if s.seen < s.crashAt {
-		s.seen++
-		return nil
-	}
-	s.fired = &p
-	return process.ErrCrashed
 }
 
 // run claims a new event as the receiver does and delivers it in rounds
@@ -260,9 +267,10 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	if err != nil {
 		t.Fatalf("processtest: encode envelope: %v", err)
 	}
+	ks := &kitStore{Store: k.table, sc: sc}
 	d, err := process.New(process.Config{
-		Registry: k.reg, Store: k.table, Queue: k.q, DLQ: k.q, LeaseDuration: Lease, StepHook: sc.hook,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Registry: k.reg, Store: ks, Queue: k.q, DLQ: k.q, LeaseDuration: Lease,
+		Now: k.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatalf("processtest: %v", err)
@@ -271,16 +279,15 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	var rec *store.Record
 	for round := 1; ; round++ {
 		results := make([]process.Result, k.opts.copies)
+		ks.startRound(k.opts.copies)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range results {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				<-start
 				results[i] = d.Process(ctx, process.Message{MessageID: fmt.Sprintf("m%d-%d", round, i),
 					ReceiptHandle: fmt.Sprintf("rh%d-%d", round, i), Body: msg})
-			}()
+			})
 		}
 		close(start)
 		wg.Wait()
@@ -300,7 +307,7 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 			break
 		}
 		if rec.Status == webhook.StatusProcessing { // a crashed attempt: let its lease run out
-			time.Sleep(time.Until(time.UnixMilli(rec.LeaseUntil)) + 20*time.Millisecond)
+			k.clock.advanceTo(time.UnixMilli(rec.LeaseUntil + 1))
 		}
 	}
 	ev.Status, ev.Attempts, ev.LastError = rec.Status, int(rec.Attempts), rec.LastError
@@ -317,6 +324,8 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 func (k *kit) check(sc *scenario, ev, plain EventReport) {
 	t := k.t
 	t.Helper()
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	where := fmt.Sprintf("crash at journal point %d (journaled: %v)", sc.crashAt, sc.journaled)
 	if sc.fired == nil {
 		t.Errorf("processtest: %s: never reached; the handlers took another path than in the plain run", where)
@@ -324,8 +333,9 @@ func (k *kit) check(sc *scenario, ev, plain EventReport) {
 	}
 	p := *sc.fired
 	where = fmt.Sprintf("crash after step %s/%s (journaled: %v)", p.Handler, p.Step, p.Journaled)
-	if ev.Verdicts[process.Crashed] == 0 {
-		t.Errorf("processtest: %s: the attempt did not end; the handler must return the error of Step (wrapped with %%w)", where)
+	if len(sc.late) == 0 || (sc.late[0] != "retry" && sc.late[0] != "fail") {
+		t.Errorf("processtest: %s: the attempt did not end (its next write was %v); the handler must return the error of Step (wrapped with %%w)",
+			where, sc.late)
 	}
 	journaled := map[string]bool{}
 	rerun := false

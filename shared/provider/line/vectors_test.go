@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/provider/line"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // lineCase is one case of shared/vectors/line.json.
@@ -35,28 +36,10 @@ type lineCase struct {
 	ExpectedIsVerificationRequest bool     `json:"expectedIsVerificationRequest"`
 }
 
-// vectorsDir returns $HOOKWALL_VECTORS_DIR, else shared/vectors of the
-// workspace (four levels above this package).
-func vectorsDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("HOOKWALL_VECTORS_DIR")
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatalf("getwd: %v", err)
-		}
-		dir = filepath.Join(wd, "..", "..", "..", "..", "shared", "vectors")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Fatalf("test vectors directory %q not found (set HOOKWALL_VECTORS_DIR): %v", dir, err)
-	}
-	return dir
-}
-
 // loadCases reads every case of line.json, failing the test if it cannot.
 func loadCases(t testing.TB) []lineCase {
 	t.Helper()
-	path := filepath.Join(vectorsDir(t), "line.json")
+	path := filepath.Join(webhooktest.VectorsDir(t), "line.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read LINE vectors: %v", err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // swCase is one case of shared/vectors/standardwebhooks.json.
@@ -34,27 +35,9 @@ type swCase struct {
 	ExpectedDedupKey string            `json:"expectedDedupKey"`
 }
 
-// vectorsDir returns $HOOKWALL_VECTORS_DIR, else shared/vectors of the
-// workspace (four levels above this package).
-func vectorsDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("HOOKWALL_VECTORS_DIR")
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatalf("getwd: %v", err)
-		}
-		dir = filepath.Join(wd, "..", "..", "..", "..", "shared", "vectors")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Fatalf("test vectors directory %q not found (set HOOKWALL_VECTORS_DIR): %v", dir, err)
-	}
-	return dir
-}
-
 func loadCases(t testing.TB) []swCase {
 	t.Helper()
-	path := filepath.Join(vectorsDir(t), "standardwebhooks.json")
+	path := filepath.Join(webhooktest.VectorsDir(t), "standardwebhooks.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read Standard Webhooks vectors: %v", err)

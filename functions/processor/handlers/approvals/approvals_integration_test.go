@@ -1,49 +1,31 @@
-//go:build integration
-
 package approvals_test
 
 import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
-	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// teamTable is the approvals team's own table (pk = SpNo) in DynamoDB Local.
+// teamTable is the approvals team's own table (pk = SpNo): in memory, or in
+// DynamoDB Local with HOOKWALL_TEST_STORE=dynamodb (processtest.NewTable).
 type teamTable struct {
-	db   *dynamodb.Client
+	db   processtest.Table
 	name string
 }
 
 func newTeamTable(t *testing.T) *teamTable {
 	t.Helper()
-	db := awstest.DynamoDB(t)
-	name := awstest.Name("approvals")
-	_, err := db.CreateTable(context.Background(), &dynamodb.CreateTableInput{
-		TableName:            &name,
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
-	})
-	if err != nil {
-		t.Fatalf("create table %s: %v", name, err)
-	}
-	t.Cleanup(func() { _, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &name}) })
-	w := dynamodb.NewTableExistsWaiter(db)
-	if err := w.Wait(context.Background(), &dynamodb.DescribeTableInput{TableName: &name}, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	db, name := processtest.NewTable(t)
 	return &teamTable{db: db, name: name}
 }
 

@@ -101,15 +101,7 @@ func (c *Client) post(ctx context.Context, hc *http.Client, path string, body, o
 	return nil
 }
 
-// statusError maps an HTTP status to an outcome: nil for 2xx, a retryable
-// error for 408, 429 and 5xx, a permanent error for any other status.
-func statusError(code int) error {
-	switch {
-	case code >= 200 && code < 300:
-		return nil
-	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests, code >= 500:
-		return fmt.Errorf("status %d", code)
-	default:
-		return process.Permanent(fmt.Errorf("status %d", code))
-	}
-}
+// statusError maps an HTTP status to an outcome with [process.HTTPStatus]:
+// nil for 2xx, a retryable error for 408, 429 and 5xx, a permanent error for
+// any other status.
+func statusError(code int) error { return process.HTTPStatus(code) }

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -26,9 +26,9 @@ const StepName = "post"
 // DefaultTimeout bounds one POST unless [Config.Timeout] says otherwise.
 const DefaultTimeout = 10 * time.Second
 
-// Tenants looks tenants up by name; *config.Tenants satisfies it.
+// Tenants looks tenants up by name; *tenants.Tenants satisfies it.
 type Tenants interface {
-	Tenant(name string) (*config.Tenant, bool)
+	Tenant(name string) (*tenants.Tenant, bool)
 }
 
 // Config configures the forwarding handler.
@@ -61,7 +61,7 @@ type forwarder struct {
 }
 
 // target returns the tenant's forward settings, or nil.
-func (f *forwarder) target(tenant string) *config.Forward {
+func (f *forwarder) target(tenant string) *tenants.Forward {
 	if f.cfg.Tenants == nil {
 		return nil
 	}
@@ -91,7 +91,7 @@ func (f *forwarder) forward(ctx context.Context, ev *process.Event[webhook.Envel
 // send POSTs body to fw.URL with id as Idempotency-Key and webhook-id,
 // signed with fw.Secret if set, and maps the answer to an outcome. Errors
 // never contain the URL (it may carry a token) nor the body.
-func (f *forwarder) send(ctx context.Context, hc *http.Client, fw *config.Forward, id string, body []byte) error {
+func (f *forwarder) send(ctx context.Context, hc *http.Client, fw *tenants.Forward, id string, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fw.URL, bytes.NewReader(body))
@@ -122,12 +122,8 @@ func (f *forwarder) send(ctx context.Context, hc *http.Client, fw *config.Forwar
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch code := resp.StatusCode; {
-	case code >= 200 && code < 300:
-		return nil
-	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests, code >= 500:
-		return fmt.Errorf("forward: POST: status %d", code)
-	default:
-		return process.Permanent(fmt.Errorf("forward: POST: status %d", code))
+	if err := process.HTTPStatus(resp.StatusCode); err != nil {
+		return fmt.Errorf("forward: POST: %w", err)
 	}
+	return nil
 }

@@ -1,5 +1,3 @@
-//go:build integration
-
 package forward_test
 
 import (
@@ -14,12 +12,12 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
-	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/line"
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -64,7 +62,7 @@ func setup(t *testing.T) (*verifier, *processtest.EffectServer, *process.Registr
 	doc := `{"tenants":{
 		"acme":  {"line":{"channelSecret":"c"},"forward":{"url":"` + srv.URL + `/hooks?token=t","secret":"` + secret + `"}},
 		"plain": {"line":{"channelSecret":"c"}}}}`
-	tenants, err := config.Parse([]byte(doc))
+	tenants, err := tenants.Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +138,7 @@ func TestForwardOutcomes(t *testing.T) {
 	} {
 		t.Run(http.StatusText(tc.status), func(t *testing.T) {
 			srv := processtest.NewEffectServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) }))
-			tenants, err := config.Parse([]byte(`{"tenants":{"acme":{"line":{"channelSecret":"c"},"forward":{"url":"` + srv.URL + `"}}}}`))
+			tenants, err := tenants.Parse([]byte(`{"tenants":{"acme":{"line":{"channelSecret":"c"},"forward":{"url":"` + srv.URL + `"}}}}`))
 			if err != nil {
 				t.Fatal(err)
 			}

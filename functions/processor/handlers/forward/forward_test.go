@@ -13,25 +13,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/config"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-func newSecret(t *testing.T) config.Secret {
+func newSecret(t *testing.T) tenants.Secret {
 	t.Helper()
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
 	}
-	return config.Secret("whsec_" + base64.StdEncoding.EncodeToString(b[:]))
+	return tenants.Secret("whsec_" + base64.StdEncoding.EncodeToString(b[:]))
 }
 
-// tenants is a fixed tenants document.
-type tenants map[string]*config.Tenant
+// fixedTenants is a fixed tenants document.
+type fixedTenants map[string]*tenants.Tenant
 
-func (ts tenants) Tenant(name string) (*config.Tenant, bool) {
+func (ts fixedTenants) Tenant(name string) (*tenants.Tenant, bool) {
 	t, ok := ts[name]
 	return t, ok
 }
@@ -43,7 +43,7 @@ var envelope = webhook.Envelope{Key: "line#acme#01HX", Provider: "line", Tenant:
 // receiver is a Standard Webhooks receiver: it verifies each delivery with
 // the standard package's parser, as a third party's library would, answers
 // 401 to a bad one (failing t if strict) and status to a good one.
-func receiver(t *testing.T, secret config.Secret, status int, got chan<- *http.Request, strict bool) *httptest.Server {
+func receiver(t *testing.T, secret tenants.Secret, status int, got chan<- *http.Request, strict bool) *httptest.Server {
 	t.Helper()
 	parser, err := standard.New(standard.Config{Secrets: []string{secret.Reveal()}})
 	if err != nil {
@@ -76,7 +76,7 @@ func TestSignedForwardVerifiesAsStandardWebhooks(t *testing.T) {
 	f := &forwarder{cfg: Config{Timeout: time.Second, Now: time.Now}}
 	body, _ := json.Marshal(envelope)
 	id := process.IdempotencyKey(envelope.Key, HandlerName, StepName)
-	if err := f.send(context.Background(), srv.Client(), &config.Forward{URL: srv.URL, Secret: secret}, id, body); err != nil {
+	if err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL, Secret: secret}, id, body); err != nil {
 		t.Fatalf("send: %v", err)
 	}
 	r := <-got
@@ -99,7 +99,7 @@ func TestSignedForwardVerifiesAsStandardWebhooks(t *testing.T) {
 func TestSignatureFailsWithAnotherSecret(t *testing.T) {
 	srv := receiver(t, newSecret(t), http.StatusOK, nil, false)
 	f := &forwarder{cfg: Config{Timeout: time.Second, Now: time.Now}}
-	err := f.send(context.Background(), srv.Client(), &config.Forward{URL: srv.URL, Secret: newSecret(t)}, "id-1", []byte(`{}`))
+	err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL, Secret: newSecret(t)}, "id-1", []byte(`{}`))
 	if !process.IsPermanent(err) || !strings.Contains(err.Error(), "status 401") {
 		t.Errorf("got %v, want the receiver's 401 as a permanent error", err)
 	}
@@ -111,7 +111,7 @@ func TestUnsignedWithoutSecret(t *testing.T) {
 	defer srv.Close()
 	now := time.Unix(1714564800, 0)
 	f := &forwarder{cfg: Config{Timeout: time.Second, Now: func() time.Time { return now }}}
-	if err := f.send(context.Background(), srv.Client(), &config.Forward{URL: srv.URL}, "id-1", []byte(`{}`)); err != nil {
+	if err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL}, "id-1", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	r := <-got
@@ -143,7 +143,7 @@ func TestStatusMapping(t *testing.T) {
 			w.WriteHeader(tc.status)
 		}))
 		f := &forwarder{cfg: Config{Timeout: time.Second, Now: time.Now}}
-		err := f.send(context.Background(), srv.Client(), &config.Forward{URL: srv.URL + "/hook"}, "id", []byte(`{}`))
+		err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL + "/hook"}, "id", []byte(`{}`))
 		srv.Close()
 		if (err != nil) != tc.wantErr || process.IsPermanent(err) != tc.wantPerm || redirected {
 			t.Errorf("status %d: got %v (permanent %v, redirect followed %v), want error %v, permanent %v",
@@ -161,7 +161,7 @@ func TestTimeoutIsRetriedAndHidesTheURL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // a safety net, not the timeout under test
 	defer cancel()
 	start := time.Now()
-	err := f.send(ctx, srv.Client(), &config.Forward{URL: srv.URL + "/hook?token=s3cret"}, "id", []byte(`{}`))
+	err := f.send(ctx, srv.Client(), &tenants.Forward{URL: srv.URL + "/hook?token=s3cret"}, "id", []byte(`{}`))
 	if err == nil || process.IsPermanent(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("got %v, want a retryable deadline error", err)
 	}
@@ -174,8 +174,8 @@ func TestTimeoutIsRetriedAndHidesTheURL(t *testing.T) {
 }
 
 func TestOnlyTenantsWithForwardAreMatched(t *testing.T) {
-	ts := tenants{
-		"acme":  {Name: "acme", Forward: &config.Forward{URL: "https://acme.example/hooks"}},
+	ts := fixedTenants{
+		"acme":  {Name: "acme", Forward: &tenants.Forward{URL: "https://acme.example/hooks"}},
 		"plain": {Name: "plain"},
 	}
 	for _, tc := range []struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // Case holds the fields every case of shared/vectors/wecom.json and
@@ -50,11 +51,7 @@ type Query struct {
 // cases, failing t if the file is missing, is not for provider or has none.
 func Load[C any](t testing.TB, file, provider string) []C {
 	t.Helper()
-	dir := os.Getenv("HOOKWALL_VECTORS_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "vectors")
-	}
-	path := filepath.Join(dir, file)
+	path := filepath.Join(webhooktest.VectorsDir(t), file)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("cannot read the %s test vectors at %s (set HOOKWALL_VECTORS_DIR to the shared/vectors directory): %v", provider, path, err)

@@ -1,4 +1,4 @@
-package config
+package tenants
 
 import (
 	"bytes"
@@ -125,10 +125,10 @@ func Parse(doc []byte) (*Tenants, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("config: tenants document: %w", sanitize(err))
+		return nil, fmt.Errorf("tenants: tenants document: %w", sanitize(err))
 	}
 	if raw.Tenants == nil {
-		return nil, errors.New(`config: tenants document: missing "tenants" object`)
+		return nil, errors.New(`tenants: tenants document: missing "tenants" object`)
 	}
 	var errs []error
 	for name, t := range raw.Tenants {
@@ -144,7 +144,7 @@ func Parse(doc []byte) (*Tenants, error) {
 		errs = append(errs, t.validate()...)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("config: tenants document: %w", err)
+		return nil, fmt.Errorf("tenants: tenants document: %w", err)
 	}
 	return &Tenants{byName: raw.Tenants}, nil
 }
@@ -217,7 +217,7 @@ func validAESKey(k Secret) bool {
 
 // validWhsec accepts what standard.DecodeSecret decodes (the reference
 // libraries' forms): Base64 with or without "whsec_", padding optional,
-// whitespace ignored. config cannot import the provider, so the rule is
+// whitespace ignored. tenants cannot import the provider, so the rule is
 // repeated here; TestSecretFormsMatchTheProvider keeps the two together.
 func validWhsec(s Secret) bool {
 	b64 := strings.Map(func(r rune) rune {
@@ -252,7 +252,7 @@ func sanitize(err error) error {
 func LoadFile(path string) (*Tenants, error) {
 	doc, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: read tenants file: %w", err)
+		return nil, fmt.Errorf("tenants: read tenants file: %w", err)
 	}
 	return Parse(doc)
 }
@@ -274,19 +274,19 @@ type Source struct {
 func Load(ctx context.Context, src Source) (*Tenants, error) {
 	switch {
 	case src.File != "" && src.SecretARN != "":
-		return nil, errors.New("config: set either HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN, not both")
+		return nil, errors.New("tenants: set either HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN, not both")
 	case src.File != "":
 		return LoadFile(src.File)
 	case src.SecretARN != "":
 		if src.Secrets == nil {
-			return nil, errors.New("config: no Secrets Manager client for TENANTS_SECRET_ARN")
+			return nil, errors.New("tenants: no Secrets Manager client for TENANTS_SECRET_ARN")
 		}
 		doc, err := src.Secrets.GetSecretString(ctx, src.SecretARN)
 		if err != nil {
-			return nil, fmt.Errorf("config: read tenants secret: %w", err)
+			return nil, fmt.Errorf("tenants: read tenants secret: %w", err)
 		}
 		return Parse([]byte(doc))
 	default:
-		return nil, errors.New("config: no tenants document: set HOOKWALL_TENANTS_FILE (local) or TENANTS_SECRET_ARN (AWS)")
+		return nil, errors.New("tenants: no tenants document: set HOOKWALL_TENANTS_FILE (local) or TENANTS_SECRET_ARN (AWS)")
 	}
 }

@@ -1,4 +1,4 @@
-// Package config loads the tenants document: every tenant and its provider
+// Package tenants loads the tenants document: every tenant and its provider
 // secrets, from a local file (HOOKWALL_TENANTS_FILE) or a Secrets Manager
 // secret (TENANTS_SECRET_ARN), once per cold start. The result is validated
 // and immutable; secrets are [Secret] values that never print.
@@ -12,4 +12,4 @@
 //	  "standard": {"secrets": ["whsec_…"]},
 //	  "forward":  {"url": "https://…", "secret": "whsec_…"}
 //	}}}
-package config
+package tenants

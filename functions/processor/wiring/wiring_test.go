@@ -1,0 +1,41 @@
+package wiring
+
+import (
+	"testing"
+
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/settings"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{"TABLE_NAME": "hookwall-events", "QUEUE_URL": "http://127.0.0.1:9324/1/q",
+		"DLQ_URL": "http://127.0.0.1:9324/1/dlq", "HOOKWALL_TENANTS_FILE": "tenants.json"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+// Unset tuning variables take the engine's own defaults.
+func TestDefaultsAreTheEngines(t *testing.T) {
+	s, _, err := settings.LoadProcessor(env(), Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lease != process.DefaultLeaseDuration || s.MaxAttempts != process.DefaultMaxAttempts ||
+		s.RetryBase != process.DefaultRetryBase || s.RetryCap != process.DefaultRetryCap || s.Retention != process.DefaultRetention {
+		t.Errorf("got %+v, want the process.Default* values", s)
+	}
+}
+
+// settings bounds the retry cap by SQS's longest visibility timeout without
+// importing the engine; the bound must be the engine's.
+func TestRetryCapBoundIsTheEngines(t *testing.T) {
+	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", process.MaxVisibility.String()), Defaults()); err != nil {
+		t.Errorf("cap %v refused: %v", process.MaxVisibility, err)
+	}
+	over := (process.MaxVisibility + 1).String()
+	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", over), Defaults()); err == nil {
+		t.Errorf("cap %s accepted, above process.MaxVisibility", over)
+	}
+}

@@ -1,0 +1,475 @@
+/*
+ * hookwall.pml: Hookwall's delivery protocol for ONE event key, checked
+ * exhaustively by spin.
+ *
+ * What it is
+ *   A platform that delivers one event at least once (retrying every 5xx or
+ *   timeout until it gets a 2xx, plus one concurrent duplicate), two receiver
+ *   Lambdas running intake.(*Handler).admit, the DynamoDB record of the key,
+ *   the SQS main queue, two processor Lambdas running
+ *   process.(*Dispatcher).process with one handler of one Step, an outside
+ *   system that deduplicates by Idempotency-Key, and an environment process for
+ *   the passage of time (the re-enqueue grace, lease expiry, the outside
+ *   system's dedup memory lapsing).
+ *
+ * The abstraction (see model/README.md for the full list)
+ *   - Every DynamoDB / SQS call is one atomic step whose outcome is chosen
+ *     nondeterministically: applied and answered, applied but the answer lost
+ *     (the client saw a timeout), or not applied (error). A crash of a Lambda
+ *     can happen between any two calls.
+ *   - Everything that goes wrong (an error, a lost answer, a crash, a lease that
+ *     expires under a live holder, a handler error) spends one unit of a shared
+ *     fault budget MAXFAULTS. Faults are finite in every run, which is what the
+ *     liveness property assumes; with the budget spent, every call succeeds.
+ *   - Time is abstract. enqueuedAt is an epoch id, fresh for every claim and
+ *     take-over (the smallest id nobody refers to, so the state space is
+ *     finite); claimId is folded into it (a fresh epoch per claim makes
+ *     "claimId = c AND enqueuedAt = e" equivalent to "enqueuedAt = e").
+ *     "The grace has passed for the current epoch" is one event that may
+ *     happen only once the receiver that made the epoch (claim or take-over)
+ *     is past its budget: answered, crashed, or into its undo, which runs after
+ *     the budget. This is the configuration rule ReenqueueGrace > Budget and
+ *     nothing more (in particular not grace > Budget + UndoTimeout).
+ *   - SQS: visible messages are counted by their receive count; a receive of a
+ *     message already received MAXRECV times redrives it to the DLQ. A message
+ *     not deleted comes back (visibility timeout) at once; a message answered
+ *     "busy" comes back once the lease it met is no longer live.
+ *   - The outside system remembers a key from its first call for as long as
+ *     any attempt that could call it is alive; after the event settles and all
+ *     attempts are over its memory may lapse. effects counts the calls it did
+ *     not deduplicate; two is a violation.
+ *
+ * How to run (scripts/model.sh does all of this in a temp dir)
+ *   spin -a hookwall.pml
+ *   gcc -O2 -DSAFETY -DNOCLAIM -o pan pan.c && ./pan            # safety
+ *   gcc -O2 -DNFAIR=3 -o pan pan.c && ./pan -a -f -N settles    # liveness
+ *   spin -DNO_GRACE_FIX -a hookwall.pml; gcc -O2 -DNFAIR=3 -o pan pan.c
+ *   ./pan -a -f -A -N settles; spin -DNO_GRACE_FIX -t -p hookwall.pml
+ *
+ * Flags: -DNO_GRACE_FIX (the old intake: a duplicate inside the grace answers
+ * 2xx without sending; a claim of unknown outcome is not undone),
+ * -DSTRICT_SUCCEEDED (assert no step call at all once the record is
+ * SUCCEEDED, even by a stale attempt the outside deduplicates),
+ * -DMAXFAULTS=n (default 2).
+ */
+
+#ifndef MAXFAULTS
+#define MAXFAULTS 2
+#endif
+#ifndef MAXDUPS
+#define MAXDUPS   1   /* duplicate deliveries the platform may add */
+#endif
+#define MAXATT    2   /* process MAX_ATTEMPTS */
+#define MAXRECV   3   /* the queue's maxReceiveCount (above MAX_ATTEMPTS) */
+
+/* record status (webhook.Status); ABSENT: no live item */
+#define ABSENT     0
+#define RECEIVED   1
+#define PROCESSING 2
+#define RETRY      3
+#define SUCCEEDED  4
+#define FAILED     5
+
+/* ---- the record (store.Record), sk = EVENT ---- */
+byte st = ABSENT;
+byte ver;          /* version */
+byte enq;          /* enqueuedAt, as an epoch id (and the claimId, see above) */
+byte owner;        /* leaseOwner: processor id 1..2, 0 none */
+bool live;         /* leaseUntil not yet passed */
+byte attempts;
+bool journaled;    /* the journal item STEP#h#s of this claim */
+
+/* ---- time ---- */
+bool gracePassed;  /* now - enqueuedAt >= ReenqueueGrace, for the current epoch */
+byte maker;        /* receiver whose budget covers the current epoch, 0 none */
+
+byte faults = MAXFAULTS;
+byte tmp;          /* scratch of fresh() */
+
+/* ---- the platform ---- */
+bool got2xx;
+byte outstanding;  /* deliveries sent and not yet answered */
+byte dups = MAXDUPS;
+
+/* epochs a receiver still refers to: its claim's / take-over's enqueuedAt
+   (for Unclaim / RevertEnqueue) and the one it saw (take-over CAS, revert) */
+byte r_enq[3];
+byte r_prev[3];
+
+/* ---- SQS ---- */
+byte vis[MAXRECV+1];   /* visible messages, by receive count so far */
+byte park[MAXRECV+1];  /* answered "busy": visible again once that lease is not live */
+byte pm[3];            /* receive count of the message processor p holds, 0 none */
+bool stale[3];         /* p's message became visible again while p still runs */
+bool dead;             /* a message was redriven to the DLQ (the compensator ends it DEAD) */
+
+/* ---- processors ---- */
+byte att_ver[3];       /* version of the lease p's attempt runs under, 0: no attempt */
+byte last_acq;         /* ghost: the processor of the latest Acquire */
+byte last_ver;         /* ghost: the version it set */
+
+/* ---- the outside system ---- */
+bool ext_seen;         /* has seen the step's Idempotency-Key */
+bool ext_forgot;       /* its dedup memory of the key lapsed */
+byte effects;          /* calls it applied without deduplicating */
+
+#define held(p)   ((owner == p) && (ver == att_ver[p]) && (st == PROCESSING))
+#define msgs      (vis[0]+vis[1]+vis[2]+vis[3]+park[0]+park[1]+park[2]+park[3]+ \
+                   (pm[1] > 0 && !stale[1])+(pm[2] > 0 && !stale[2]))
+
+/* the smallest epoch id nobody refers to */
+inline fresh() {
+  tmp = 1;
+  do
+  :: (tmp == enq || tmp == r_enq[1] || tmp == r_enq[2] || tmp == r_prev[1] || tmp == r_prev[2]) -> tmp++
+  :: else -> break
+  od;
+  assert(tmp <= 6)
+}
+
+inline fault() { faults > 0 -> faults-- }
+
+/* ======================= receivers (shared/intake) ======================= */
+
+proctype Receiver(byte me) {
+end_idle:
+  /* the platform delivers (a retry once the last delivery was answered
+     without a 2xx, or a duplicate beside one in flight) */
+  atomic {
+    (!got2xx && outstanding == 0) || (outstanding == 1 && dups > 0) ->
+    if
+    :: outstanding == 1 -> dups--
+    :: else
+    fi;
+    outstanding++;
+    printf("@ R%d: the platform delivers the event\n", me)
+  }
+
+  /* intake.(*Handler).admit: claim -- store.(*Table).Claim, PutItem IF
+     attribute_not_exists(pk) OR expiresAt < now */
+  if
+  :: atomic { st == ABSENT ->
+       fresh(); st = RECEIVED; ver = 1; enq = tmp; r_enq[me] = tmp; tmp = 0;
+       attempts = 0; gracePassed = false; maker = me;
+       if
+       :: printf("@ R%d: claim applied: RECEIVED, epoch %d\n", me, enq); goto send  /* Claimed */
+       :: fault(); printf("@ R%d: claim applied, answer lost (timeout)\n", me); goto claim_unknown
+       fi }
+  :: atomic { fault(); printf("@ R%d: claim failed, not applied\n", me); goto r503 }
+       /* not applied (error). admit also undoes it by its claim id, whose
+          condition fails: that id was never written. */
+  :: atomic { st != ABSENT ->           /* Duplicate (or Conflict): the old record */
+       if
+       :: st != RECEIVED -> printf("@ R%d: duplicate, record past RECEIVED\n", me); goto r2xx
+       :: st == RECEIVED && !gracePassed -> printf("@ R%d: duplicate, RECEIVED inside the grace\n", me); goto in_grace
+       :: st == RECEIVED && gracePassed -> printf("@ R%d: duplicate, RECEIVED past the grace\n", me); r_prev[me] = enq; goto takeover
+       fi }
+  fi;
+
+claim_unknown:
+#ifdef NO_GRACE_FIX
+  goto r503                             /* old: an unknown outcome was not undone */
+#else
+  atomic { if :: maker == me -> maker = 0 :: else fi; goto undo }
+    /* it.res.Record != nil && Outcome == 0: undo by claim id */
+#endif
+
+in_grace:
+#ifdef NO_GRACE_FIX
+  goto r2xx                             /* old: "duplicate acknowledged", nothing sent */
+#else
+  goto r503                             /* it.inFlight: 503, the platform retries */
+#endif
+
+takeover:
+  /* store.(*Table).TakeOverEnqueue: swapEnqueuedAt, UpdateItem SET enqueuedAt
+     IF status = RECEIVED AND enqueuedAt = <seen> */
+  if
+  :: atomic { st == RECEIVED && enq == r_prev[me] ->
+       fresh(); enq = tmp; r_enq[me] = tmp; tmp = 0; gracePassed = false; maker = me;
+       if
+       :: printf("@ R%d: take-over won, epoch %d\n", me, enq); goto send   /* won: this delivery sends */
+       :: fault(); printf("@ R%d: take-over applied, answer lost\n", me); r_enq[me] = 0; goto r503   /* it.err, no undo */
+       fi }
+  :: atomic { !(st == RECEIVED && enq == r_prev[me]) ->   /* lost the CAS */
+       if
+       :: st == RECEIVED || st == ABSENT -> printf("@ R%d: take-over lost, still RECEIVED or gone\n", me); goto r503  /* it.inFlight */
+       :: else -> printf("@ R%d: take-over lost, record moved on\n", me); goto r2xx
+       fi }
+  :: atomic { fault(); printf("@ R%d: take-over failed, not applied\n", me); goto r503 }
+  fi;
+
+send:
+  /* Queue.Send -- queue.(*Queue).Send, SendMessageBatch */
+  if
+  :: atomic { vis[0]++; printf("@ R%d: sent\n", me); goto r2xx }
+  :: atomic { fault(); printf("@ R%d: send failed, nothing sent\n", me);
+       if :: maker == me -> maker = 0 :: else fi; goto undo }
+  :: atomic { fault(); vis[0]++; printf("@ R%d: sent, but the client saw a timeout\n", me);
+       if :: maker == me -> maker = 0 :: else fi; goto undo }
+  :: atomic { fault(); printf("@ R%d: dies before sending\n", me); goto crash }
+  :: atomic { fault(); vis[0]++; printf("@ R%d: sent, then dies before answering\n", me); goto crash }
+  fi;
+
+undo:
+  /* intake.(*Handler).undo: after the budget, on its own context */
+  if
+  :: r_prev[me] != 0 -> goto revert
+  :: else
+  fi;
+  /* store.(*Table).Unclaim: DeleteItem IF status = RECEIVED AND version = 1
+     AND claimId = c AND enqueuedAt = e */
+  if
+  :: atomic { st == RECEIVED && ver == 1 && enq == r_enq[me] ->
+       /* deleted (answered, or the answer lost: the same state) */
+       st = ABSENT; ver = 0; enq = 0; attempts = 0; gracePassed = false; maker = 0;
+       printf("@ R%d: Unclaim deleted the record\n", me); goto r503 }
+  :: atomic { !(st == RECEIVED && ver == 1 && enq == r_enq[me]) ->
+       printf("@ R%d: Unclaim: condition failed, left in place\n", me); goto r503 }
+  :: atomic { fault(); printf("@ R%d: Unclaim failed, not applied\n", me); goto r503 }
+  fi;
+
+revert:
+  /* store.(*Table).RevertEnqueue: swapEnqueuedAt back to the epoch seen */
+  if
+  :: atomic { st == RECEIVED && enq == r_enq[me] ->
+       enq = r_prev[me]; gracePassed = true;  /* that epoch's grace had passed */
+       printf("@ R%d: take-over reverted to epoch %d\n", me, enq); goto r503 }
+  :: atomic { !(st == RECEIVED && enq == r_enq[me]) -> printf("@ R%d: revert: condition failed\n", me); goto r503 }
+  :: atomic { fault(); printf("@ R%d: revert failed, not applied\n", me); goto r503 }
+  fi;
+
+r2xx:
+  /* the provider's success reply. What a 2xx promises: a message sent (on
+     the queue, held by a processor, or already redriven to the DLQ) or a
+     record past RECEIVED. */
+  atomic {
+    assert(st != RECEIVED || msgs > 0 || dead);
+    got2xx = true; outstanding--;
+    printf("@ R%d: answers 2xx (record status %d, messages %d)\n", me, st, msgs);
+    if :: maker == me -> maker = 0 :: else fi;
+    r_enq[me] = 0; r_prev[me] = 0;
+    goto end_idle
+  }
+r503:
+  atomic {
+    outstanding--;
+    printf("@ R%d: answers 503\n", me);
+    if :: maker == me -> maker = 0 :: else fi;
+    r_enq[me] = 0; r_prev[me] = 0;
+    goto end_idle
+  }
+crash:
+  /* no answer: the platform times out and retries */
+  atomic {
+    outstanding--;
+    printf("@ R%d: no answer (the platform times out)\n", me);
+    if :: maker == me -> maker = 0 :: else fi;
+    r_enq[me] = 0; r_prev[me] = 0;
+    goto end_idle
+  }
+}
+
+/* ===================== processors (shared/process) ====================== */
+
+/* the message comes back (not acknowledged: a batch item failure, or the
+   Lambda died); a stale receipt handle returns nothing */
+#define giveback() if :: !stale[me] -> vis[pm[me]]++ :: else fi; \
+                   pm[me] = 0; stale[me] = false; att_ver[me] = 0
+/* acknowledged: DeleteMessage (a stale receipt handle deletes nothing) */
+#define ack()      pm[me] = 0; stale[me] = false; att_ver[me] = 0
+
+inline take(k) {
+  if
+  :: k < MAXRECV -> pm[me] = k + 1
+  :: else -> dead = true; printf("@ P%d: message redriven to the DLQ\n", me); goto end_idle  /* maxReceiveCount exceeded */
+  fi
+}
+
+proctype Processor(byte me) {
+end_idle:
+  /* SQS ReceiveMessage (the Lambda event source; one message is enough) */
+  atomic {
+    if
+    :: vis[0] > 0 -> vis[0]--; take(0)
+    :: vis[1] > 0 -> vis[1]--; take(1)
+    :: vis[2] > 0 -> vis[2]--; take(2)
+    :: vis[3] > 0 -> vis[3]--; take(3)
+    :: park[0] > 0 && !(st == PROCESSING && live) -> park[0]--; take(0)
+    :: park[1] > 0 && !(st == PROCESSING && live) -> park[1]--; take(1)
+    :: park[2] > 0 && !(st == PROCESSING && live) -> park[2]--; take(2)
+    :: park[3] > 0 && !(st == PROCESSING && live) -> park[3]--; take(3)
+    fi
+  }
+
+  /* process.(*Dispatcher).process: store.(*Table).Acquire, UpdateItem IF
+     status IN (RECEIVED, RETRY) OR (PROCESSING AND leaseUntil < now) */
+  if
+  :: atomic {
+       if
+       :: st == RECEIVED || st == RETRY || (st == PROCESSING && !live) ->
+            st = PROCESSING; ver++; attempts++; owner = me; live = true; att_ver[me] = ver;
+            last_acq = me; last_ver = ver;
+            printf("@ P%d: lease acquired, attempt %d\n", me, attempts)
+       :: st == SUCCEEDED -> printf("@ P%d: already SUCCEEDED: ack\n", me); ack(); goto end_idle  /* AcquireDone */
+       :: st == PROCESSING && live ->                    /* AcquireBusy: ChangeVisibility(lease left + 1 s) */
+            printf("@ P%d: busy elsewhere\n", me); park[pm[me]]++; pm[me] = 0; goto end_idle
+       :: st == FAILED -> printf("@ P%d: record FAILED: dead-letter\n", me); goto dlq  /* AcquireFailedState */
+       :: st == ABSENT -> printf("@ P%d: no record: ack\n", me); ack(); goto end_idle  /* AcquireMissing */
+       fi }
+  :: atomic { fault(); printf("@ P%d: acquire failed or died\n", me); giveback(); goto end_idle }
+  fi;
+
+  /* process.(*handlerRun).step: attempt.load reads the journal once per
+     attempt, not on attempt 1 (att_ver == 2 is attempt 1: RECEIVED v1 -> v2) */
+  if
+  :: atomic { att_ver[me] > 2 && journaled -> goto complete }  /* journaled: skipped */
+  :: atomic { !(att_ver[me] > 2 && journaled) -> skip }
+  :: atomic { fault(); goto retry_or_fail }                    /* load failed */
+  fi;
+
+  /* the step's fn: the outside call with Idempotency-Key =
+     process.IdempotencyKey(event key, handler, step) */
+  if
+  :: atomic { fault(); goto retry_or_fail }               /* error, not applied */
+  :: atomic { fault(); goto permanent }                   /* process.Permanent, not applied */
+  :: atomic { fault(); giveback(); goto end_idle }        /* died before the call */
+  :: atomic {
+#ifdef STRICT_SUCCEEDED
+       assert(st != SUCCEEDED);
+#endif
+       if
+       :: !ext_seen -> ext_seen = true; effects++
+       :: ext_seen && ext_forgot -> ext_forgot = false; effects++
+       :: else                                          /* deduplicated by key */
+       fi;
+       printf("@ P%d: step call (record status %d); effects %d\n", me, st, effects);
+       assert(effects <= 1);
+       if
+       :: skip                                          /* done */
+       :: fault(); goto retry_or_fail                   /* applied, client saw a timeout */
+       fi }
+  fi;
+
+  /* attempt.save -- store.(*Table).SaveStep: TransactWriteItems(ConditionCheck
+     leaseOwner, version, PROCESSING; Put STEP#h#s) */
+  if
+  :: atomic {
+       if
+       :: held(me) ->
+            assert(last_acq == me && last_ver == att_ver[me]);  /* only the latest lease writes */
+            assert(!journaled);                                 /* never journaled twice */
+            journaled = true; printf("@ P%d: step journaled\n", me)
+       :: else -> printf("@ P%d: journal write fenced off: lease lost\n", me); giveback(); goto end_idle
+       fi }
+  :: atomic { fault(); goto retry_or_fail }                     /* error, not applied */
+  :: atomic { fault();                                          /* applied, answer lost */
+       if
+       :: held(me) -> assert(last_acq == me && last_ver == att_ver[me]); assert(!journaled); journaled = true
+       :: else
+       fi;
+       goto retry_or_fail }
+  :: atomic { fault(); giveback(); goto end_idle }              /* died */
+  fi;
+
+complete:
+  /* process.(*Dispatcher).finish, herr == nil: store.(*Table).Complete, fenced */
+  if
+  :: atomic {
+       if
+       :: held(me) ->
+            assert(last_acq == me && last_ver == att_ver[me]);
+            assert(journaled);
+            st = SUCCEEDED; ver++; owner = 0; live = false; printf("@ P%d: SUCCEEDED\n", me)
+       :: else -> printf("@ P%d: complete fenced off: lease lost\n", me); giveback(); goto end_idle
+       fi }
+  :: atomic { fault(); giveback(); goto end_idle }              /* error (not applied) or died: Errored */
+  :: atomic { fault(); if :: held(me) -> st = SUCCEEDED; ver++; owner = 0; live = false :: else fi;
+       giveback(); goto end_idle }                              /* applied, answer lost: Errored */
+  fi;
+  goto acked;
+
+retry_or_fail:
+  /* finish with a retryable error: RETRY (with backoff) below MaxAttempts */
+  if
+  :: atomic { held(me) && attempts >= MAXATT -> goto fail }
+  :: atomic { held(me) && attempts < MAXATT ->
+       /* store.(*Table).Retry, fenced; ChangeVisibility(Backoff): the message comes back */
+       assert(last_acq == me && last_ver == att_ver[me]);
+       st = RETRY; ver++; owner = 0; live = false; printf("@ P%d: RETRY\n", me);
+       giveback(); goto end_idle }
+  :: atomic { !held(me) -> giveback(); goto end_idle }          /* lease lost */
+  :: atomic { fault(); giveback(); goto end_idle }              /* error or died */
+  fi;
+
+permanent:
+  if
+  :: atomic { held(me) -> goto fail }
+  :: atomic { !held(me) -> giveback(); goto end_idle }
+  :: atomic { fault(); giveback(); goto end_idle }
+  fi;
+
+fail:
+  /* store.(*Table).Fail, fenced: FAILED with lastError */
+  atomic {
+    if
+    :: held(me) ->
+         assert(last_acq == me && last_ver == att_ver[me]);
+         st = FAILED; ver++; owner = 0; live = false; printf("@ P%d: FAILED\n", me)
+    :: else -> giveback(); goto end_idle
+    fi
+  }
+dlq:
+  /* DLQ.SendDeadLetter, then acknowledge; if the send fails the message
+     comes back and the next delivery finds FAILED and dead-letters it */
+  if
+  :: atomic { ack(); goto end_idle }
+  :: atomic { fault(); giveback(); goto end_idle }
+  fi;
+
+acked:
+  /* not a batch item failure: the event source deletes the message */
+  if
+  :: atomic { ack(); goto end_idle }
+  :: atomic { fault(); giveback(); goto end_idle }              /* died before the batch response */
+  fi
+}
+
+/* ============================ time and the outside ============================ */
+
+proctype Env() {
+end:
+  do
+  /* the grace passes for the current enqueuedAt, only once the receiver that
+     set it is past its budget (config: ReenqueueGrace > Budget) */
+  :: atomic { st == RECEIVED && !gracePassed && maker == 0 -> gracePassed = true; printf("@ the grace passes for epoch %d\n", enq) }
+  /* the lease runs out: its holder is gone (crashed, or finished without a
+     transition) ... */
+  :: atomic { st == PROCESSING && live && att_ver[owner] != ver -> live = false; printf("@ the lease of a gone P%d runs out\n", owner) }
+  /* ... or still running: heartbeats failed (attempt.heartbeat only logs an
+     error) or it overran. Its message's visibility runs out too. */
+  :: atomic { st == PROCESSING && live && att_ver[owner] == ver && faults > 0 ->
+       faults--; live = false; printf("@ the lease of P%d runs out while it still runs\n", owner);
+       if
+       :: pm[owner] > 0 && !stale[owner] -> vis[pm[owner]]++; stale[owner] = true
+       :: else
+       fi }
+  /* the outside system forgets the key, once the event has settled and no
+     attempt that could still call it is alive */
+  :: atomic { ext_seen && !ext_forgot && (st == SUCCEEDED || st == FAILED) &&
+              att_ver[1] == 0 && att_ver[2] == 0 -> ext_forgot = true }
+  od
+}
+
+init {
+  atomic {
+    run Receiver(1); run Receiver(2);
+    run Processor(1); run Processor(2);
+    run Env()
+  }
+}
+
+/* Liveness: an event the platform retries until it is answered 2xx is
+   eventually SUCCEEDED (its effect applied: asserted at Complete), FAILED with
+   lastError, or dead-lettered (the compensator ends it DEAD). */
+ltl settles { <> (st == SUCCEEDED || st == FAILED || dead) }

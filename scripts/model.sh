@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# scripts/model.sh: check model/hookwall.pml exhaustively with spin.
+#
+#   1. safety with the fix       (assertions, invalid end states)  must pass
+#   2. liveness with the fix     (ltl settles, weak fairness)      must pass
+#   3. safety, -DNO_GRACE_FIX    the 2xx promise must be violated
+#   4. liveness, -DNO_GRACE_FIX  an acceptance cycle must be found (the
+#                                stranded claim); its trail is printed
+#
+# Exit 0 only when every run ends as expected. Non-interactive: installs the
+# Debian package spin when it is missing and we are root, otherwise stops
+# with a hint. Needs a C compiler ($CC, default gcc). Work happens in a
+# temporary directory, removed on exit. Knobs (environment):
+#   SAFETY_FAULTS (default 3), LIVE_FAULTS (default 2), PAN_TIMEOUT (s, 100)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+model=$root/model/hookwall.pml
+SAFETY_FAULTS=${SAFETY_FAULTS:-3}
+LIVE_FAULTS=${LIVE_FAULTS:-2}
+PAN_TIMEOUT=${PAN_TIMEOUT:-100}
+CC=${CC:-gcc}
+
+die() { echo "model.sh: $*" >&2; exit 2; }
+
+[[ -f $model ]] || die "no model at $model"
+
+if ! command -v spin >/dev/null 2>&1; then
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+		echo "model.sh: installing spin (apt-get)"
+		export DEBIAN_FRONTEND=noninteractive
+		if ! apt-get install -y -q spin </dev/null >/dev/null; then
+			apt-get update -q </dev/null >/dev/null
+			apt-get install -y -q spin </dev/null >/dev/null
+		fi
+	else
+		die "spin is not installed and this is not root with apt-get: install it (Debian/Ubuntu: sudo apt-get install -y spin) and run again"
+	fi
+fi
+command -v spin >/dev/null 2>&1 || die "spin still missing after apt-get"
+command -v "$CC" >/dev/null 2>&1 || die "no C compiler '$CC' (set CC or install gcc)"
+command -v timeout >/dev/null 2>&1 || die "timeout (coreutils) missing"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/hookwall-model.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+echo "model.sh: $(spin -V 2>&1 | head -1); model $model; work dir $work"
+
+# summary FILE: the lines of pan's report that matter.
+summary() {
+	grep -E '^(State-vector|pan:1:|pan: elapsed)|states, stored|states, matched|acceptance   cycles|assertion violations' "$1" |
+		sed 's/^/    /'
+}
+
+# trail DIR SPINFLAGS...: the counterexample replayed (spin -t -p), shown by
+# the model's own narration ("@ ..." printf lines) and the cycle marker.
+trail() {
+	local dir=$1; shift
+	(cd "$dir" && spin "$@" -t -p hookwall.pml </dev/null >trail.out 2>&1) || true
+	echo "$(grep -cE '^ +[0-9]+:' "$dir/trail.out") steps; the events:"
+	grep -E '^ *@ |START OF CYCLE' "$dir/trail.out" | sed -E 's/^ *@ //'
+}
+
+fail=0
+
+# run NAME EXPECT(pass|assert|cycle) "SPINFLAGS" "CCFLAGS" "PANFLAGS"
+run() {
+	local name=$1 expect=$2 sflags=$3 cflags=$4 pflags=$5
+	local dir=$work/$name
+	mkdir -p "$dir"
+	cp "$model" "$dir/hookwall.pml"
+	echo
+	echo "== $name: spin $sflags -a; $CC $cflags; ./pan $pflags (expect: $expect)"
+	# shellcheck disable=SC2086
+	(cd "$dir" && spin $sflags -a hookwall.pml </dev/null >spin.out 2>&1) || { cat "$dir/spin.out"; echo "   FAIL: spin -a"; fail=1; return; }
+	# shellcheck disable=SC2086
+	(cd "$dir" && $CC -O2 -w $cflags -o pan pan.c >cc.out 2>&1) || { cat "$dir/cc.out"; echo "   FAIL: compile"; fail=1; return; }
+	local rc=0
+	# shellcheck disable=SC2086
+	(cd "$dir" && timeout "$PAN_TIMEOUT" ./pan $pflags </dev/null >pan.out 2>&1) || rc=$?
+	summary "$dir/pan.out"
+	if [[ $rc -eq 124 ]]; then echo "   FAIL: pan timed out after ${PAN_TIMEOUT}s"; fail=1; return; fi
+	if grep -qE 'max search depth too small|out of memory|aborting' "$dir/pan.out"; then
+		grep -E 'max search depth too small|out of memory|aborting' "$dir/pan.out" | sed 's/^/    /'
+		echo "   FAIL: search incomplete"; fail=1; return
+	fi
+	local errors
+	errors=$(sed -nE 's/.*errors: ([0-9]+).*/\1/p' "$dir/pan.out" | tail -1)
+	[[ -n $errors ]] || { tail -20 "$dir/pan.out"; echo "   FAIL: no result from pan (rc $rc)"; fail=1; return; }
+	case $expect in
+	pass)
+		if [[ $errors -eq 0 ]]; then echo "   ok: errors: 0"; else
+			echo "   FAIL: errors: $errors, expected none; trail:"; trail "$dir" $sflags | head -80 | sed 's/^/    /'; fail=1
+		fi ;;
+	assert)
+		if [[ $errors -gt 0 ]] && grep -q 'assertion violated' "$dir/pan.out"; then
+			echo "   ok: the expected assertion violation was found; trail:"
+			trail "$dir" $sflags | head -40 | sed 's/^/    /'
+		else echo "   FAIL: expected an assertion violation"; fail=1; fi ;;
+	cycle)
+		if [[ $errors -gt 0 ]] && grep -q 'acceptance cycle' "$dir/pan.out"; then
+			echo "   ok: the expected liveness violation (acceptance cycle) was found; trail:"
+			trail "$dir" $sflags | head -60 | sed 's/^/    /'
+		else echo "   FAIL: expected an acceptance cycle"; fail=1; fi ;;
+	esac
+}
+
+run safety        pass   "-DMAXFAULTS=$SAFETY_FAULTS"            "-DSAFETY -DNOCLAIM" "-m100000"
+run liveness      pass   "-DMAXFAULTS=$LIVE_FAULTS"              "-DNFAIR=3"          "-a -f -m100000"
+run defect-safety assert "-DNO_GRACE_FIX -DMAXFAULTS=1"          "-DSAFETY -DNOCLAIM" "-m100000"
+run defect-stranded-claim cycle "-DNO_GRACE_FIX -DMAXFAULTS=1 -DMAXDUPS=0" "-DNFAIR=3" "-a -f -A -m100000"
+
+echo
+if [[ $fail -ne 0 ]]; then
+	echo "model.sh: FAILED (an unexpected result above)"
+	exit 1
+fi
+echo "model.sh: all four runs as expected"

@@ -1,0 +1,268 @@
+package settings
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The configuration contract is written three times: here (what each
+// function reads), in README.md's configuration tables, and in
+// template.yaml's Environment of each function. This test holds the three
+// together.
+
+const (
+	readmePath   = "../../README.md"
+	templatePath = "../../template.yaml"
+	templateName = "template.yaml" // in messages
+)
+
+// functions lists each function with its loader and its README table and
+// template resource. A new function (the compensator) is added here.
+var functions = []struct {
+	name      string // as in README's "### Environment (<name>)"
+	logicalID string // its AWS::Serverless::Function in template.yaml
+	load      func(*reader)
+}{
+	{"receiver", "ReceiverFunction", func(r *reader) { loadReceiver(r, ReceiverDefaults{}) }},
+	{"processor", "ProcessorFunction", func(r *reader) { loadProcessor(r, ProcessorDefaults{}) }},
+}
+
+// localOnly are read but not deployed: the template gives the tenants
+// document as TENANTS_SECRET_ARN.
+var localOnly = map[string]bool{"HOOKWALL_TENANTS_FILE": true}
+
+// sdkVariable reports a variable the AWS SDK reads itself, which README
+// documents but no loader reads.
+func sdkVariable(name string) bool { return strings.HasPrefix(name, "AWS_ENDPOINT_URL_") }
+
+// reads is what one function's loader reads: current names, and deprecated
+// aliases mapped to their replacements.
+type reads struct {
+	current    map[string]bool
+	deprecated map[string]string
+}
+
+func readsOf(load func(*reader)) reads {
+	r := newReader(func(string) string { return "" })
+	load(r)
+	rd := reads{current: map[string]bool{}, deprecated: r.aliases}
+	for _, name := range r.read {
+		if _, old := r.aliases[name]; !old {
+			rd.current[name] = true
+		}
+	}
+	return rd
+}
+
+func TestReadmeDocumentsEveryVariable(t *testing.T) {
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := readmeTables(t, string(readme))
+	allDeprecated := map[string]string{}
+	for _, fn := range functions {
+		rd := readsOf(fn.load)
+		heading := "Environment (" + fn.name + ")"
+		documented := map[string]bool{}
+		for _, row := range tables[heading] {
+			for _, name := range row[0] {
+				documented[name] = true
+			}
+		}
+		if len(documented) == 0 {
+			t.Errorf("README.md has no table under %q", "### "+heading)
+			continue
+		}
+		for _, name := range sorted(rd.current) {
+			if !documented[name] {
+				t.Errorf("%s reads %s, which README.md's %q table does not document", fn.name, name, heading)
+			}
+		}
+		for _, name := range sorted(documented) {
+			if !rd.current[name] && !sdkVariable(name) {
+				t.Errorf("README.md's %q table documents %s, which %s does not read", heading, name, fn.name)
+			}
+		}
+		for old, name := range rd.deprecated {
+			allDeprecated[old] = name
+		}
+	}
+	// Deprecated names: each in the "Deprecated names" table, on the row of
+	// its replacement, and nothing else there.
+	const heading = "Deprecated names"
+	listed := map[string]bool{}
+	for _, row := range tables[heading] {
+		if len(row) < 2 {
+			t.Errorf("README.md's %q table: row %v has no replacement column", heading, row)
+			continue
+		}
+		for _, old := range row[0] {
+			listed[old] = true
+			switch name, ok := allDeprecated[old]; {
+			case !ok:
+				t.Errorf("README.md's %q table lists %s, which no function reads", heading, old)
+			case !slices.Contains(row[1], name):
+				t.Errorf("README.md's %q table gives %s a replacement other than %s", heading, old, name)
+			}
+		}
+	}
+	for _, old := range sorted(allDeprecated) {
+		if !listed[old] {
+			t.Errorf("%s is read as a deprecated name of %s, but README.md's %q table does not list it", old, allDeprecated[old], heading)
+		}
+	}
+}
+
+func TestTemplateDeclaresEveryVariable(t *testing.T) {
+	b, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node // a Node keeps CloudFormation's !Ref, !GetAtt, !Sub as tags
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", templatePath, err)
+	}
+	root := doc.Content[0]
+	globals := envVars(t, lookup(root, "Globals", "Function"), "Globals.Function")
+	known := map[string]bool{} // what !Ref may name
+	for _, section := range []string{"Parameters", "Resources"} {
+		for _, k := range keys(lookup(root, section)) {
+			known[k] = true
+		}
+	}
+	for _, k := range []string{"AWS::Region", "AWS::StackName", "AWS::AccountId", "AWS::URLSuffix"} {
+		known[k] = true
+	}
+	covered := map[string]bool{}
+	for _, fn := range functions {
+		covered[fn.logicalID] = true
+		res := lookup(root, "Resources", fn.logicalID)
+		if res == nil {
+			t.Errorf("%s: no resource %s (the %s)", templateName, fn.logicalID, fn.name)
+			continue
+		}
+		own := envVars(t, lookup(res, "Properties"), fn.logicalID)
+		declared := map[string]*yaml.Node{}
+		for name, v := range globals {
+			declared[name] = v
+		}
+		for name, v := range own {
+			declared[name] = v
+		}
+		rd := readsOf(fn.load)
+		for _, name := range sorted(rd.current) {
+			if _, ok := declared[name]; !ok && !localOnly[name] {
+				t.Errorf("%s reads %s, which %s declares neither in Globals.Function nor in %s's Environment.Variables",
+					fn.name, name, templateName, fn.logicalID)
+			}
+		}
+		for _, name := range sorted(declared) {
+			if !rd.current[name] {
+				t.Errorf("%s gives %s the variable %s, which it does not read (deprecated or unknown)", templateName, fn.logicalID, name)
+			}
+			if v := declared[name]; v.Tag == "!Ref" && !known[v.Value] {
+				t.Errorf("%s: %s=!Ref %s names no parameter or resource", templateName, name, v.Value)
+			}
+		}
+	}
+	for _, id := range keys(lookup(root, "Resources")) {
+		if r := lookup(root, "Resources", id, "Type"); r != nil && r.Value == "AWS::Serverless::Function" && !covered[id] {
+			t.Errorf("%s: function %s has no loader in this test's functions", templateName, id)
+		}
+	}
+}
+
+// readmeTables returns the tables of README's "## Configuration" section by
+// the heading above them: each row's cells, each cell's `NAME`s.
+func readmeTables(t *testing.T, readme string) map[string][][][]string {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README.md has no \"## Configuration\" section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	name := regexp.MustCompile("`([A-Z][A-Z0-9_]*)`")
+	tables := map[string][][][]string{}
+	heading := ""
+	for line := range strings.Lines(section) {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "### "):
+			heading = strings.TrimPrefix(line, "### ")
+		case strings.HasPrefix(line, "|") && !strings.HasPrefix(line, "|---"):
+			var row [][]string
+			for _, cell := range strings.Split(strings.Trim(line, "|"), "|") {
+				var names []string
+				for _, m := range name.FindAllStringSubmatch(cell, -1) {
+					names = append(names, m[1])
+				}
+				row = append(row, names)
+			}
+			if len(row[0]) > 0 { // not the header
+				tables[heading] = append(tables[heading], row)
+			}
+		}
+	}
+	return tables
+}
+
+// lookup follows keys through nested mappings; nil if one is missing.
+func lookup(n *yaml.Node, path ...string) *yaml.Node {
+	for _, key := range path {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		n = next
+	}
+	return n
+}
+
+func keys(n *yaml.Node) []string {
+	var ks []string
+	if n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			ks = append(ks, n.Content[i].Value)
+		}
+	}
+	return ks
+}
+
+// envVars returns the Environment.Variables under n, by name.
+func envVars(t *testing.T, n *yaml.Node, where string) map[string]*yaml.Node {
+	t.Helper()
+	vars := map[string]*yaml.Node{}
+	m := lookup(n, "Environment", "Variables")
+	if m == nil {
+		return vars
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		name := m.Content[i].Value
+		if _, dup := vars[name]; dup {
+			t.Errorf("%s: %s declares %s twice", templateName, where, name)
+		}
+		vars[name] = m.Content[i+1]
+	}
+	return vars
+}
+
+func sorted[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

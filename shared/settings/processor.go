@@ -1,0 +1,98 @@
+package settings
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Processor is the processor's configuration. Field comments name the
+// variable, then its deprecated older name.
+type Processor struct {
+	Common
+	// DLQURL is the dead-letter queue: DLQ_URL (required).
+	DLQURL string
+	// EventBusName is the EventBridge bus for outcome events, a name or ARN:
+	// EVENT_BUS_NAME (optional; empty: publishing off).
+	EventBusName string
+	// Concurrency is how many messages of one batch are processed at once:
+	// HOOKWALL_PROCESSOR_CONCURRENCY (PROCESSOR_CONCURRENCY), 1 to 100.
+	Concurrency int
+	// Lease is the lease length; the heartbeat extends it every third of it:
+	// HOOKWALL_LEASE (LEASE_SECONDS), 3s to 15m.
+	Lease time.Duration
+	// RetryBase and RetryCap bound the retry backoff (full jitter):
+	// HOOKWALL_RETRY_BASE (RETRY_BASE_SECONDS) and HOOKWALL_RETRY_CAP
+	// (RETRY_CAP_SECONDS), 1s to 12h (SQS's longest visibility timeout),
+	// the base not above the cap.
+	RetryBase time.Duration
+	RetryCap  time.Duration
+	// MaxAttempts is the attempt limit of handlers without their own:
+	// HOOKWALL_MAX_ATTEMPTS (MAX_ATTEMPTS), 1 to 100. The queue's
+	// maxReceiveCount must be higher.
+	MaxAttempts int
+	// Retention is how long a SUCCEEDED record is kept: HOOKWALL_RETENTION
+	// (RETENTION_DAYS, in days), 24h to 8760h.
+	Retention time.Duration
+	// UnhandledToDLQ sends events no handler serves to the dead-letter queue
+	// instead of acknowledging them: HOOKWALL_UNHANDLED_TO_DLQ
+	// (UNHANDLED_TO_DLQ), default false.
+	UnhandledToDLQ bool
+	// CRMLeadsURL is the CRM's leads API of the example crm handlers, an
+	// absolute http(s) URL: CRM_LEADS_URL (optional; empty: crm off).
+	CRMLeadsURL string
+	// ApprovalsTable is the example approvals team's DynamoDB table:
+	// APPROVALS_TABLE (optional; empty: approvals off).
+	ApprovalsTable string
+}
+
+// ProcessorDefaults are the processor's defaults, which [LoadProcessor] does
+// not state itself: the processor's wiring.Defaults returns them from the
+// engine's constants (process.DefaultLeaseDuration, …).
+type ProcessorDefaults struct {
+	Concurrency int           // HOOKWALL_PROCESSOR_CONCURRENCY
+	Lease       time.Duration // HOOKWALL_LEASE
+	RetryBase   time.Duration // HOOKWALL_RETRY_BASE
+	RetryCap    time.Duration // HOOKWALL_RETRY_CAP
+	MaxAttempts int           // HOOKWALL_MAX_ATTEMPTS
+	Retention   time.Duration // HOOKWALL_RETENTION
+}
+
+// maxVisibility is SQS's longest visibility timeout, which bounds the retry
+// backoff (process.MaxVisibility; settings imports no processor code).
+const maxVisibility = 12 * time.Hour
+
+// eventBusRE is an EventBridge bus name; an ARN is accepted too.
+var eventBusRE = regexp.MustCompile(`^[A-Za-z0-9/._-]{1,256}$`)
+
+// LoadProcessor reads the processor's configuration through getenv
+// (os.Getenv in main), with def for what is unset, and validates it. The
+// error joins one error per variable at fault, each naming it; the warnings
+// report deprecated names in use.
+func LoadProcessor(getenv func(string) string, def ProcessorDefaults) (Processor, Warnings, error) {
+	r := newReader(getenv)
+	s := loadProcessor(r, def)
+	return s, r.warnings, r.err("processor")
+}
+
+func loadProcessor(r *reader, def ProcessorDefaults) Processor {
+	s := Processor{Common: r.common(), DLQURL: r.httpURL("DLQ_URL", true)}
+	if s.EventBusName = r.get("EVENT_BUS_NAME"); s.EventBusName != "" &&
+		!eventBusRE.MatchString(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
+		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
+	}
+	s.Concurrency = int(r.integer("HOOKWALL_PROCESSOR_CONCURRENCY", "PROCESSOR_CONCURRENCY", int64(def.Concurrency), 1, 100))
+	s.Lease, _ = r.durationIn("HOOKWALL_LEASE", "LEASE_SECONDS", time.Second, def.Lease, 3*time.Second, 15*time.Minute)
+	var baseFrom, capFrom string
+	s.RetryBase, baseFrom = r.durationIn("HOOKWALL_RETRY_BASE", "RETRY_BASE_SECONDS", time.Second, def.RetryBase, time.Second, maxVisibility)
+	s.RetryCap, capFrom = r.durationIn("HOOKWALL_RETRY_CAP", "RETRY_CAP_SECONDS", time.Second, def.RetryCap, time.Second, maxVisibility)
+	if s.RetryBase > s.RetryCap {
+		r.fail("%s (%s) is above %s (%s)", baseFrom, formatDuration(s.RetryBase), capFrom, formatDuration(s.RetryCap))
+	}
+	s.MaxAttempts = int(r.integer("HOOKWALL_MAX_ATTEMPTS", "MAX_ATTEMPTS", int64(def.MaxAttempts), 1, 100))
+	s.Retention, _ = r.durationIn("HOOKWALL_RETENTION", "RETENTION_DAYS", 24*time.Hour, def.Retention, 24*time.Hour, 365*24*time.Hour)
+	s.UnhandledToDLQ = r.boolean("HOOKWALL_UNHANDLED_TO_DLQ", "UNHANDLED_TO_DLQ", false)
+	s.CRMLeadsURL = r.httpURL("CRM_LEADS_URL", false)
+	s.ApprovalsTable = r.table("APPROVALS_TABLE", false)
+	return s
+}

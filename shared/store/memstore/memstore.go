@@ -1,0 +1,379 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Config configures a [Store].
+type Config struct {
+	// Now is the clock (optional; default time.Now).
+	Now func() time.Time
+}
+
+// Store is an in-memory events table: event records and their journal
+// entries, with the conditional semantics of [store.Table]. It is safe for
+// concurrent use. The zero value is not usable; call [New].
+type Store struct {
+	now func() time.Time
+
+	mu    sync.Mutex
+	recs  map[string]*store.Record      // by event key
+	steps map[string]map[string]journal // by event key, then sort key
+}
+
+// journal is one journal entry as the table stores it.
+type journal struct {
+	claimID     string
+	handler     string
+	step        string
+	result      []byte
+	completedAt int64 // epoch ms
+	expiresAt   int64 // epoch s
+}
+
+// New returns an empty Store.
+func New(cfg Config) *Store {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Store{now: cfg.Now, recs: map[string]*store.Record{}, steps: map[string]map[string]journal{}}
+}
+
+// clone returns a deep copy of r (nil for nil).
+func clone(r *store.Record) *store.Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Payload = store.Payload(slices.Clone([]byte(r.Payload)))
+	return &c
+}
+
+// Get returns the event record of key, or nil if there is none or it has
+// expired, as [store.Table.Get].
+func (s *Store) Get(_ context.Context, key string) (*store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[key]
+	if r == nil || r.Expired(s.now()) {
+		return nil, nil
+	}
+	return clone(r), nil
+}
+
+// Put stores a copy of rec as it is, with no condition, as a plain PutItem
+// would: a test seam for records in a state the API cannot reach directly
+// (its Key must be set; SK is set to [store.SKEvent]).
+func (s *Store) Put(rec *store.Record) {
+	c := clone(rec)
+	c.SK = store.SKEvent
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs[c.Key] = c
+}
+
+// Records returns copies of every event record that has not expired, sorted
+// by key: a test seam to look at the whole table.
+func (s *Store) Records() []*store.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	var out []*store.Record
+	for _, r := range s.recs {
+		if !r.Expired(now) {
+			out = append(out, clone(r))
+		}
+	}
+	slices.SortFunc(out, func(a, b *store.Record) int { return cmp.Compare(a.Key, b.Key) })
+	return out
+}
+
+// Claim creates the event's record (RECEIVED, version 1) if the key is
+// absent or its record expired (expiresAt < now), as [store.Table.Claim]:
+// a live record gives Duplicate or Conflict with a copy of that record.
+func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration) (store.ClaimResult, error) {
+	if err := ev.Prepare(); err != nil {
+		return store.ClaimResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	// The table's condition: attribute_not_exists(pk) OR expiresAt < :now.
+	if old := s.recs[ev.Key]; old != nil && old.ExpiresAt >= now.Unix() {
+		if old.PayloadHash != ev.PayloadHash {
+			return store.ClaimResult{Outcome: store.Conflict, Record: clone(old)}, nil
+		}
+		return store.ClaimResult{Outcome: store.Duplicate, Record: clone(old)}, nil
+	}
+	rec := &store.Record{
+		Key:         ev.Key,
+		SK:          store.SKEvent,
+		Status:      webhook.StatusReceived,
+		Version:     1,
+		Provider:    ev.Provider,
+		Tenant:      ev.Tenant,
+		EventType:   ev.EventType,
+		ReceivedAt:  now.UnixMilli(),
+		UpdatedAt:   now.UnixMilli(),
+		EnqueuedAt:  now.UnixMilli(),
+		ExpiresAt:   now.Add(window).Unix(),
+		PayloadHash: ev.PayloadHash,
+		Payload:     store.Payload(slices.Clone(ev.Payload)),
+		TraceID:     ev.TraceID,
+		ClaimID:     rand.Text(),
+	}
+	if !ev.OccurredAt.IsZero() {
+		rec.OccurredAt = ev.OccurredAt.UnixMilli()
+	}
+	s.recs[ev.Key] = rec
+	return store.ClaimResult{Outcome: store.Claimed, Record: clone(rec)}, nil
+}
+
+// Unclaim deletes the record of rec.Key if it is still the claim rec
+// describes (RECEIVED, version 1, the same claimId and enqueuedAt), as
+// [store.Table.Unclaim]. It reports whether it deleted.
+func (s *Store) Unclaim(_ context.Context, rec *store.Record) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.recs[rec.Key]
+	if old == nil || old.Status != webhook.StatusReceived || old.Version != 1 ||
+		old.ClaimID != rec.ClaimID || old.EnqueuedAt != rec.EnqueuedAt {
+		return false, nil
+	}
+	delete(s.recs, rec.Key)
+	return true, nil
+}
+
+// TakeOverEnqueue lets one duplicate re-enqueue a record left RECEIVED for
+// at least grace since its last enqueue, as [store.Table.TakeOverEnqueue]:
+// conditional on the enqueuedAt the caller saw. A caller that loses finds
+// rec updated to the record as it is (an empty status if it is gone).
+func (s *Store) TakeOverEnqueue(_ context.Context, rec *store.Record, grace time.Duration) (bool, error) {
+	now := s.now()
+	if rec.Status != webhook.StatusReceived || now.Sub(time.UnixMilli(rec.EnqueuedAt)) < grace {
+		return false, nil
+	}
+	won, cur := s.swapEnqueuedAt(rec.Key, rec.EnqueuedAt, now.UnixMilli())
+	if !won {
+		rec.Status, rec.EnqueuedAt, rec.Version = cur.Status, cur.EnqueuedAt, cur.Version
+		return false, nil
+	}
+	rec.EnqueuedAt = now.UnixMilli()
+	return true, nil
+}
+
+// RevertEnqueue undoes TakeOverEnqueue after a failed send (enqueuedAt back
+// to prev), as [store.Table.RevertEnqueue].
+func (s *Store) RevertEnqueue(_ context.Context, rec *store.Record, prev int64) error {
+	s.swapEnqueuedAt(rec.Key, rec.EnqueuedAt, prev)
+	return nil
+}
+
+// swapEnqueuedAt sets enqueuedAt from → to on a RECEIVED record. When the
+// condition fails it returns the record as it is (a record with only the key
+// if it is absent or expired).
+func (s *Store) swapEnqueuedAt(key string, from, to int64) (bool, *store.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.recs[key]
+	if old != nil && old.Status == webhook.StatusReceived && old.EnqueuedAt == from {
+		old.EnqueuedAt = to
+		return true, nil
+	}
+	if old == nil || old.Expired(s.now()) {
+		return false, &store.Record{Key: key}
+	}
+	return false, clone(old)
+}
+
+// Acquire takes the lease of key for owner until the given time, as
+// [store.Table.Acquire]: from RECEIVED or RETRY, or from PROCESSING whose
+// lease has run out, on a record that has not expired. A failed condition
+// gives AlreadyDone, Busy, InFailedState or Missing, never an error.
+func (s *Store) Acquire(_ context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	r := s.recs[key]
+	claimable := r != nil && r.ExpiresAt >= now.Unix() &&
+		(r.Status == webhook.StatusReceived || r.Status == webhook.StatusRetry ||
+			(r.Status == webhook.StatusProcessing && (r.LeaseUntil == 0 || r.LeaseUntil < now.UnixMilli())))
+	if !claimable {
+		return lostAcquisition(r, now), nil
+	}
+	r.Status = webhook.StatusProcessing
+	r.LeaseOwner = owner
+	r.LeaseUntil = until.UnixMilli()
+	r.UpdatedAt = now.UnixMilli()
+	r.Attempts++
+	r.Version++
+	return webhook.Acquisition{
+		Outcome:   webhook.Acquired,
+		Lease:     leaseOf(r),
+		Status:    r.Status,
+		Attempts:  int(r.Attempts),
+		LastError: r.LastError,
+		Payload:   slices.Clone([]byte(r.Payload)),
+	}, nil
+}
+
+// lostAcquisition classifies the record that made an acquisition fail.
+func lostAcquisition(r *store.Record, now time.Time) webhook.Acquisition {
+	if r == nil || r.Expired(now) {
+		return webhook.Acquisition{Outcome: webhook.AcquireMissing}
+	}
+	a := webhook.Acquisition{Status: r.Status, Attempts: int(r.Attempts), LastError: r.LastError}
+	switch {
+	case r.Status.Terminal():
+		a.Outcome = webhook.AcquireDone
+	case r.Status == webhook.StatusProcessing:
+		a.Outcome = webhook.AcquireBusy
+		a.RetryAfter = max(time.UnixMilli(r.LeaseUntil).Sub(now), 0)
+	case r.Status == webhook.StatusFailed || r.Status == webhook.StatusCompensating:
+		a.Outcome = webhook.AcquireFailedState
+	default:
+		a.Outcome = webhook.AcquireMissing
+	}
+	return a
+}
+
+func leaseOf(r *store.Record) webhook.Lease {
+	l := webhook.Lease{
+		Key:     r.Key,
+		Owner:   r.LeaseOwner,
+		Version: r.Version,
+		ClaimID: r.ClaimID,
+		Attempt: int(r.Attempts),
+		Until:   time.UnixMilli(r.LeaseUntil),
+	}
+	if r.ExpiresAt > 0 {
+		l.ExpiresAt = time.Unix(r.ExpiresAt, 0)
+	}
+	return l
+}
+
+// Heartbeat extends the lease to until if l's owner still holds it (status
+// PROCESSING), as [store.Table.Heartbeat]; the version is unchanged.
+func (s *Store) Heartbeat(_ context.Context, l webhook.Lease, until time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[l.Key]
+	if r == nil || r.LeaseOwner != l.Owner || r.Status != webhook.StatusProcessing {
+		return false, nil
+	}
+	r.LeaseUntil = until.UnixMilli()
+	r.UpdatedAt = s.now().UnixMilli()
+	return true, nil
+}
+
+// fenced reports whether l still holds r: the same owner and version, status
+// PROCESSING (the table's fence condition).
+func fenced(r *store.Record, l webhook.Lease) bool {
+	return r != nil && r.LeaseOwner == l.Owner && r.Version == l.Version && r.Status == webhook.StatusProcessing
+}
+
+// Complete moves the record to SUCCEEDED until retainUntil and clears the
+// lease and lastError, fenced on l, as [store.Table.Complete].
+func (s *Store) Complete(_ context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
+	return s.transition(l, webhook.StatusSucceeded, func(r *store.Record) {
+		r.ExpiresAt = retainUntil.Unix()
+		r.LastError = ""
+	}), nil
+}
+
+// Retry moves the record to RETRY with lastError and clears the lease,
+// fenced on l, as [store.Table.Retry].
+func (s *Store) Retry(_ context.Context, l webhook.Lease, lastError string) (bool, error) {
+	return s.transition(l, webhook.StatusRetry, func(r *store.Record) { r.LastError = lastError }), nil
+}
+
+// Fail moves the record to FAILED with lastError and clears the lease,
+// fenced on l, as [store.Table.Fail].
+func (s *Store) Fail(_ context.Context, l webhook.Lease, lastError string) (bool, error) {
+	return s.transition(l, webhook.StatusFailed, func(r *store.Record) { r.LastError = lastError }), nil
+}
+
+// transition is one fenced transition out of PROCESSING: version+1, the
+// lease removed.
+func (s *Store) transition(l webhook.Lease, to webhook.Status, set func(*store.Record)) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[l.Key]
+	if !fenced(r, l) {
+		return false
+	}
+	r.Status = to
+	r.Version++
+	r.UpdatedAt = s.now().UnixMilli()
+	r.LeaseOwner, r.LeaseUntil = "", 0
+	set(r)
+	return true
+}
+
+// SaveStep writes journal entry e, tagged with l's claim id, if l still
+// holds the record, as [store.Table.SaveStep]: the entry outlives the
+// record's expiry by [store.StepRetention]. An entry of the same handler and
+// step is replaced.
+func (s *Store) SaveStep(_ context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !fenced(s.recs[l.Key], l) {
+		return false, nil
+	}
+	now := s.now()
+	base := now
+	if l.ExpiresAt.After(now) {
+		base = l.ExpiresAt
+	}
+	j := journal{
+		claimID: l.ClaimID, handler: e.Handler, step: e.Step, completedAt: e.CompletedAt.UnixMilli(),
+		expiresAt: base.Add(store.StepRetention).Unix(),
+	}
+	if len(e.Result) > 0 { // the table omits an empty result
+		j.result = slices.Clone(e.Result)
+	}
+	if s.steps[l.Key] == nil {
+		s.steps[l.Key] = map[string]journal{}
+	}
+	s.steps[l.Key][store.StepSK(e.Handler, e.Step)] = j
+	return true, nil
+}
+
+// Journal returns the journal entries of l's claim in sort key order, as
+// [store.Table.Journal].
+func (s *Store) Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error) {
+	return s.Steps(ctx, l.Key, l.ClaimID)
+}
+
+// Steps returns the journal entries of key written under claimID, in sort
+// key order, as [store.Table.Steps].
+func (s *Store) Steps(_ context.Context, key, claimID string) ([]webhook.JournalEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries := s.steps[key]
+	var out []webhook.JournalEntry
+	for _, sk := range slices.Sorted(maps.Keys(entries)) {
+		j := entries[sk]
+		if j.claimID != claimID {
+			continue
+		}
+		h, st := j.handler, j.step
+		if h == "" || st == "" {
+			h, st, _ = strings.Cut(strings.TrimPrefix(sk, store.SKStepPrefix), "#")
+		}
+		out = append(out, webhook.JournalEntry{
+			Handler: h, Step: st, Result: slices.Clone(j.result), CompletedAt: time.UnixMilli(j.completedAt),
+		})
+	}
+	return out, nil
+}

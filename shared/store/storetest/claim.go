@@ -1,0 +1,273 @@
+package storetest
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+var claimCases = []testCase{
+	{"a first claim creates a RECEIVED record at version 1 with a claim id", func(t *testing.T, e *env) {
+		now := e.clk.Now()
+		ev := newEvent(key, "h1")
+		ev.OccurredAt = now.Add(-time.Minute)
+		res, err := e.s.Claim(e.ctx, ev, Window)
+		if err != nil || res.Outcome != store.Claimed || res.Record == nil {
+			t.Fatalf("got %v, %v; want claimed", res.Outcome, err)
+		}
+		want := store.Record{Key: key, SK: store.SKEvent, Status: webhook.StatusReceived, Version: 1,
+			Provider: "line", Tenant: "acme", EventType: "follow", ReceivedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(),
+			EnqueuedAt: now.UnixMilli(), ExpiresAt: now.Add(Window).Unix(), OccurredAt: now.Add(-time.Minute).UnixMilli(),
+			PayloadHash: "h1", Payload: store.Payload(ev.Payload), TraceID: "trace-1", ClaimID: res.Record.ClaimID}
+		if res.Record.ClaimID == "" {
+			t.Errorf("the claim has no claim id")
+		}
+		if !reflect.DeepEqual(*res.Record, want) {
+			t.Errorf("claimed record:\n got %+v\nwant %+v", *res.Record, want)
+		}
+		if got := e.mustGet(t); !reflect.DeepEqual(*got, want) {
+			t.Errorf("stored record:\n got %+v\nwant %+v", *got, want)
+		}
+	}},
+	{"a claim of a live key with the same payload hash is a duplicate carrying the record", func(t *testing.T, e *env) {
+		first := e.claimed(t)
+		e.clk.Advance(time.Second)
+		res := e.claim(t, "h1")
+		if res.Outcome != store.Duplicate || res.Record == nil || !reflect.DeepEqual(*res.Record, *first) {
+			t.Fatalf("got %v with %+v, want duplicate with the first record %+v", res.Outcome, res.Record, first)
+		}
+		if got := e.mustGet(t); !reflect.DeepEqual(got, first) {
+			t.Errorf("the duplicate changed the record: got %+v", got)
+		}
+	}},
+	{"a claim of a live key with another payload hash is a conflict carrying the record", func(t *testing.T, e *env) {
+		first := e.claimed(t)
+		res := e.claim(t, "h2")
+		if res.Outcome != store.Conflict || res.Record == nil || res.Record.PayloadHash != "h1" || res.Record.ClaimID != first.ClaimID {
+			t.Fatalf("got %v with %+v, want conflict with the first record", res.Outcome, res.Record)
+		}
+		if got := e.mustGet(t); got.PayloadHash != "h1" {
+			t.Errorf("the conflict changed the record: got hash %s", got.PayloadHash)
+		}
+	}},
+	{"a record is still live in the second of its expiresAt", func(t *testing.T, e *env) {
+		e.claimed(t)
+		e.clk.Advance(Window)
+		if e.get(t) == nil {
+			t.Fatalf("get: got nothing at expiresAt, want the record")
+		}
+		if res := e.claim(t, "h1"); res.Outcome != store.Duplicate {
+			t.Errorf("claim at expiresAt: got %v, want duplicate", res.Outcome)
+		}
+	}},
+	{"a record past its expiresAt counts as absent and a claim starts over", func(t *testing.T, e *env) {
+		first := e.claimed(t)
+		e.clk.Advance(Window + 2*time.Second)
+		if rec := e.get(t); rec != nil {
+			t.Errorf("get after the TTL: got %+v, want nil", rec)
+		}
+		res := e.claim(t, "h2")
+		if res.Outcome != store.Claimed || res.Record.ClaimID == first.ClaimID || res.Record.Version != 1 ||
+			res.Record.ReceivedAt != e.clk.Now().UnixMilli() {
+			t.Fatalf("claim after the TTL: got %v with %+v, want a new claim (new claim id, version 1, received now)", res.Outcome, res.Record)
+		}
+		if got := e.mustGet(t); got.ClaimID != res.Record.ClaimID || got.PayloadHash != "h2" {
+			t.Errorf("stored: got claim %s hash %s, want the new claim", got.ClaimID, got.PayloadHash)
+		}
+	}},
+	{"get of a key never claimed is nil", func(t *testing.T, e *env) {
+		if rec := e.get(t); rec != nil {
+			t.Errorf("got %+v, want nil", rec)
+		}
+	}},
+	{"a large payload is stored and read back whole", func(t *testing.T, e *env) {
+		payload := []byte(`{"text":"` + strings.Repeat("hookwall ", 3000) + `"}`) // over CompressAbove
+		ev := newEvent(key, "h1")
+		ev.Payload = payload
+		if res, err := e.s.Claim(e.ctx, ev, Window); err != nil || res.Outcome != store.Claimed {
+			t.Fatalf("claim: %v, %v", res.Outcome, err)
+		}
+		if got := e.mustGet(t); string(got.Payload) != string(payload) {
+			t.Errorf("get: got %d payload bytes, want %d", len(got.Payload), len(payload))
+		}
+		if acq := e.acquire(t, "w1"); string(acq.Payload) != string(payload) {
+			t.Errorf("acquire: got %d payload bytes, want %d", len(acq.Payload), len(payload))
+		}
+	}},
+	{"a payload too large to store is refused before anything is written", func(t *testing.T, e *env) {
+		ev := newEvent(key, "h1")
+		ev.Payload = randomBytes(store.MaxItemBytes) // incompressible
+		res, err := e.s.Claim(e.ctx, ev, Window)
+		if !errors.Is(err, webhook.ErrTooLarge) || res.Outcome != 0 {
+			t.Fatalf("got %v, %v; want an error wrapping ErrTooLarge", res.Outcome, err)
+		}
+		if rec := e.get(t); rec != nil {
+			t.Errorf("a record was written: %+v", rec)
+		}
+	}},
+	{"unclaim deletes the claim it made so that a retry claims afresh", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		if !held(t, "unclaim")(e.s.Unclaim(e.ctx, rec)) {
+			t.Fatalf("unclaim: got false, want true")
+		}
+		if got := e.get(t); got != nil {
+			t.Errorf("get after unclaim: got %+v, want nil", got)
+		}
+		if res := e.claim(t, "h1"); res.Outcome != store.Claimed {
+			t.Errorf("claim after unclaim: got %v, want claimed", res.Outcome)
+		}
+	}},
+	{"unclaim leaves a record that a later claim made", func(t *testing.T, e *env) {
+		old := e.claimed(t)
+		e.clk.Advance(Window + 2*time.Second)
+		cur := e.claimed(t)
+		if held(t, "unclaim")(e.s.Unclaim(e.ctx, old)) {
+			t.Fatalf("unclaim of the old claim: got true, want false")
+		}
+		if got := e.mustGet(t); got.ClaimID != cur.ClaimID {
+			t.Errorf("got claim %s, want the later claim %s", got.ClaimID, cur.ClaimID)
+		}
+	}},
+	{"unclaim leaves a record that moved on", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.leased(t, "w1")
+		if held(t, "unclaim")(e.s.Unclaim(e.ctx, rec)) {
+			t.Fatalf("unclaim: got true, want false")
+		}
+		if got := e.mustGet(t); got.Status != webhook.StatusProcessing {
+			t.Errorf("got %s, want PROCESSING", got.Status)
+		}
+	}},
+	{"unclaim leaves a record whose enqueue another delivery took over", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.clk.Advance(Grace)
+		dup := *rec
+		if !held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
+			t.Fatalf("take over: got false, want true")
+		}
+		if held(t, "unclaim")(e.s.Unclaim(e.ctx, rec)) {
+			t.Fatalf("unclaim: got true, want false")
+		}
+		if e.get(t) == nil {
+			t.Errorf("the record is gone")
+		}
+	}},
+	{"unclaim of a key never claimed reports false", func(t *testing.T, e *env) {
+		if held(t, "unclaim")(e.s.Unclaim(e.ctx, &store.Record{Key: key, ClaimID: "c", Status: webhook.StatusReceived, Version: 1})) {
+			t.Errorf("got true, want false")
+		}
+	}},
+}
+
+var takeOverCases = []testCase{
+	{"a take-over inside the grace is refused and writes nothing", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.clk.Advance(Grace - time.Millisecond)
+		dup := *rec
+		if held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
+			t.Fatalf("got true, want false")
+		}
+		if dup.EnqueuedAt != rec.EnqueuedAt || dup.Status != webhook.StatusReceived {
+			t.Errorf("the caller's copy changed: %+v", dup)
+		}
+		if got := e.mustGet(t); got.EnqueuedAt != rec.EnqueuedAt {
+			t.Errorf("enqueuedAt: got %d, want %d", got.EnqueuedAt, rec.EnqueuedAt)
+		}
+	}},
+	{"after the grace exactly one of two duplicates takes the enqueue over", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.clk.Advance(Grace)
+		now := e.clk.Now().UnixMilli()
+		a, b := *rec, *rec
+		if !held(t, "take over a")(e.s.TakeOverEnqueue(e.ctx, &a, Grace)) || a.EnqueuedAt != now {
+			t.Fatalf("first duplicate: want it to win with enqueuedAt %d, got %d", now, a.EnqueuedAt)
+		}
+		if held(t, "take over b")(e.s.TakeOverEnqueue(e.ctx, &b, Grace)) {
+			t.Fatalf("second duplicate: got true, want false")
+		}
+		if b.Status != webhook.StatusReceived || b.EnqueuedAt != now {
+			t.Errorf("the loser sees %s enqueued at %d, want RECEIVED enqueued at %d (another delivery is sending)", b.Status, b.EnqueuedAt, now)
+		}
+		if got := e.mustGet(t); got.EnqueuedAt != now || got.Version != 1 {
+			t.Errorf("stored: enqueuedAt %d version %d, want %d and 1", got.EnqueuedAt, got.Version, now)
+		}
+	}},
+	{"a duplicate that finds the record moved on learns its status and version", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.leased(t, "w1")
+		e.clk.Advance(Grace)
+		dup := *rec
+		if held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
+			t.Fatalf("got true, want false")
+		}
+		if dup.Status != webhook.StatusProcessing || dup.Version != 2 {
+			t.Errorf("got %s version %d, want PROCESSING version 2", dup.Status, dup.Version)
+		}
+	}},
+	{"a duplicate that finds the claim undone learns that it is gone", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		if !held(t, "unclaim")(e.s.Unclaim(e.ctx, rec)) {
+			t.Fatalf("unclaim failed")
+		}
+		e.clk.Advance(Grace)
+		dup := *rec
+		if held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
+			t.Fatalf("got true, want false")
+		}
+		if dup.Status != "" {
+			t.Errorf("got status %q, want empty (gone)", dup.Status)
+		}
+	}},
+	{"a duplicate that finds the record expired learns that it is gone", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.leased(t, "w1")
+		e.clk.Advance(Window + 2*time.Second)
+		dup := *rec
+		if held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
+			t.Fatalf("got true, want false")
+		}
+		if dup.Status != "" {
+			t.Errorf("got status %q, want empty (gone)", dup.Status)
+		}
+	}},
+	{"a reverted take-over lets the next duplicate take over at once", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.clk.Advance(Grace)
+		a := *rec
+		prev := a.EnqueuedAt
+		if !held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &a, Grace)) {
+			t.Fatalf("take over: got false")
+		}
+		if err := e.s.RevertEnqueue(e.ctx, &a, prev); err != nil {
+			t.Fatalf("revert: %v", err)
+		}
+		if got := e.mustGet(t); got.EnqueuedAt != prev {
+			t.Errorf("enqueuedAt after revert: got %d, want %d", got.EnqueuedAt, prev)
+		}
+		b := *rec
+		if !held(t, "take over again")(e.s.TakeOverEnqueue(e.ctx, &b, Grace)) {
+			t.Errorf("the next duplicate could not take over")
+		}
+	}},
+	{"a revert after the record moved on changes nothing", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.clk.Advance(Grace)
+		a := *rec
+		prev := a.EnqueuedAt
+		if !held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &a, Grace)) {
+			t.Fatalf("take over: got false")
+		}
+		e.leased(t, "w1")
+		if err := e.s.RevertEnqueue(e.ctx, &a, prev); err != nil {
+			t.Fatalf("revert: %v", err)
+		}
+		if got := e.mustGet(t); got.EnqueuedAt != a.EnqueuedAt || got.Status != webhook.StatusProcessing {
+			t.Errorf("got %s enqueued at %d, want PROCESSING enqueued at %d", got.Status, got.EnqueuedAt, a.EnqueuedAt)
+		}
+	}},
+}

@@ -1,0 +1,247 @@
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Store is the events table as the contract knows it: the union of what the
+// receiver (claim, take-over) and the processor (lease, fence, journal) use,
+// as [store.Table] implements it.
+type Store interface {
+	Claim(ctx context.Context, ev store.NewEvent, window time.Duration) (store.ClaimResult, error)
+	Unclaim(ctx context.Context, rec *store.Record) (bool, error)
+	TakeOverEnqueue(ctx context.Context, rec *store.Record, grace time.Duration) (bool, error)
+	RevertEnqueue(ctx context.Context, rec *store.Record, prev int64) error
+	Get(ctx context.Context, key string) (*store.Record, error)
+
+	Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
+	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error)
+	Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error)
+	Retry(ctx context.Context, l webhook.Lease, lastError string) (bool, error)
+	Fail(ctx context.Context, l webhook.Lease, lastError string) (bool, error)
+
+	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
+	Steps(ctx context.Context, key, claimID string) ([]webhook.JournalEntry, error)
+	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error)
+}
+
+// NewStore returns an empty store for one subtest, reading the time from
+// now (the suite's clock, which only moves when the suite moves it).
+type NewStore func(t *testing.T, now func() time.Time) Store
+
+// TransitionDB is a business table as [store.ApplyTransition] and the suite
+// use it; *dynamodb.Client and *memstore.Table satisfy it.
+type TransitionDB interface {
+	store.UpdateItemAPI
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// NewTransitionTable returns an empty business table whose primary key is
+// pk (S) and sk (S), as shared/awstest.NewTable creates, and its name.
+type NewTransitionTable func(t *testing.T) (db TransitionDB, table string)
+
+// Option configures [Run].
+type Option func(*options)
+
+type options struct {
+	transitions NewTransitionTable
+}
+
+// Transitions adds the store.ApplyTransition subtests, on tables from newTable.
+func Transitions(newTable NewTransitionTable) Option {
+	return func(o *options) { o.transitions = newTable }
+}
+
+// Durations the suite uses.
+const (
+	// Window is the dedup window (TTL) of the suite's claims.
+	Window = time.Hour
+	// Grace is the suite's re-enqueue grace.
+	Grace = 3 * time.Second
+	// LeaseFor is the length of the suite's leases.
+	LeaseFor = 10 * time.Second
+)
+
+// Run runs the contract suite against the stores newStore returns, one per
+// subtest. Subtests are grouped as claim, take-over, lease, fence, journal
+// and (with [Transitions]) transition.
+func Run(t *testing.T, newStore NewStore, opts ...Option) {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	group := func(name string, cases []testCase) {
+		t.Run(name, func(t *testing.T) {
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					clk := newClock()
+					c.run(t, &env{s: newStore(t, clk.Now), clk: clk, ctx: context.Background()})
+				})
+			}
+		})
+	}
+	group("claim", claimCases)
+	group("take-over", takeOverCases)
+	group("lease", leaseCases)
+	group("fence", fenceCases)
+	group("journal", journalCases)
+	if o.transitions != nil {
+		t.Run("transition", func(t *testing.T) {
+			for _, c := range transitionCases {
+				t.Run(c.name, func(t *testing.T) {
+					db, table := o.transitions(t)
+					c.run(t, &rows{db: db, table: table, ctx: context.Background()})
+				})
+			}
+		})
+	}
+}
+
+type testCase struct {
+	name string
+	run  func(t *testing.T, e *env)
+}
+
+// clock is the suite's clock: it stands still until Advance moves it, so
+// that every time a store writes is known to the millisecond.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock {
+	return &clock{t: time.Now().Truncate(time.Second)}
+}
+
+// Now returns the clock's time.
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock on by d.
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is one subtest's store and clock, with helpers that fail the test on
+// an unexpected error.
+type env struct {
+	s   Store
+	clk *clock
+	ctx context.Context
+}
+
+const key = "line#acme#E1"
+
+func newEvent(k, hash string) store.NewEvent {
+	return store.NewEvent{Key: k, Provider: "line", Tenant: "acme", EventType: "follow",
+		PayloadHash: hash, Payload: []byte(`{"type":"follow","n":1}`), TraceID: "trace-1"}
+}
+
+func (e *env) claim(t *testing.T, hash string) store.ClaimResult {
+	t.Helper()
+	res, err := e.s.Claim(e.ctx, newEvent(key, hash), Window)
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	return res
+}
+
+// claimed claims key and fails the test unless the claim is new.
+func (e *env) claimed(t *testing.T) *store.Record {
+	t.Helper()
+	res := e.claim(t, "h1")
+	if res.Outcome != store.Claimed || res.Record == nil {
+		t.Fatalf("claim: got %v, want claimed", res.Outcome)
+	}
+	return res.Record
+}
+
+func (e *env) get(t *testing.T) *store.Record {
+	t.Helper()
+	rec, err := e.s.Get(e.ctx, key)
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	return rec
+}
+
+// mustGet reads key's record and fails the test if there is none.
+func (e *env) mustGet(t *testing.T) *store.Record {
+	t.Helper()
+	rec := e.get(t)
+	if rec == nil {
+		t.Fatalf("get: no record")
+	}
+	return rec
+}
+
+func (e *env) acquire(t *testing.T, owner string) webhook.Acquisition {
+	t.Helper()
+	acq, err := e.s.Acquire(e.ctx, key, owner, e.clk.Now().Add(LeaseFor))
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	return acq
+}
+
+// leased acquires key for owner and fails the test unless it got the lease.
+func (e *env) leased(t *testing.T, owner string) webhook.Lease {
+	t.Helper()
+	acq := e.acquire(t, owner)
+	if acq.Outcome != webhook.Acquired {
+		t.Fatalf("acquire by %s: got outcome %v (status %s), want acquired", owner, acq.Outcome, acq.Status)
+	}
+	return acq.Lease
+}
+
+// held fails the test on an error and returns held.
+func held(t *testing.T, op string) func(bool, error) bool {
+	return func(ok bool, err error) bool {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		return ok
+	}
+}
+
+func (e *env) journal(t *testing.T, l webhook.Lease) []webhook.JournalEntry {
+	t.Helper()
+	j, err := e.s.Journal(e.ctx, l)
+	if err != nil {
+		t.Fatalf("journal: %v", err)
+	}
+	return j
+}
+
+func (e *env) save(t *testing.T, l webhook.Lease, handler, step, result string) bool {
+	t.Helper()
+	var r []byte
+	if result != "" {
+		r = []byte(result)
+	}
+	return held(t, "save step")(e.s.SaveStep(e.ctx, l, webhook.JournalEntry{
+		Handler: handler, Step: step, Result: r, CompletedAt: e.clk.Now()}))
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
