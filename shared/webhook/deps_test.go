@@ -30,16 +30,18 @@ func TestImportRules(t *testing.T) {
 		{"shared/process", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs"}},
 		{"shared/process/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/process"}},
 		// Adapters import the domain and the SDK, never the engine or each other.
+		{"shared/batch", []string{"github.com/"}, []string{}},
 		{"shared/store", nil, []string{"shared/webhook"}},
-		{"shared/queue", nil, []string{"shared/webhook"}},
-		{"shared/bus", nil, []string{"shared/webhook"}},
+		{"shared/store/memstore", nil, []string{"shared/webhook", "shared/store"}},
+		{"shared/queue", nil, []string{"shared/webhook", "shared/batch"}},
+		{"shared/bus", nil, []string{"shared/webhook", "shared/batch"}},
 		{"shared/awslog", nil, []string{}},
 		{"shared/tenants", nil, []string{}},
 		// The configuration: the standard library only (no SDK, nothing of
 		// ours), so every function, the receiver included, can import it.
 		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{}},
 		// The receiver core: providers and adapters, never the processor.
-		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/tenants", "shared/settings", "shared/store", "shared/queue",
+		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch",
 			"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
 			"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"}},
 	}
