@@ -1,7 +1,6 @@
 package process
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -44,26 +43,6 @@ const (
 	MaxVisibility = 12 * time.Hour
 	maxLastError  = 1024
 )
-
-// StepPoint is where a [StepHook] is called: after a step's function
-// returned nil, before (Journaled false) and after (Journaled true) its
-// journal entry is written.
-type StepPoint struct {
-	Key       string
-	Handler   string
-	Step      string
-	Attempt   int
-	Journaled bool
-}
-
-// StepHook is a test seam: a non-nil error it returns is returned by Step as
-// if the step had failed at that point. An error wrapping [ErrCrashed]
-// abandons the attempt as a process crash would: nothing more is written, the
-// lease is left to run out and the message is not acknowledged.
-type StepHook func(ctx context.Context, p StepPoint) error
-
-// ErrCrashed, returned by a [StepHook], simulates a crash of the worker.
-var ErrCrashed = errors.New("process: simulated crash")
 
 // Config configures a [Dispatcher].
 type Config struct {
@@ -111,8 +90,6 @@ type Config struct {
 	Jitter func(n int64) int64
 	// NewOwner returns a unique lease owner token (optional; default 128 random bits, hex).
 	NewOwner func() string
-	// StepHook is called at each step's crash points (optional; tests only).
-	StepHook StepHook
 }
 
 // Validate reports a missing required field or an invalid value.

@@ -2,7 +2,6 @@ package process
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -13,10 +12,6 @@ import (
 // finish writes the attempt's outcome, fenced on the lease.
 func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Message, regs []*Registration, herr error, res Result) Result {
 	log, lease, env := att.log, att.lease, att.env
-	if errors.Is(herr, ErrCrashed) {
-		res.Verdict, res.Err = Crashed, herr
-		return res
-	}
 	if att.lost.Load() {
 		return d.leaseLost(ctx, att, res)
 	}

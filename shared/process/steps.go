@@ -97,20 +97,8 @@ func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.
 		}
 		return nil, err
 	}
-	point := StepPoint{Key: a.env.Key, Handler: h.handler, Step: name, Attempt: a.lease.Attempt}
-	if hook := a.d.cfg.StepHook; hook != nil {
-		if err := hook(ctx, point); err != nil {
-			return nil, err
-		}
-	}
 	if _, err := a.save(ctx, webhook.JournalEntry{Handler: h.handler, Step: name, Result: result}); err != nil {
 		return nil, err
-	}
-	if hook := a.d.cfg.StepHook; hook != nil {
-		point.Journaled = true
-		if err := hook(ctx, point); err != nil {
-			return nil, err
-		}
 	}
 	return result, nil
 }

@@ -42,8 +42,6 @@ const (
 	Unhandled
 	// LeaseLost: another worker took over; this attempt's outcome was discarded. Not acked.
 	LeaseLost
-	// Crashed: a [StepHook] simulated a crash; nothing was written. Not acked.
-	Crashed
 	// Malformed: the body is not an envelope; it went to the DLQ. Ack.
 	Malformed
 	// Errored: a store or queue call failed; the message comes back. Not acked.
@@ -51,7 +49,7 @@ const (
 )
 
 var verdictNames = [...]string{"", "succeeded", "retried", "failed", "duplicate", "busy", "absent",
-	"dead-lettered", "unhandled", "lease-lost", "crashed", "malformed", "errored"}
+	"dead-lettered", "unhandled", "lease-lost", "malformed", "errored"}
 
 // String returns the verdict's name.
 func (v Verdict) String() string {
