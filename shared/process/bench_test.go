@@ -16,7 +16,7 @@ func benchProcess(b *testing.B, steps []string) {
 	reg := NewRegistry()
 	Handle(reg, "bench.handler", followType, func(ctx context.Context, ev *Event[follow]) error {
 		for _, s := range steps {
-			if err := ev.Step(ctx, s, func(context.Context, string) error { return nil }); err != nil {
+			if err := Step(ctx, ev, s, func(context.Context, string) error { return nil }); err != nil {
 				return err
 			}
 		}

@@ -276,17 +276,17 @@ func TestBackoffBounds(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
-	k := IdempotencyKey("line#t1#e1", "crm.lead", "create")
+	k := webhook.IdempotencyKey("line#t1#e1", "crm.lead", "create")
 	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(k) {
 		t.Errorf("got %q, want a version-8 UUID", k)
 	}
-	if k2 := IdempotencyKey("line#t1#e1", "crm.lead", "create"); k2 != k {
+	if k2 := webhook.IdempotencyKey("line#t1#e1", "crm.lead", "create"); k2 != k {
 		t.Errorf("not deterministic: %q then %q", k, k2)
 	}
 	seen := map[string]bool{k: true}
 	for _, in := range [][3]string{{"line#t1#e1", "crm.lead", "create2"}, {"line#t1#e1", "crm.lea", "dcreate"},
 		{"line#t1#e2", "crm.lead", "create"}, {"line#t1#e1c", "rm.lead", "create"}} {
-		got := IdempotencyKey(in[0], in[1], in[2])
+		got := webhook.IdempotencyKey(in[0], in[1], in[2])
 		if seen[got] {
 			t.Errorf("%v: key %q collides", in, got)
 		}
@@ -304,7 +304,7 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 				mu.Lock()
 				runs["create"]++
 				mu.Unlock()
-				if k, _ := IdempotencyKeyFrom(ctx); k != key {
+				if k, _ := idempotencyKeyFrom(ctx); k != key {
 					t.Errorf("ctx key %q, want %q", k, key)
 				}
 				return "lead-42", nil
@@ -315,7 +315,7 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 			if id != "lead-42" {
 				t.Errorf("got result %q, want lead-42 (also on replay)", id)
 			}
-			return ev.Step(ctx, "notify", func(ctx context.Context, key string) error {
+			return Step(ctx, ev, "notify", func(ctx context.Context, key string) error {
 				mu.Lock()
 				defer mu.Unlock()
 				runs["notify"]++
@@ -372,14 +372,14 @@ func TestStepNames(t *testing.T) {
 	rg := newRig(t, nil, func(r *Registry) {
 		Handle(r, "h", followType, func(ctx context.Context, ev *Event[follow]) error {
 			for _, bad := range []string{"", "a#b", "$done"} {
-				if err := ev.Step(ctx, bad, func(context.Context, string) error { return nil }); !IsPermanent(err) {
+				if err := Step(ctx, ev, bad, func(context.Context, string) error { return nil }); !IsPermanent(err) {
 					t.Errorf("step %q: got %v, want a permanent error", bad, err)
 				}
 			}
-			if err := ev.Step(ctx, "x", func(context.Context, string) error { return nil }); err != nil {
+			if err := Step(ctx, ev, "x", func(context.Context, string) error { return nil }); err != nil {
 				t.Error(err)
 			}
-			return ev.Step(ctx, "x", func(context.Context, string) error { return nil })
+			return Step(ctx, ev, "x", func(context.Context, string) error { return nil })
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
@@ -475,14 +475,14 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 			if err := call(ctx, c); err != nil { // outside a step: no header
 				return err
 			}
-			return ev.Step(ctx, "create", func(ctx context.Context, _ string) error { return call(ctx, c) })
+			return Step(ctx, ev, "create", func(ctx context.Context, _ string) error { return call(ctx, c) })
 		})
 	})
 	rg.store.put("line#t1#e1", webhook.StatusReceived)
 	if res := rg.d.Process(context.Background(), delivery("line#t1#e1", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v)", res.Verdict, res.Err)
 	}
-	want := []string{"", IdempotencyKey("line#t1#e1", "crm.lead", "create")}
+	want := []string{"", webhook.IdempotencyKey("line#t1#e1", "crm.lead", "create")}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("got headers %q, want %q", got, want)
 	}

@@ -13,7 +13,7 @@
 // tenants.
 //
 // A handler receives an [Event] and wraps each external effect in
-// [Event.Step] (or [StepResult]): a journaled step is never run again for
+// [Step] (or [StepResult]): a journaled step is never run again for
 // the same event, and a step that ran but was not journaled is run again with
 // the same idempotency key ([IdempotencyKey]), which [Event.HTTPClient] sends
 // as the Idempotency-Key header. Returning nil means done, an error means

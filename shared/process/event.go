@@ -2,8 +2,6 @@ package process
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -55,21 +53,21 @@ func newEvent[T any](info eventInfo) *Event[T] {
 // Step runs fn once for this event, handler and step name, and journals its
 // completion. If the step is already journaled (an earlier attempt ran it),
 // fn is not called and Step returns nil. fn receives the step's idempotency
-// key ([IdempotencyKey]), which it must pass to the external system; its ctx
+// key ([webhook.IdempotencyKey]), which it must pass to the external system; its ctx
 // also carries the key for [Event.HTTPClient].
 //
 // A step that ran but could not be journaled (crash, lost lease, journal
 // write failure) runs again on the next attempt with the same key. Step names
 // must be unique within one handler run, non-empty, without '#' and not
 // start with '$'. If the attempt lost its lease, Step returns [ErrLeaseLost].
-func (e *Event[T]) Step(ctx context.Context, name string, fn func(ctx context.Context, idemKey string) error) error {
-	_, err := e.run.step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
+func Step[T any](ctx context.Context, ev *Event[T], name string, fn func(ctx context.Context, idemKey string) error) error {
+	_, err := ev.run.step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
 		return nil, fn(ctx, key)
 	})
 	return err
 }
 
-// StepResult is [Event.Step] for a step with a result: the result is stored
+// StepResult is [Step] for a step with a result: the result is stored
 // (as JSON) in the journal and returned on replay without calling fn.
 func StepResult[R, T any](ctx context.Context, ev *Event[T], name string, fn func(ctx context.Context, idemKey string) (R, error)) (R, error) {
 	var zero R
@@ -96,11 +94,6 @@ func StepResult[R, T any](ctx context.Context, ev *Event[T], name string, fn fun
 	return r, nil
 }
 
-// IdempotencyKey returns the key of step name of this event and handler.
-func (e *Event[T]) IdempotencyKey(step string) string {
-	return IdempotencyKey(e.Key, e.run.handler, step)
-}
-
 // HTTPClient returns a client that sets the Idempotency-Key header, on every
 // request made with a context inside a Step, to that step's idempotency key
 // (unless the request already has one). Outside a Step it adds nothing. It
@@ -109,43 +102,14 @@ func (e *Event[T]) HTTPClient() *http.Client {
 	return &http.Client{Transport: &idemTransport{base: e.run.att.d.transport}}
 }
 
-// IdempotencyKey derives the idempotency key of one step of one handler for
-// one event: the first 16 bytes of SHA-256(eventKey 0x00 handler 0x00 step),
-// written as a version-8 UUID (RFC 9562: 36 characters, lower-case hex), so it
-// fits every API's idempotency header, including those that demand a UUID.
-// It is the same on every attempt, in every worker, forever.
-func IdempotencyKey(eventKey, handler, step string) string {
-	h := sha256.New()
-	h.Write([]byte(eventKey))
-	h.Write([]byte{0})
-	h.Write([]byte(handler))
-	h.Write([]byte{0})
-	h.Write([]byte(step))
-	var b [16]byte
-	copy(b[:], h.Sum(nil))
-	b[6] = b[6]&0x0f | 0x80 // version 8
-	b[8] = b[8]&0x3f | 0x80 // variant 10
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], b[10:16])
-	return string(out[:])
-}
-
 // HeaderIdempotencyKey is the header [Event.HTTPClient] sets.
 const HeaderIdempotencyKey = "Idempotency-Key"
 
 type idemKeyCtx struct{}
 
-// IdempotencyKeyFrom returns the idempotency key of the step whose context
-// ctx is (or derives from), for clients other than [Event.HTTPClient].
-func IdempotencyKeyFrom(ctx context.Context) (string, bool) {
+// idempotencyKeyFrom returns the idempotency key of the step whose context
+// ctx is (or derives from).
+func idempotencyKeyFrom(ctx context.Context) (string, bool) {
 	k, ok := ctx.Value(idemKeyCtx{}).(string)
 	return k, ok
 }
@@ -153,7 +117,7 @@ func IdempotencyKeyFrom(ctx context.Context) (string, bool) {
 type idemTransport struct{ base http.RoundTripper }
 
 func (t *idemTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if k, ok := IdempotencyKeyFrom(req.Context()); ok && req.Header.Get(HeaderIdempotencyKey) == "" {
+	if k, ok := idempotencyKeyFrom(req.Context()); ok && req.Header.Get(HeaderIdempotencyKey) == "" {
 		req = req.Clone(req.Context())
 		req.Header.Set(HeaderIdempotencyKey, k)
 	}

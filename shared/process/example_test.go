@@ -1,27 +1,39 @@
-package process
+package process_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
+// queueStub stands in for the SQS queue and the dead-letter queue.
+type queueStub struct{}
+
+func (queueStub) ChangeVisibility(context.Context, string, time.Duration) error { return nil }
+func (queueStub) SendDeadLetter(context.Context, string, []byte, string) error  { return nil }
+
 // A team's handler: one external effect in a step, with its idempotency key.
-// The event is delivered twice and its first attempt fails after the step:
-// the step runs once, and the duplicate delivery is acknowledged.
+// The event is delivered three times and its first attempt fails after the
+// step: the step runs once, and the last delivery is acknowledged as a
+// duplicate. The store is the in-memory one ([memstore.Store]), which passes
+// the same contract suite as the DynamoDB table.
 func ExampleHandle() {
 	type follow struct {
 		UserID string `json:"userId"`
 	}
 	followType := webhook.NewType[follow]("line", "follow")
 
-	reg := NewRegistry()
+	reg := process.NewRegistry()
 	var calls int
-	Handle(reg, "crm.lead-from-follow", followType, func(ctx context.Context, ev *Event[follow]) error {
-		err := ev.Step(ctx, "create-lead", func(ctx context.Context, idemKey string) error {
+	process.Handle(reg, "crm.lead-from-follow", followType, func(ctx context.Context, ev *process.Event[follow]) error {
+		err := process.Step(ctx, ev, "create-lead", func(ctx context.Context, idemKey string) error {
 			calls++ // e.g. api.CreateLead(ctx, idemKey, ev.Data.UserID)
 			return nil
 		})
@@ -32,12 +44,20 @@ func ExampleHandle() {
 			return errors.New("crm: 503") // retried with backoff
 		}
 		return nil
-	}, MaxAttempts(5), Timeout(20*time.Second))
+	}, process.MaxAttempts(5), process.Timeout(20*time.Second))
 
-	st, q := newFakeStore(), newFakeQueue() // in-memory stand-ins for store.Table and queue.Queue
-	d, _ := New(Config{Registry: reg, Store: st, Queue: q, DLQ: q})
-	st.put("line#t1#ev-1", webhook.StatusReceived)
-	msg := delivery("line#t1#ev-1", "line", "follow", follow{UserID: "U1"})
+	st := memstore.New(memstore.Config{})
+	d, err := process.New(process.Config{Registry: reg, Store: st, Queue: queueStub{}, DLQ: queueStub{}})
+	if err != nil {
+		panic(err)
+	}
+	// The receiver's claim: the record is RECEIVED.
+	const key = "line#t1#ev-1"
+	st.Put(&store.Record{Key: key, SK: store.SKEvent, Status: webhook.StatusReceived, Version: 1,
+		Provider: "line", Tenant: "t1", EventType: "follow", ExpiresAt: time.Now().Add(time.Hour).Unix()})
+	body, _ := json.Marshal(webhook.Envelope{Key: key, Provider: "line", Tenant: "t1", Type: "follow",
+		ReceivedAt: time.Now(), Payload: json.RawMessage(`{"userId":"U1"}`)})
+	msg := process.Message{MessageID: "m-1", ReceiptHandle: "rh-1", Body: body}
 	for range 3 {
 		res := d.Process(context.Background(), msg)
 		fmt.Println(res.Verdict, res.Ack)

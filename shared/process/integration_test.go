@@ -179,7 +179,7 @@ func post[T any](ctx context.Context, ev *process.Event[T], url string) error {
 func stepsHandler(url string, steps ...string) func(context.Context, *process.Event[lead]) error {
 	return func(ctx context.Context, ev *process.Event[lead]) error {
 		for _, s := range steps {
-			if err := ev.Step(ctx, s, func(ctx context.Context, _ string) error { return post(ctx, ev, url) }); err != nil {
+			if err := process.Step(ctx, ev, s, func(ctx context.Context, _ string) error { return post(ctx, ev, url) }); err != nil {
 				return err
 			}
 		}
@@ -308,7 +308,7 @@ func TestEachEffectOnceUnderTripleDelivery(t *testing.T) {
 	}
 	for _, env := range envs {
 		for _, step := range []string{"create-lead", "notify"} {
-			if n := got[process.IdempotencyKey(env.Key, "crm.lead", step)]; n != 1 {
+			if n := got[webhook.IdempotencyKey(env.Key, "crm.lead", step)]; n != 1 {
 				t.Errorf("%s/%s: effect requested %d times, want 1", env.Key, step, n)
 			}
 		}
@@ -440,7 +440,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 						if j == i && !journaled {
 							want = 2 // ran, not journaled: run again, with the same key
 						}
-						if n := got[process.IdempotencyKey(env.Key, "shop.order", st)]; n != want {
+						if n := got[webhook.IdempotencyKey(env.Key, "shop.order", st)]; n != want {
 							t.Errorf("step %s: %d requests with its key, want %d", st, n, want)
 						}
 					}
@@ -506,7 +506,7 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 		t.Errorf("A changed the record:\n got %+v\nwant %+v", afterA, afterB)
 	}
 	for _, st := range []string{"one", "two"} {
-		if n := fx.snapshot()[process.IdempotencyKey(env.Key, "crm.lead", st)]; n != 1 {
+		if n := fx.snapshot()[webhook.IdempotencyKey(env.Key, "crm.lead", st)]; n != 1 {
 			t.Errorf("step %s: %d requests, want 1 (B replays A's journaled steps)", st, n)
 		}
 	}
@@ -583,10 +583,10 @@ func TestDynamoDBCallsPerEvent(t *testing.T) {
 	reg := process.NewRegistry()
 	process.Handle(reg, "t.no-steps", noStepsType, func(context.Context, *process.Event[lead]) error { return nil })
 	process.Handle(reg, "t.two-steps", followType, func(ctx context.Context, ev *process.Event[lead]) error {
-		if err := ev.Step(ctx, "one", func(ctx context.Context, _ string) error { return post(ctx, ev, fx.srv.URL) }); err != nil {
+		if err := process.Step(ctx, ev, "one", func(ctx context.Context, _ string) error { return post(ctx, ev, fx.srv.URL) }); err != nil {
 			return err
 		}
-		return ev.Step(ctx, "two", func(ctx context.Context, _ string) error {
+		return process.Step(ctx, ev, "two", func(ctx context.Context, _ string) error {
 			if failNotify.Load() {
 				return errors.New("down")
 			}

@@ -206,14 +206,6 @@ func (r *Registry) add(reg *Registration, opts []Option, catchAll bool) {
 	r.byType[k] = append(r.byType[k], reg)
 }
 
-// Lookup returns the typed handlers registered for (provider, eventType), in
-// registration order, whatever their tenants; [Registry.Match] is what runs.
-func (r *Registry) Lookup(provider, eventType string) []*Registration {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return append([]*Registration(nil), r.byType[typeKey{provider, eventType}]...)
-}
-
 // Match returns the handlers that run for an event of tenant and
 // (provider, eventType): the typed handlers of the event type and the
 // catch-all handlers, those that serve tenant, in registration order.

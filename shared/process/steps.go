@@ -89,7 +89,7 @@ func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.
 		a.log.DebugContext(ctx, "step already journaled; skipped", slog.String("handler", h.handler), slog.String("step", name))
 		return e.Result, nil
 	}
-	key := IdempotencyKey(a.env.Key, h.handler, name)
+	key := webhook.IdempotencyKey(a.env.Key, h.handler, name)
 	result, err := fn(context.WithValue(ctx, idemKeyCtx{}, key), key)
 	if err != nil {
 		if a.lost.Load() {

@@ -5,9 +5,6 @@
 package handlers
 
 import (
-	"log/slog"
-	"net/http"
-
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
@@ -19,10 +16,6 @@ import (
 // Deps are the dependencies the teams' handlers share, built once per cold
 // start in main. A team whose settings are empty is not registered.
 type Deps struct {
-	// Logger is the function's logger.
-	Logger *slog.Logger
-	// HTTPClient is for calls outside steps (inside a step use Event.HTTPClient).
-	HTTPClient *http.Client
 	// Tenants is the tenants document; the forwarding handler acts for the
 	// tenants that have forward configured (nil: none).
 	Tenants *tenants.Tenants

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -25,10 +23,6 @@ import (
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
-
-// handlerHTTPTimeout bounds each request the teams' handlers make with the
-// shared HTTP client.
-const handlerHTTPTimeout = 10 * time.Second
 
 // Defaults returns the processor's defaults for [settings.LoadProcessor],
 // from the engine's constants.
@@ -86,7 +80,7 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 	}
 	metrics := obs.NewMetrics(metricsOut, "Hookwall", map[string]string{"Function": "processor"})
 	reg := process.NewRegistry()
-	handlers.Register(reg, handlers.Deps{Logger: logger, HTTPClient: &http.Client{Timeout: handlerHTTPTimeout},
+	handlers.Register(reg, handlers.Deps{
 		Tenants: doc, DynamoDB: db, CRMLeadsURL: s.CRMLeadsURL, ApprovalsTable: s.ApprovalsTable})
 	d, err := process.New(process.Config{
 		Registry: reg, Store: table, Queue: mainQueue, DLQ: dlq, Publisher: publisher,

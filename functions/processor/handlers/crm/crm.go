@@ -66,7 +66,7 @@ func (c *Client) leadFromFollow(ctx context.Context, ev *process.Event[line.Foll
 	if err != nil {
 		return err
 	}
-	return ev.Step(ctx, "tag-lead", func(ctx context.Context, _ string) error {
+	return process.Step(ctx, ev, "tag-lead", func(ctx context.Context, _ string) error {
 		return c.post(ctx, ev.HTTPClient(), "/leads/"+url.PathEscape(lead.ID)+"/tags", map[string]string{"tag": "line-follower"}, nil)
 	})
 }

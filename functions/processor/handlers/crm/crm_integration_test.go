@@ -73,8 +73,8 @@ func TestLeadFromFollowOncePerKey(t *testing.T) {
 		if ev.Status != webhook.StatusSucceeded {
 			t.Errorf("%s: got %s (%s), want SUCCEEDED", ev.Key, ev.Status, ev.LastError)
 		}
-		create := process.IdempotencyKey(ev.Key, crm.HandlerName, "create-lead")
-		tag := process.IdempotencyKey(ev.Key, crm.HandlerName, "tag-lead")
+		create := webhook.IdempotencyKey(ev.Key, crm.HandlerName, "create-lead")
+		tag := webhook.IdempotencyKey(ev.Key, crm.HandlerName, "tag-lead")
 		if want := "/leads/lead-" + create[:8] + "/tags"; fake.tagged[tag] != want {
 			t.Errorf("%s: tagged %q, want %q (the lead the first step created)", ev.Key, fake.tagged[tag], want)
 		}

@@ -7,7 +7,7 @@
 // Headers:
 //
 //	Content-Type       application/json
-//	Idempotency-Key    the step's idempotency key (process.IdempotencyKey of
+//	Idempotency-Key    the step's idempotency key (webhook.IdempotencyKey of
 //	                   the event key, "hookwall.forward" and "post"): the same
 //	                   on every retry of the event, a UUID
 //	webhook-id         the same value as Idempotency-Key (not the event key,

@@ -83,7 +83,7 @@ func (f *forwarder) forward(ctx context.Context, ev *process.Event[webhook.Envel
 	if err != nil {
 		return process.Permanent(fmt.Errorf("forward: encode envelope: %w", err))
 	}
-	return ev.Step(ctx, StepName, func(ctx context.Context, idemKey string) error {
+	return process.Step(ctx, ev, StepName, func(ctx context.Context, idemKey string) error {
 		return f.send(ctx, ev.HTTPClient(), fw, idemKey, body)
 	})
 }

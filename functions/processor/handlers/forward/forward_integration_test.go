@@ -93,7 +93,7 @@ func TestForwardOncePerKeyUnderRedeliveryAndCrashes(t *testing.T) {
 		if ev.Status != webhook.StatusSucceeded {
 			t.Errorf("%s: got %s (%s), want SUCCEEDED", ev.Key, ev.Status, ev.LastError)
 		}
-		if _, ok := v.ids[process.IdempotencyKey(ev.Key, forward.HandlerName, forward.StepName)]; !ok {
+		if _, ok := v.ids[webhook.IdempotencyKey(ev.Key, forward.HandlerName, forward.StepName)]; !ok {
 			t.Errorf("%s: never forwarded under its step key", ev.Key)
 		}
 	}

@@ -75,7 +75,7 @@ func TestSignedForwardVerifiesAsStandardWebhooks(t *testing.T) {
 	srv := receiver(t, secret, http.StatusOK, got, true)
 	f := &forwarder{cfg: Config{Timeout: time.Second, Now: time.Now}}
 	body, _ := json.Marshal(envelope)
-	id := process.IdempotencyKey(envelope.Key, HandlerName, StepName)
+	id := webhook.IdempotencyKey(envelope.Key, HandlerName, StepName)
 	if err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL, Secret: secret}, id, body); err != nil {
 		t.Fatalf("send: %v", err)
 	}
