@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Metric names (EMF, PascalCase) the dispatcher records.
@@ -39,9 +40,7 @@ const (
 	DefaultRetryCap      = 15 * time.Minute
 	DefaultRetention     = 7 * 24 * time.Hour
 	DefaultFinishReserve = 3 * time.Second
-	// MaxVisibility is the longest visibility timeout SQS accepts.
-	MaxVisibility = 12 * time.Hour
-	maxLastError  = 1024
+	maxLastError         = 1024
 )
 
 // Config configures a [Dispatcher].
@@ -106,8 +105,8 @@ func (c *Config) Validate() error {
 	case c.LeaseDuration < 0, c.MaxAttempts < 0, c.Timeout < 0, c.RetryBase < 0, c.RetryCap < 0,
 		c.Retention < 0, c.FinishReserve < 0:
 		return errors.New("process: config: negative duration or count")
-	case c.RetryCap > MaxVisibility:
-		return fmt.Errorf("process: config: RetryCap %v above SQS's maximum %v", c.RetryCap, MaxVisibility)
+	case c.RetryCap > webhook.MaxQueueDelay:
+		return fmt.Errorf("process: config: RetryCap %v above SQS's maximum %v", c.RetryCap, webhook.MaxQueueDelay)
 	}
 	return nil
 }

@@ -6,13 +6,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// MaxVisibility is the longest visibility timeout SQS accepts (12 hours).
-const MaxVisibility = 12 * time.Hour
-
 // ChangeVisibility makes the message with receiptHandle visible again after
-// d, rounded up to whole seconds and capped at MaxVisibility (d <= 0: at once).
+// d, rounded up to whole seconds and capped at webhook.MaxQueueDelay (d <= 0: at once).
 func (q *Queue) ChangeVisibility(ctx context.Context, receiptHandle string, d time.Duration) error {
 	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
 		QueueUrl:          &q.url,
@@ -26,11 +24,11 @@ func (q *Queue) ChangeVisibility(ctx context.Context, receiptHandle string, d ti
 }
 
 // VisibilitySeconds converts d to the whole seconds SQS takes: rounded up,
-// between 0 and MaxVisibility.
+// between 0 and webhook.MaxQueueDelay.
 func VisibilitySeconds(d time.Duration) int32 {
 	if d <= 0 {
 		return 0
 	}
-	d = min(d, MaxVisibility)
+	d = min(d, webhook.MaxQueueDelay)
 	return int32((d + time.Second - 1) / time.Second)
 }

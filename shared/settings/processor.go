@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Processor is the processor's configuration. Field comments name the
@@ -58,9 +60,8 @@ type ProcessorDefaults struct {
 	Retention   time.Duration // HOOKWALL_RETENTION
 }
 
-// maxVisibility is SQS's longest visibility timeout, which bounds the retry
-// backoff (process.MaxVisibility; settings imports no processor code).
-const maxVisibility = 12 * time.Hour
+// maxVisibility bounds the retry backoff.
+const maxVisibility = webhook.MaxQueueDelay
 
 // eventBusRE is an EventBridge bus name; an ARN is accepted too.
 var eventBusRE = regexp.MustCompile(`^[A-Za-z0-9/._-]{1,256}$`)

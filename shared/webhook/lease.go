@@ -2,6 +2,11 @@ package webhook
 
 import "time"
 
+// MaxQueueDelay is the longest a queued message can be held back before it
+// is delivered again: SQS's maximum visibility timeout, 12 hours. It bounds
+// the retry backoff of the processor and the compensator.
+const MaxQueueDelay = 12 * time.Hour
+
 // AcquireOutcome is what an attempt to take an event's lease found.
 type AcquireOutcome int
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 func env(kv ...string) func(string) string {
@@ -31,11 +32,11 @@ func TestDefaultsAreTheEngines(t *testing.T) {
 // settings bounds the retry cap by SQS's longest visibility timeout without
 // importing the engine; the bound must be the engine's.
 func TestRetryCapBoundIsTheEngines(t *testing.T) {
-	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", process.MaxVisibility.String()), Defaults()); err != nil {
-		t.Errorf("cap %v refused: %v", process.MaxVisibility, err)
+	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", webhook.MaxQueueDelay.String()), Defaults()); err != nil {
+		t.Errorf("cap %v refused: %v", webhook.MaxQueueDelay, err)
 	}
-	over := (process.MaxVisibility + 1).String()
+	over := (webhook.MaxQueueDelay + 1).String()
 	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", over), Defaults()); err == nil {
-		t.Errorf("cap %s accepted, above process.MaxVisibility", over)
+		t.Errorf("cap %s accepted, above webhook.MaxQueueDelay", over)
 	}
 }
