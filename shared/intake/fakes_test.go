@@ -11,6 +11,7 @@ import (
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // memStore is the in-memory events table (memstore.Store, the table's
@@ -26,32 +27,12 @@ type memStore struct {
 	applyThenFail bool
 	undoFails     bool
 	now           func() time.Time
-	clock         *testClock
+	clock         *webhooktest.Clock
 }
 
 func newMemStore() *memStore {
-	clk := &testClock{t: time.Now()}
+	clk := webhooktest.NewClock(time.Now())
 	return &memStore{Store: memstore.New(memstore.Config{Now: clk.Now}), now: clk.Now, clock: clk}
-}
-
-// testClock is a settable clock shared by a memStore and its Handler.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// Now returns the clock's time.
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock forward by d.
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 func (m *memStore) knobs() (failErr error, applyThenFail, undoFails bool) {

@@ -22,6 +22,7 @@ import (
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // faultStack is a receiver whose DynamoDB client goes through a HoldProxy
@@ -30,7 +31,7 @@ import (
 type faultStack struct {
 	*stack
 	proxy *awstest.HoldProxy
-	clock *testClock
+	clock *webhooktest.Clock
 	h     *Handler
 	sent  map[string]int // messages consumed, per key
 }
@@ -49,7 +50,7 @@ func newFaultStack(t *testing.T) *faultStack {
 		o.BaseEndpoint = aws.String(proxy.URL)
 		o.RetryMaxAttempts = 1
 	})
-	clock := &testClock{t: time.Now()}
+	clock := webhooktest.NewClock(time.Now())
 	table, err := store.New(store.Config{Client: db, TableName: s.table.Name(), Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

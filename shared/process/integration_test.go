@@ -29,6 +29,7 @@ import (
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 type lead struct {
@@ -49,28 +50,6 @@ type stack struct {
 	ops   *awstest.OpCounter
 	name  string
 	table *store.Table
-}
-
-// clock is a settable clock shared by a test's table and dispatchers, so
-// that lease expiry is stepped over instead of slept through: a loaded
-// machine cannot make a lease lapse early.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 func newStack(t *testing.T) *stack { return newStackAt(t, time.Now) }
@@ -403,7 +382,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 			for _, journaled := range []bool{false, true} {
 				name := fmt.Sprintf("%s after %s (journaled %v)", crash.name, step, journaled)
 				t.Run(name, func(t *testing.T) {
-					clk := newClock()
+					clk := webhooktest.NewClock(time.Now())
 					s := newStackAt(t, clk.Now)
 					fx := newEffects(t)
 					reg := process.NewRegistry()
@@ -464,7 +443,7 @@ func (stalled) Heartbeat(context.Context, webhook.Lease, time.Time) (bool, error
 // Must show 3: A stalls past its lease, B takes over and finishes, A's late
 // completion is rejected by the fence and changes nothing.
 func TestLeaseExpiryTakeover(t *testing.T) {
-	clk := newClock()
+	clk := webhooktest.NewClock(time.Now())
 	s := newStackAt(t, clk.Now)
 	fx := newEffects(t)
 	reached, release := make(chan struct{}), make(chan struct{})

@@ -17,6 +17,7 @@ import (
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // Defaults of [Run].
@@ -165,7 +166,7 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 	if err != nil {
 		t.Fatalf("processtest: encode payload: %v", err)
 	}
-	clk := &clock{t: time.Now()}
+	clk := webhooktest.NewClock(time.Now())
 	k := &kit{t: t, reg: reg, table: NewStore(t, clk.Now), clock: clk, opts: o, provider: typ.Provider,
 		eventType: typ.Name, payload: body, q: &recorder{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -214,36 +215,12 @@ func encode(payload any) ([]byte, error) {
 	return json.Marshal(payload)
 }
 
-// clock is the kit's clock, shared by the events table and the dispatcher:
-// it stands still unless the kit moves it on, so that a lease runs out
-// exactly when the kit lets it, without sleeping, and never by accident in
-// a slow round.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// advanceTo moves the clock on to t (never back).
-func (c *clock) advanceTo(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.After(c.t) {
-		c.t = t
-	}
-}
-
 // kit is one Run's fixed parts.
 type kit struct {
 	t         testing.TB
 	reg       *process.Registry
 	table     Store
-	clock     *clock
+	clock     *webhooktest.Clock
 	q         *recorder
 	opts      options
 	provider  string
@@ -256,7 +233,7 @@ type kit struct {
 func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	t := k.t
 	t.Helper()
-	key := fmt.Sprintf("%s#%s#processtest-%s", k.provider, k.opts.tenant, randomHex())
+	key := fmt.Sprintf("%s#%s#processtest-%s", k.provider, k.opts.tenant, rand.Text())
 	sum := sha256.Sum256(k.payload)
 	claim, err := k.table.Claim(ctx, store.NewEvent{Key: key, Provider: k.provider, Tenant: k.opts.tenant,
 		EventType: k.eventType, PayloadHash: hex.EncodeToString(sum[:]), Payload: k.payload}, 24*time.Hour)
@@ -307,7 +284,7 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 			break
 		}
 		if rec.Status == webhook.StatusProcessing { // a crashed attempt: let its lease run out
-			k.clock.advanceTo(time.UnixMilli(rec.LeaseUntil + 1))
+			k.clock.AdvanceTo(time.UnixMilli(rec.LeaseUntil + 1))
 		}
 	}
 	ev.Status, ev.Attempts, ev.LastError = rec.Status, int(rec.Attempts), rec.LastError
@@ -368,12 +345,6 @@ func stepNames(j []webhook.JournalEntry) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func randomHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // recorder is the in-memory queue side: it ignores visibility changes (the

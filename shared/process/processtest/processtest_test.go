@@ -3,7 +3,6 @@ package processtest_test
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -185,7 +184,7 @@ func TestKitCatchesBrokenHandlers(t *testing.T) {
 		process.Handle(reg, "kit.random-key", signupType, func(ctx context.Context, ev *process.Event[signup]) error {
 			return process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error {
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
-				req.Header.Set(process.HeaderIdempotencyKey, randomKey()) // wrong: not the step's key
+				req.Header.Set(process.HeaderIdempotencyKey, rand.Text()) // wrong: not the step's key
 				resp, err := http.DefaultClient.Do(req)
 				if err == nil {
 					resp.Body.Close()
@@ -216,10 +215,4 @@ func TestKitCatchesBrokenHandlers(t *testing.T) {
 			t.Errorf("got failures %q, want the changed replay reported", s.errs)
 		}
 	})
-}
-
-func randomKey() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

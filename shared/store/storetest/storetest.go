@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // Store is the events table as the contract knows it: the union of what the
@@ -85,7 +85,7 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 		t.Run(name, func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					clk := newClock()
+					clk := webhooktest.NewClock(time.Now().Truncate(time.Second))
 					c.run(t, &env{s: newStore(t, clk.Now), clk: clk, ctx: context.Background()})
 				})
 			}
@@ -113,36 +113,11 @@ type testCase struct {
 	run  func(t *testing.T, e *env)
 }
 
-// clock is the suite's clock: it stands still until Advance moves it, so
-// that every time a store writes is known to the millisecond.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock {
-	return &clock{t: time.Now().Truncate(time.Second)}
-}
-
-// Now returns the clock's time.
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock on by d.
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is one subtest's store and clock, with helpers that fail the test on
 // an unexpected error.
 type env struct {
 	s   Store
-	clk *clock
+	clk *webhooktest.Clock
 	ctx context.Context
 }
 

@@ -1,4 +1,4 @@
-// Package webhooktest helps the tests of the providers and the receiver. It
-// is imported by tests (and other test-support packages) only, never by
-// code that ships.
+// Package webhooktest helps the tests of every package: the vectors
+// directory and a settable clock. It is imported by tests (and other
+// test-support packages) only, never by code that ships.
 package webhooktest
