@@ -49,8 +49,8 @@ LAMBDA_GOARCH ?= arm64
 LAMBDA_BUILD = GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 \
 	$(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 
-.PHONY: help services-up services-down unit test bench fuzz lint build \
-	build-ReceiverFunction build-ProcessorFunction events clean distclean
+.PHONY: help services-up services-down unit test bench fuzz lint build sam-tools sam-validate sam-build \
+	build-ReceiverFunction build-ProcessorFunction build-CompensatorFunction events clean distclean
 
 help: ## list targets
 	@echo "Hookwall make targets:"
@@ -65,14 +65,31 @@ services-up: ## install (if needed) and start DynamoDB Local + SQS server on 127
 services-down: ## stop the services that services-up started (by PID file)
 	@$(ROOT)/scripts/services-down.sh
 
+# `make run`: the local runner (cmd/hookwall-run), built into .local/bin so the
+# commands it prints can call it again ("hookwall-run send line ...").
+RUN_BIN := $(ROOT)/.local/bin/hookwall-run
+.PHONY: run chromium
+
+run: ## run Hookwall locally: services, receiver on 127.0.0.1:3000 (PORT), processor, page /_hookwall/; Ctrl-C stops it all
+	@mkdir -p $(dir $(RUN_BIN))
+	@$(GO) build -o $(RUN_BIN) ./cmd/hookwall-run
+	@exec $(RUN_BIN)
+
+chromium: ## install Debian's chromium (apt) for the browser test of the local page, when missing
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "chromium: installing the apt package chromium (browser test of make run's page)"; \
+		$$sudo apt-get update -q && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	fi
+
 unit: ## unit tests: go test ./...
 	$(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 
-test: services-up ## services-up, then unit tests, race + integration tests, and the processtest users on DynamoDB Local
+test: services-up chromium ## services-up (and chromium for the page's browser test), then unit tests, race + integration tests, and the processtest users on DynamoDB Local
 	$(STACK_ENV) $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 	$(STACK_ENV) $(GO) test -race -tags integration -count=1 -timeout $(GOTEST_TIMEOUT) ./...
 	$(STACK_ENV) HOOKWALL_TEST_STORE=dynamodb $(GO) test -race -count=1 -timeout $(GOTEST_TIMEOUT) \
-		./shared/process/processtest/ ./functions/processor/handlers/...
+		./shared/process/processtest/ ./shared/compensate/... ./functions/processor/handlers/...
 
 bench: ## benchmarks (BENCH_PKGS, BENCHTIME, BENCH pattern)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
@@ -105,6 +122,29 @@ build-ReceiverFunction: ## SAM: build functions/receiver to $(ARTIFACTS_DIR)/boo
 
 build-ProcessorFunction: ## SAM: build functions/processor to $(ARTIFACTS_DIR)/bootstrap
 	$(call sam_build,processor)
+
+build-CompensatorFunction: ## SAM: build functions/compensator to $(ARTIFACTS_DIR)/bootstrap
+	$(call sam_build,compensator)
+
+# The SAM CLI and cfn-lint, pinned, in a git-ignored virtualenv (PyPI).
+SAM_CLI_VERSION ?= 1.170.0
+CFN_LINT_VERSION ?= 1.58.0
+SAM_VENV := $(ROOT)/.local/sam-venv
+SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
+
+$(SAM_VENV)/.installed-$(SAM_CLI_VERSION)-$(CFN_LINT_VERSION):
+	python3 -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install -q --disable-pip-version-check \
+		'aws-sam-cli==$(SAM_CLI_VERSION)' 'cfn-lint==$(CFN_LINT_VERSION)'
+	touch $@
+
+sam-tools: $(SAM_VENV)/.installed-$(SAM_CLI_VERSION)-$(CFN_LINT_VERSION) ## install the pinned SAM CLI and cfn-lint into .local/sam-venv
+
+sam-validate: sam-tools ## sam validate --lint (cfn-lint) on template.yaml; works offline
+	$(SAM) validate --lint --region us-east-1 --template-file $(ROOT)/template.yaml
+
+sam-build: sam-tools ## sam build: every function through its build-<LogicalId> target (no Docker)
+	cd $(ROOT) && $(SAM) build --template-file template.yaml
 
 events: ## regenerate the signed sample API Gateway events in events/receiver (local tenants)
 	$(GO) test ./functions/receiver -run TestSampleEvents -count=1 -update

@@ -4,12 +4,13 @@
 #
 # Env (defaults): DDB_PORT (8000), SQS_PORT (9324), TABLE_NAME (hookwall-events),
 # QUEUE_NAME (hookwall-events), DLQ_NAME (hookwall-events-dlq), MAX_RECEIVE_COUNT (10),
-# VISIBILITY_TIMEOUT (30), SERVICES_START_TIMEOUT (90, seconds), DDB_JAVA_OPTS (empty).
+# VISIBILITY_TIMEOUT (30), SERVICES_START_TIMEOUT (90, seconds), DDB_JAVA_OPTS (empty),
+# STACK_RUN_DIR (.local/run), STACK_ENV_FILE ($STACK_RUN_DIR/env.sh).
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STACK_SRC=$ROOT/scripts/stack
 LOCAL_DIR=$ROOT/.local
-RUN_DIR=$LOCAL_DIR/run
+RUN_DIR=${STACK_RUN_DIR:-$LOCAL_DIR/run} # PID files, logs, env.sh (STACK_RUN_DIR: another stack, e.g. a test's)
 DDB_DIR=$LOCAL_DIR/ddb
 SQS_DIR=$LOCAL_DIR/sqs
 

@@ -2,7 +2,7 @@
 # services-down.sh: stop the DynamoDB Local and SQS server processes that
 # services-up.sh started (by the PIDs in .local/run/*.pid), wait for them to
 # exit, and remove the PID files. Harmless when nothing runs; never touches a
-# process it did not start.
+# process it did not start. Usage: services-down.sh [ddb] [sqs] (default both).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -38,6 +38,14 @@ stop_service() {
 	log "$desc: stopped"
 }
 
-stop_service sqs "SQS server"
-stop_service ddb "DynamoDB Local"
-rm -f "$RUN_DIR/env.sh"
+# Arguments: which services to stop (ddb, sqs; default both). The runner of
+# `make run` stops only those it started.
+(($#)) || set -- sqs ddb
+for name in "$@"; do
+	case $name in
+	sqs) stop_service sqs "SQS server" ;;
+	ddb) stop_service ddb "DynamoDB Local" ;;
+	*) die "unknown service '$name' (want ddb or sqs)" ;;
+	esac
+done
+[[ -n $(our_pid ddb) || -n $(our_pid sqs) ]] || rm -f "$RUN_DIR/env.sh"

@@ -100,14 +100,20 @@ wait_service ddb "$DDB_PORT" "DynamoDB Local"
 # --- DynamoDB table -----------------------------------------------------------
 ddb() { aws_json "$DDB_URL" "DynamoDB_20120810.$1" "$2"; }
 
+# The sweeper's sparse GSI (as template.yaml's EventsTable): sweepShard HASH S,
+# sweepAt RANGE N, KEYS_ONLY.
+SWEEP_ATTRS='{"AttributeName":"sweepShard","AttributeType":"S"},{"AttributeName":"sweepAt","AttributeType":"N"}'
+SWEEP_GSI='{"IndexName":"sweep","KeySchema":[{"AttributeName":"sweepShard","KeyType":"HASH"},{"AttributeName":"sweepAt","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}'
+
 ddb DescribeTable "{\"TableName\":\"$TABLE_NAME\"}"
 if [[ $RESP_CODE != 200 ]]; then
 	[[ $RESP_BODY == *ResourceNotFoundException* ]] || die "DescribeTable $TABLE_NAME: HTTP $RESP_CODE $RESP_BODY"
 	ddb CreateTable "{\"TableName\":\"$TABLE_NAME\",\"BillingMode\":\"PAY_PER_REQUEST\",
-\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}],
-\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]}"
+\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"},$SWEEP_ATTRS],
+\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],
+\"GlobalSecondaryIndexes\":[$SWEEP_GSI]}"
 	if [[ $RESP_CODE == 200 ]]; then
-		log "table $TABLE_NAME: created (PAY_PER_REQUEST, pk HASH S, sk RANGE S)"
+		log "table $TABLE_NAME: created (PAY_PER_REQUEST, pk HASH S, sk RANGE S, GSI sweep)"
 	elif [[ $RESP_BODY != *ResourceInUseException* ]]; then
 		die "CreateTable $TABLE_NAME: HTTP $RESP_CODE $RESP_BODY"
 	fi
@@ -123,6 +129,16 @@ done
 keys=$(json_get Table.KeySchema <<<"$RESP_BODY")
 [[ $keys == '[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}]' ]] ||
 	log "WARNING: table $TABLE_NAME has key schema $keys, expected pk HASH + sk RANGE"
+
+# A table created before the sweep index gets it added (never recreated).
+if [[ "$(json_get Table.GlobalSecondaryIndexes <<<"$RESP_BODY")" != *'"IndexName":"sweep"'* ]]; then
+	ddb UpdateTable "{\"TableName\":\"$TABLE_NAME\",\"AttributeDefinitions\":[$SWEEP_ATTRS],
+\"GlobalSecondaryIndexUpdates\":[{\"Create\":$SWEEP_GSI}]}"
+	[[ $RESP_CODE == 200 ]] || die "UpdateTable $TABLE_NAME (add GSI sweep): HTTP $RESP_CODE $RESP_BODY"
+	log "table $TABLE_NAME: GSI sweep added"
+else
+	log "table $TABLE_NAME: GSI sweep exists"
+fi
 
 ddb DescribeTimeToLive "{\"TableName\":\"$TABLE_NAME\"}"
 ttl_status=$(json_get TimeToLiveDescription.TimeToLiveStatus <<<"$RESP_BODY")
@@ -180,6 +196,8 @@ export DLQ_URL=$dlq_url
 export AWS_REGION=$STACK_REGION
 export AWS_ACCESS_KEY_ID=test
 export AWS_SECRET_ACCESS_KEY=test"
-printf '%s\n' "$env_text" >"$RUN_DIR/env.sh"
-log "ready. Env for the app (also in ${RUN_DIR#"$ROOT"/}/env.sh):"
+env_file=${STACK_ENV_FILE:-$RUN_DIR/env.sh} # the runner of `make run` passes its own
+mkdir -p "$(dirname "$env_file")"
+printf '%s\n' "$env_text" >"$env_file"
+log "ready. Env for the app (also in ${env_file#"$ROOT"/}):"
 printf '%s\n' "$env_text"

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,8 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
+	"github.com/hookwall/hookwall/shared/signer"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -30,8 +26,9 @@ import (
 // The sample API Gateway events in events/receiver, for `sam local invoke`
 // and for reading: each is signed with the local tenants document
 // (infra/local/tenants.json). `make events` rewrites them with the current
-// time (`go test ./functions/receiver -run TestSampleEvents -update`); this
-// test checks that every committed sample is accepted by the receiver.
+// time (`go test ./functions/receiver -run TestSampleEvents -update`), signed
+// by package signer as `hookwall sign` signs; this test checks that every
+// committed sample is accepted by the receiver.
 
 var update = flag.Bool("update", false, "rewrite events/receiver with fresh signatures")
 
@@ -42,91 +39,71 @@ const (
 )
 
 type sample struct {
-	name, provider, method, query, body string
-	headers                             map[string]string
+	name string
+	req  *signer.Request
 }
 
+// The sample bodies, with signer placeholders for the signing time.
+const (
+	lineEvent = `{"type":%q,%s"webhookEventId":%q,"deliveryContext":{"isRedelivery":false},"timestamp":{{now_ms}},` +
+		`"source":{"type":"user","userId":"U4af4980629aaaaaaaaaaaaaaaaaaaaaaa"},"replyToken":"b60d432864f44d079f6d8efe86cf404b","mode":"active"}`
+	wecomText         = `<xml><ToUserName><![CDATA[%s]]></ToUserName><FromUserName><![CDATA[ZhangSan]]></FromUserName><CreateTime>{{now}}</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[order #A-1024?]]></Content><MsgId>7456789012345678901</MsgId><AgentID>1000002</AgentID></xml>`
+	wecomApproval     = `<xml><ToUserName><![CDATA[%s]]></ToUserName><FromUserName><![CDATA[sys]]></FromUserName><CreateTime>{{now}}</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[sys_approval_change]]></Event><AgentID>3010040</AgentID><ApprovalInfo><SpNo>202611290001</SpNo><SpName><![CDATA[Purchase]]></SpName><SpStatus>2</SpStatus><TemplateId><![CDATA[3WLtyqgf6R9RgH84RzTakYp8b4kf5gAKTqNEfQAH]]></TemplateId><ApplyTime>{{now}}</ApplyTime><Applyer><UserId><![CDATA[LiSi]]></UserId><Party><![CDATA[2]]></Party></Applyer><StatuChangeEvent>2</StatuChangeEvent></ApprovalInfo></xml>`
+	wechatSubscribe   = `<xml><ToUserName><![CDATA[gh_0000000000001]]></ToUserName><FromUserName><![CDATA[oKzKivH6hwSntH4tXK9ieGIoh47G]]></FromUserName><CreateTime>{{now}}</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[subscribe]]></Event><EventKey><![CDATA[qrscene_demo]]></EventKey></xml>`
+	standardOrderPaid = `{"type":"order.paid","timestamp":"{{now_rfc3339}}","data":{"orderId":"A-1024","amount":4200}}`
+)
+
+// samples signs every sample with the tenant's secrets (package signer, as
+// `hookwall sign` does) at now.
 func samples(t *testing.T, tn *tenants.Tenant, now time.Time) []sample {
-	ts := strconv.FormatInt(now.Unix(), 10)
-	nonce := "1597212914"
-	lineEvent := func(kind, id, extra string) string {
-		return fmt.Sprintf(`{"type":%q,%s"webhookEventId":%q,"deliveryContext":{"isRedelivery":false},"timestamp":%d,`+
-			`"source":{"type":"user","userId":"U4af4980629aaaaaaaaaaaaaaaaaaaaaaa"},"replyToken":"b60d432864f44d079f6d8efe86cf404b","mode":"active"}`,
-			kind, extra, id, now.UnixMilli())
-	}
+	opts := signer.Options{Now: now, Nonce: "1597212914", MessageID: "msg_2Qx4demo0001"}
 	lineBody := func(evs ...string) string {
 		return `{"destination":"U00000000000000000000000000000001","events":[` + strings.Join(evs, ",") + `]}`
 	}
-	wxKey := func(k tenants.Secret) []byte {
-		key, err := wxcrypto.ParseKey(k.Reveal())
+	post := func(name, provider, body string) sample {
+		b, err := signer.Expand([]byte(body), now, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return key
-	}
-	encrypt := func(key []byte, xml, receiveID string) string {
-		ct, err := wxcrypto.Encrypt(key, []byte("0123456789abcdef"), []byte(xml), receiveID)
+		req, err := signer.Sign(tn, provider, b, opts)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		return ct
+		return sample{name, req}
 	}
-	wecomKey := wxKey(tn.WeCom.EncodingAESKey)
-	wecomToken := tn.WeCom.Token.Reveal()
-	wecomPost := func(xml string) (query, body string) {
-		ct := encrypt(wecomKey, xml, tn.WeCom.CorpID)
-		q := url.Values{"msg_signature": {wxcrypto.Signature(wecomToken, ts, nonce, ct)}, "timestamp": {ts}, "nonce": {nonce}}
-		return q.Encode(), "<xml><ToUserName><![CDATA[" + tn.WeCom.CorpID + "]]></ToUserName><AgentID><![CDATA[1000002]]></AgentID><Encrypt><![CDATA[" + ct + "]]></Encrypt></xml>"
-	}
-	echo := encrypt(wecomKey, "6386451842216651161", tn.WeCom.CorpID)
-	wecomVerify := url.Values{"msg_signature": {wxcrypto.Signature(wecomToken, ts, nonce, echo)}, "timestamp": {ts}, "nonce": {nonce}, "echostr": {echo}}.Encode()
-	wecomText, wecomTextBody := wecomPost(fmt.Sprintf(`<xml><ToUserName><![CDATA[%s]]></ToUserName><FromUserName><![CDATA[ZhangSan]]></FromUserName><CreateTime>%s</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[order #A-1024?]]></Content><MsgId>7456789012345678901</MsgId><AgentID>1000002</AgentID></xml>`, tn.WeCom.CorpID, ts))
-	wecomApproval, wecomApprovalBody := wecomPost(fmt.Sprintf(`<xml><ToUserName><![CDATA[%s]]></ToUserName><FromUserName><![CDATA[sys]]></FromUserName><CreateTime>%s</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[sys_approval_change]]></Event><AgentID>3010040</AgentID><ApprovalInfo><SpNo>202611290001</SpNo><SpName><![CDATA[Purchase]]></SpName><SpStatus>2</SpStatus><TemplateId><![CDATA[3WLtyqgf6R9RgH84RzTakYp8b4kf5gAKTqNEfQAH]]></TemplateId><ApplyTime>%s</ApplyTime><Applyer><UserId><![CDATA[LiSi]]></UserId><Party><![CDATA[2]]></Party></Applyer><StatuChangeEvent>2</StatuChangeEvent></ApprovalInfo></xml>`, tn.WeCom.CorpID, ts, ts))
-
-	wechatToken := tn.WeChat.Token.Reveal()
-	plainSig := wxcrypto.Signature(wechatToken, ts, nonce)
-	wechatVerify := url.Values{"signature": {plainSig}, "timestamp": {ts}, "nonce": {nonce}, "echostr": {"4375120948345356249"}}.Encode()
-	subscribe := fmt.Sprintf(`<xml><ToUserName><![CDATA[gh_0000000000001]]></ToUserName><FromUserName><![CDATA[oKzKivH6hwSntH4tXK9ieGIoh47G]]></FromUserName><CreateTime>%s</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[subscribe]]></Event><EventKey><![CDATA[qrscene_demo]]></EventKey></xml>`, ts)
-	subCT := encrypt(wxKey(tn.WeChat.EncodingAESKey), subscribe, tn.WeChat.AppID)
-	wechatSubscribe := url.Values{"signature": {plainSig}, "timestamp": {ts}, "nonce": {nonce}, "openid": {"oKzKivH6hwSntH4tXK9ieGIoh47G"},
-		"encrypt_type": {"aes"}, "msg_signature": {wxcrypto.Signature(wechatToken, ts, nonce, subCT)}}.Encode()
-
-	stdBody := `{"type":"order.paid","timestamp":"` + now.UTC().Format(time.RFC3339) + `","data":{"orderId":"A-1024","amount":4200}}`
-	stdSig, err := standard.Sign(tn.Standard.Secrets[0].Reveal(), "msg_2Qx4demo0001", now.Unix(), []byte(stdBody))
-	if err != nil {
-		t.Fatal(err)
+	verify := func(name, provider, echo string) sample {
+		req, err := signer.Verification(tn, provider, echo, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return sample{name, req}
 	}
 	return []sample{
-		{name: "line-message", provider: "line", method: "POST", body: lineBody(lineEvent("message", "01JDEMO0000000000000000001", `"message":{"type":"text","id":"534897012345678901","text":"Hello"},`))},
-		{name: "line-follow", provider: "line", method: "POST", body: lineBody(lineEvent("follow", "01JDEMO0000000000000000002", `"follow":{"isUnblocked":false},`))},
-		{name: "line-verify", provider: "line", method: "POST", body: lineBody()},
-		{name: "wecom-url-verify", provider: "wecom", method: "GET", query: wecomVerify},
-		{name: "wecom-text", provider: "wecom", method: "POST", query: wecomText, body: wecomTextBody},
-		{name: "wecom-approval", provider: "wecom", method: "POST", query: wecomApproval, body: wecomApprovalBody},
-		{name: "wechat-url-verify", provider: "wechat", method: "GET", query: wechatVerify},
-		{name: "wechat-subscribe", provider: "wechat", method: "POST", query: wechatSubscribe, body: "<xml><ToUserName><![CDATA[gh_0000000000001]]></ToUserName><Encrypt><![CDATA[" + subCT + "]]></Encrypt></xml>"},
-		{name: "standard-order-paid", provider: "standard", method: "POST", body: stdBody, headers: map[string]string{
-			"content-type": "application/json", "webhook-id": "msg_2Qx4demo0001", "webhook-timestamp": strconv.FormatInt(now.Unix(), 10), "webhook-signature": stdSig}},
+		post("line-message", "line", lineBody(fmt.Sprintf(lineEvent, "message", `"message":{"type":"text","id":"534897012345678901","text":"Hello"},`, "01JDEMO0000000000000000001"))),
+		post("line-follow", "line", lineBody(fmt.Sprintf(lineEvent, "follow", `"follow":{"isUnblocked":false},`, "01JDEMO0000000000000000002"))),
+		post("line-verify", "line", lineBody()),
+		verify("wecom-url-verify", "wecom", "6386451842216651161"),
+		post("wecom-text", "wecom", fmt.Sprintf(wecomText, tn.WeCom.CorpID)),
+		post("wecom-approval", "wecom", fmt.Sprintf(wecomApproval, tn.WeCom.CorpID)),
+		verify("wechat-url-verify", "wechat", "4375120948345356249"),
+		post("wechat-subscribe", "wechat", wechatSubscribe),
+		post("standard-order-paid", "standard", standardOrderPaid),
 	}
 }
 
-func (s sample) apiGatewayEvent(lineSecret string) events.APIGatewayV2HTTPRequest {
-	headers := map[string]string{"content-type": "text/xml"}
-	for k, v := range s.headers {
-		headers[k] = v
+// apiGatewayEvent is the request as API Gateway (HTTP API, payload 2.0)
+// hands it to the receiver: lower-case header names, the raw query.
+func (s sample) apiGatewayEvent() events.APIGatewayV2HTTPRequest {
+	headers := map[string]string{}
+	for k, v := range s.req.Header {
+		headers[strings.ToLower(k)] = v[0]
 	}
-	if s.provider == "line" {
-		m := hmac.New(sha256.New, []byte(lineSecret))
-		m.Write([]byte(s.body))
-		headers["content-type"] = "application/json"
-		headers["x-line-signature"] = base64.StdEncoding.EncodeToString(m.Sum(nil))
-	}
-	path := "/webhooks/" + s.provider + "/" + tenant
+	path := s.req.Path()
 	e := events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: "ANY /webhooks/{provider}/{tenant}", RawPath: path, RawQueryString: s.query,
-		Headers: headers, PathParameters: map[string]string{"provider": s.provider, "tenant": tenant}, Body: s.body,
+		Version: "2.0", RouteKey: "ANY /webhooks/{provider}/{tenant}", RawPath: path, RawQueryString: s.req.Query.Encode(),
+		Headers: headers, PathParameters: map[string]string{"provider": s.req.Provider, "tenant": s.req.Tenant}, Body: string(s.req.Body),
 	}
-	e.RequestContext.HTTP.Method = s.method
+	e.RequestContext.HTTP.Method = s.req.Method
 	e.RequestContext.HTTP.Path = path
 	e.RequestContext.RequestID = "sample-" + s.name
 	return e
@@ -157,7 +134,7 @@ func TestSampleEvents(t *testing.T) {
 	}
 	if *update {
 		for _, s := range samples(t, tn, time.Now()) {
-			b, err := json.MarshalIndent(s.apiGatewayEvent(tn.LINE.ChannelSecret.Reveal()), "", "  ")
+			b, err := json.MarshalIndent(s.apiGatewayEvent(), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -81,7 +81,9 @@ func Name(prefix string) string {
 }
 
 // NewTable creates a uniquely named events-shaped table (pk, sk strings;
-// on-demand) and deletes it when the test ends. It returns the name.
+// on-demand; the sparse GSI "sweep" on sweepShard (S) and sweepAt (N),
+// KEYS_ONLY, as in the template) and deletes it when the test ends. It
+// returns the name.
 func NewTable(t testing.TB, db *dynamodb.Client) string {
 	t.Helper()
 	name := Name("hw-" + sanitize(t.Name()))
@@ -92,11 +94,21 @@ func NewTable(t testing.TB, db *dynamodb.Client) string {
 		AttributeDefinitions: []dbtypes.AttributeDefinition{
 			{AttributeName: aws.String("pk"), AttributeType: dbtypes.ScalarAttributeTypeS},
 			{AttributeName: aws.String("sk"), AttributeType: dbtypes.ScalarAttributeTypeS},
+			{AttributeName: aws.String("sweepShard"), AttributeType: dbtypes.ScalarAttributeTypeS},
+			{AttributeName: aws.String("sweepAt"), AttributeType: dbtypes.ScalarAttributeTypeN},
 		},
 		KeySchema: []dbtypes.KeySchemaElement{
 			{AttributeName: aws.String("pk"), KeyType: dbtypes.KeyTypeHash},
 			{AttributeName: aws.String("sk"), KeyType: dbtypes.KeyTypeRange},
 		},
+		GlobalSecondaryIndexes: []dbtypes.GlobalSecondaryIndex{{
+			IndexName: aws.String("sweep"),
+			KeySchema: []dbtypes.KeySchemaElement{
+				{AttributeName: aws.String("sweepShard"), KeyType: dbtypes.KeyTypeHash},
+				{AttributeName: aws.String("sweepAt"), KeyType: dbtypes.KeyTypeRange},
+			},
+			Projection: &dbtypes.Projection{ProjectionType: dbtypes.ProjectionTypeKeysOnly},
+		}},
 	})
 	if err != nil {
 		t.Fatalf("create table %s: %v; %s", name, err, hint)

@@ -20,6 +20,9 @@ const (
 	Source              = "hookwall"
 	DetailTypeSucceeded = "hookwall.event.succeeded"
 	DetailTypeFailed    = "hookwall.event.failed"
+	// The compensator's outcomes: every journaled step undone, or given up on.
+	DetailTypeCompensated = "hookwall.event.compensated"
+	DetailTypeDead        = "hookwall.event.dead"
 )
 
 // Limits of one PutEvents call
@@ -89,12 +92,20 @@ type Detail struct {
 	Status     string    `json:"status"`
 	Attempts   int       `json:"attempts"`
 	LastError  string    `json:"lastError,omitempty"`
+	// Compensations counts the compensation attempts (compensator outcomes only).
+	Compensations int `json:"compensations,omitempty"`
 }
 
-// DetailType returns the detail-type of an outcome with status s.
+// DetailType returns the detail-type of an outcome with status s:
+// SUCCEEDED, COMPENSATED and DEAD have their own; any other status is failed.
 func DetailType(s webhook.Status) string {
-	if s == webhook.StatusSucceeded {
+	switch s {
+	case webhook.StatusSucceeded:
 		return DetailTypeSucceeded
+	case webhook.StatusCompensated:
+		return DetailTypeCompensated
+	case webhook.StatusDead:
+		return DetailTypeDead
 	}
 	return DetailTypeFailed
 }
@@ -127,6 +138,7 @@ func (p *Publisher) Publish(ctx context.Context, evs []webhook.Outcome) error {
 		detail, err := json.Marshal(Detail{
 			Key: ev.Key, Provider: ev.Provider, Tenant: ev.Tenant, Type: ev.Type, ReceivedAt: ev.ReceivedAt,
 			TraceID: ev.TraceID, Status: string(ev.Status), Attempts: ev.Attempts, LastError: ev.LastError,
+			Compensations: ev.Compensations,
 		})
 		if err != nil {
 			return fmt.Errorf("bus: encode detail %s: %w", ev.Key, err)

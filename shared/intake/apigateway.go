@@ -14,10 +14,19 @@ import (
 )
 
 // HandleAPIGateway serves an API Gateway HTTP API (payload format 2.0)
-// request for the route /webhooks/{provider}/{tenant}. It never returns an
-// error: every failure is an HTTP status, so that API Gateway answers it.
+// request for the route /webhooks/{provider}/{tenant}, or for [EventsRoute]
+// when Config.Events is set. It never returns an error: every failure is an
+// HTTP status, so that API Gateway answers it.
 func (h *Handler) HandleAPIGateway(ctx context.Context, e events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	defer func() { _ = h.cfg.Metrics.Flush() }()
+	if e.RouteKey == EventsRoute {
+		if h.cfg.Events == nil {
+			reply := jsonError(http.StatusNotFound, "the events API is not configured")
+			return events.APIGatewayV2HTTPResponse{StatusCode: reply.Status, Body: string(reply.Body),
+				Headers: map[string]string{"Content-Type": reply.ContentType}}, nil
+		}
+		return h.handleEventsAPIGateway(ctx, e), nil
+	}
 	meta := Meta{RequestID: e.RequestContext.RequestID, TraceID: e.Headers["x-amzn-trace-id"]}
 	req, err := requestFromAPIGateway(e, h.cfg.MaxBody)
 	var reply webhook.Reply

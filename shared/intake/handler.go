@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -88,6 +89,9 @@ type Config struct {
 	Budget time.Duration
 	// Now is the clock (optional; default time.Now).
 	Now func() time.Time
+	// Events reads records and steps for the events API, [EventsRoute]
+	// (optional; nil: the route is not served).
+	Events audit.Reader
 }
 
 // Handler is the receiver core. It is safe for concurrent use.
@@ -133,6 +137,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
 	h.mux.HandleFunc(Route, h.serveWebhook)
+	if cfg.Events != nil {
+		h.mux.HandleFunc(EventsRoute, h.serveEvents)
+	}
 	return h, nil
 }
 
@@ -525,7 +532,7 @@ func newID() string {
 	return rand.Text()
 }
 
-// ServeHTTP serves Route; anything else is 404.
+// ServeHTTP serves Route (and EventsRoute with Config.Events); anything else is 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }

@@ -58,7 +58,7 @@ func Build(ctx context.Context, s settings.Receiver, logger *slog.Logger, metric
 	if err != nil {
 		return nil, err
 	}
-	table, err := store.New(store.Config{Client: dynamodb.NewFromConfig(awsCfg), TableName: s.TableName})
+	table, err := store.New(store.Config{Client: dynamodb.NewFromConfig(awsCfg), TableName: s.TableName, Function: "receiver"})
 	if err != nil {
 		return nil, err
 	}
@@ -77,5 +77,6 @@ func Build(ctx context.Context, s settings.Receiver, logger *slog.Logger, metric
 		MaxEventAge:    s.MaxEventAge,
 		MaxBody:        s.MaxBody,
 		Budget:         s.Budget,
+		Events:         table,
 	})
 }

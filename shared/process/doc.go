@@ -20,6 +20,12 @@
 // retry with backoff, [Permanent] means the dead-letter queue at once; a
 // panic is recovered and retried.
 //
+// [Registration.Compensate] registers a handler's compensation, an
+// [UndoFunc] the compensator (shared/compensate) calls once per journaled
+// step of the handler, newest first, when the event ends on the dead-letter
+// path. Each call gets an [Undo] with the step's journaled result
+// ([UndoResult]) and its own idempotency key, which [Undo.HTTPClient] sends.
+//
 // The [Dispatcher] processes one queue delivery at a time ([Dispatcher.Process])
 // or a batch with bounded concurrency ([Dispatcher.ProcessBatch]): acquire the
 // lease (one conditional write), heartbeat it while the handlers run, then

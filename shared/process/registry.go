@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -38,7 +37,7 @@ type Registration struct {
 	maxAttempts int
 	timeout     time.Duration
 	run         func(ctx context.Context, info eventInfo) error
-	compensate  CompensateFunc
+	compensate  UndoFunc
 	tenants     func(tenant string) bool // nil: every tenant
 	seq         int
 }
@@ -67,28 +66,21 @@ func (r *Registration) MaxAttempts() int { return r.maxAttempts }
 // Timeout returns the handler's time limit per attempt (0: the dispatcher's default).
 func (r *Registration) Timeout() time.Duration { return r.timeout }
 
-// Compensation returns the compensation set with [Registration.Compensate], or nil.
-func (r *Registration) Compensation() CompensateFunc { return r.compensate }
+// Compensation returns the undo function set with [Registration.Compensate],
+// or nil if the handler registered none.
+func (r *Registration) Compensation() UndoFunc { return r.compensate }
 
-// Compensate sets the function the compensator runs for an event this
-// handler took part in when the event ends FAILED. It returns r.
-func (r *Registration) Compensate(fn CompensateFunc) *Registration {
+// Compensate sets the function the compensator runs to undo the handler's
+// journaled steps when an event it took part in ends on the dead-letter
+// path (FAILED, or redriven by SQS). fn is called once per journaled step of
+// this handler, newest first, each inside a compensation step of its own
+// (see [Undo]). A nil fn panics. It returns r.
+func (r *Registration) Compensate(fn UndoFunc) *Registration {
+	if fn == nil {
+		panic(fmt.Sprintf("process: Compensate %q: nil function", r.name))
+	}
 	r.compensate = fn
 	return r
-}
-
-// CompensateFunc undoes a failed event's completed steps. It receives the
-// journaled steps of its handler, newest first.
-type CompensateFunc func(ctx context.Context, c *Compensation) error
-
-// Compensation is what a [CompensateFunc] receives.
-type Compensation struct {
-	// Envelope is the event as it was queued (payload included).
-	Envelope webhook.Envelope
-	// Steps are the handler's journaled steps, newest first.
-	Steps []webhook.JournalEntry
-	// Log is tagged with the event's key, provider and tenant.
-	Log *slog.Logger
 }
 
 // Option configures one registration.

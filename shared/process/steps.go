@@ -16,11 +16,15 @@ func (a *attempt) journaled(handler, step string) bool {
 	return ok
 }
 
-// load reads the journal once per attempt; the first attempt has none.
+// load reads the journal once per attempt. The first attempt of a fresh
+// claim (attempt 1 at version 2: claimed at 1, acquired once) has none, so
+// the happy path skips the read; a replayed record starts again at attempt 1
+// but at a higher version, and keeps its journal unless replayed with fresh
+// steps (a new claim id), so it is read.
 func (a *attempt) load(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.loaded || a.lease.Attempt <= 1 {
+	if a.loaded || (a.lease.Attempt <= 1 && a.lease.Version <= 2) {
 		return nil
 	}
 	entries, err := a.d.cfg.Store.Journal(ctx, a.lease)

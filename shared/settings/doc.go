@@ -1,9 +1,10 @@
 // Package settings reads the environment of every Hookwall function into
 // typed, validated settings, once per cold start: [LoadReceiver] for the
-// receiver, [LoadProcessor] for the processor (the compensator will get its
-// own loader here, beside them). It is the only place that knows the
-// variables' names; functions/*/main.go passes os.Getenv and the wiring
-// consumes the result. It imports no AWS SDK and calls no os.Getenv.
+// receiver, [LoadProcessor] for the processor, [LoadCompensator] for the
+// compensator (dead-letter and sweep modes), and [LoadCLI] for the hookwall
+// command (cmd/hookwall), which needs only some of them per subcommand. It is
+// the only place that knows the variables' names; functions/*/main.go passes
+// os.Getenv and the wiring consumes the result. It imports no AWS SDK and calls no os.Getenv.
 //
 // Conventions:
 //
@@ -18,7 +19,8 @@
 //     stated here: the caller passes the consuming package's exported
 //     constants ([ReceiverDefaults] from intake.Defaults,
 //     [ProcessorDefaults] from the processor's wiring.Defaults, which reads
-//     shared/process), so each default is stated once.
+//     shared/process, [CompensatorDefaults] from the compensator's
+//     wiring.Defaults), so each default is stated once.
 //   - Every variable is validated; the error joins one error per variable at
 //     fault, each naming it.
 //   - The processor's tuning variables had older names (LEASE_SECONDS,

@@ -23,7 +23,7 @@ const (
 )
 
 // functions lists each function with its loader and its README table and
-// template resource. A new function (the compensator) is added here.
+// template resource. A new function is added here.
 var functions = []struct {
 	name      string // as in README's "### Environment (<name>)"
 	logicalID string // its AWS::Serverless::Function in template.yaml
@@ -31,6 +31,7 @@ var functions = []struct {
 }{
 	{"receiver", "ReceiverFunction", func(r *reader) { loadReceiver(r, ReceiverDefaults{}) }},
 	{"processor", "ProcessorFunction", func(r *reader) { loadProcessor(r, ProcessorDefaults{}) }},
+	{"compensator", "CompensatorFunction", func(r *reader) { loadCompensator(r, CompensatorDefaults{}) }},
 }
 
 // localOnly are read but not deployed: the template gives the tenants

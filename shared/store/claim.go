@@ -114,7 +114,9 @@ type ClaimResult struct {
 
 // Claim creates the event's record (status RECEIVED, version 1) with one
 // conditional PutItem: `attribute_not_exists(pk) OR expiresAt < :now`. The
-// record expires (TTL) after window. A live record already there gives
+// record expires (TTL) after window. It carries its first history entry
+// (to RECEIVED) and the sweep attributes (its shard, and sweepAt = now +
+// SweepAfter). A live record already there gives
 // Duplicate or Conflict, with that record, and no error.
 //
 // When the call fails, the write may still have been applied (a timeout
@@ -143,6 +145,9 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 		Payload:     ev.Payload,
 		TraceID:     ev.TraceID,
 		ClaimID:     newClaimID(),
+		SweepShard:  shardName(ShardOf(ev.Key)),
+		SweepAt:     now.Add(t.sweepAfter).UnixMilli(),
+		History:     []webhook.HistoryEntry{t.historyEntry(now, "", webhook.StatusReceived, 1, 0, "", "")},
 	}
 	if !ev.OccurredAt.IsZero() {
 		rec.OccurredAt = ev.OccurredAt.UnixMilli()

@@ -3,13 +3,35 @@
 //
 // Table layout (the contract operators and tools rely on): partition key `pk`
 // is the event key `provider#tenant#dedupKey`; sort key `sk` is "EVENT" for the
-// record and "STEP#<handler>#<step>" for journal entries. Attribute names are
-// those of architecture.md: status, version, provider, tenant, eventType,
-// receivedAt, updatedAt, expiresAt (TTL, epoch seconds), leaseOwner,
-// leaseUntil, attempts, payloadHash, payload, traceId, lastError; plus
-// claimId (the claim's random id, fencing journal entries of an earlier,
-// expired claim of the same key), enqueuedAt and occurredAt.
-// Times other than expiresAt are epoch milliseconds.
+// record and "STEP#<handler>#<step>" for journal entries (the compensator's
+// undo steps are "STEP#<handler>#$undo:<step>"). Attribute names are those of
+// architecture.md: status, version, provider, tenant, eventType, receivedAt,
+// updatedAt, expiresAt (TTL, epoch seconds), leaseOwner, leaseUntil,
+// attempts, payloadHash, payload, traceId, lastError; plus claimId (the
+// claim's random id, fencing journal entries of an earlier, expired claim of
+// the same key), enqueuedAt, occurredAt and compensations (the compensator's
+// attempts). Times other than expiresAt are epoch milliseconds.
+//
+// Every transition increments version by one and adds its entry to the
+// record's `history` map in the same conditional write: key "v<version>",
+// value {at, from, to, attempt, owner, error, fn} (owner, error and from
+// omitted when empty, error at most 256 bytes, fn the writing function of
+// [Config.Function]); the entry of version-HistoryKeep is removed in that
+// write, so the map keeps the newest [Config.HistoryKeep] entries and
+// [Record.HistoryDropped] counts the others. A transition that takes a lease
+// (Acquire, AcquireCompensation) writes its entry keyed by a version it must
+// know: its write is pinned to the record's version and status, guessed
+// from the state a claim leaves or this table's last write of the key, and
+// written again, pinned to the record the failed write returned, when the
+// guess was wrong.
+//
+// While a record is not terminal it carries sweepShard ("00".."15",
+// [ShardOf]) and sweepAt (epoch ms), the keys of the sparse, KEYS_ONLY
+// global secondary index [SweepIndex] the sweeper queries ([Table.Stuck]);
+// the write that makes a record SUCCEEDED, COMPENSATED or DEAD removes both.
+// A claim sets sweepAt = now + [Config.SweepAfter]; leases, heartbeats and
+// retries leave it alone, so the index costs one put at the claim and one
+// delete at the end of an event.
 //
 // TTL deletion is lazy, so every condition and read treats expiresAt < now as
 // absent. A lost conditional race is a result, never an error.

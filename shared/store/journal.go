@@ -45,8 +45,10 @@ func StepSK(handler, step string) string { return SKStepPrefix + handler + "#" +
 
 // SaveStep writes journal entry e beside the record of l, in one
 // TransactWriteItems: a ConditionCheck that l still holds the record
-// (leaseOwner, version, status PROCESSING) and the Put of the entry, tagged
-// with l's claim id. held is false when the lease is lost (nothing is written).
+// (leaseOwner, version, and the lease's status: PROCESSING for the
+// processor's lease, COMPENSATING for the compensator's) and the Put of the
+// entry, tagged with l's claim id. held is false when the lease is lost
+// (nothing is written).
 func (t *Table) SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
 	now := t.now()
 	base := now
@@ -69,9 +71,9 @@ func (t *Table) SaveStep(ctx context.Context, l webhook.Lease, e webhook.Journal
 				ConditionExpression:      aws.String(fenceCondition),
 				ExpressionAttributeNames: map[string]string{"#s": AttrStatus},
 				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":owner":      avString(l.Owner),
-					":version":    avInt(l.Version),
-					":processing": avString(string(webhook.StatusProcessing)),
+					":owner":   avString(l.Owner),
+					":version": avInt(l.Version),
+					":leased":  avString(string(leasedStatus(l))),
 				},
 			}},
 			{Put: &types.Put{TableName: &t.name, Item: item}},
@@ -86,6 +88,14 @@ func (t *Table) SaveStep(ctx context.Context, l webhook.Lease, e webhook.Journal
 		return false, nil
 	}
 	return false, fmt.Errorf("store: journal %s %s/%s: %w", l.Key, e.Handler, e.Step, err)
+}
+
+// leasedStatus is the status l holds its record in (PROCESSING when unset).
+func leasedStatus(l webhook.Lease) webhook.Status {
+	if l.Status == "" {
+		return webhook.StatusProcessing
+	}
+	return l.Status
 }
 
 // Journal returns the journal entries of l's claim: one strongly consistent

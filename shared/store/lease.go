@@ -18,63 +18,117 @@ import (
 const acquireCondition = "attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt >= :nowSec) AND " +
 	"(#s IN (:received, :retry) OR (#s = :processing AND (attribute_not_exists(leaseUntil) OR leaseUntil < :nowMs)))"
 
-// fenceCondition: the lease is still ours and nothing moved the record since.
-const fenceCondition = "leaseOwner = :owner AND version = :version AND #s = :processing"
+// fenceCondition: the lease is still ours and nothing moved the record since
+// (:leased is the status the lease holds the record in).
+const fenceCondition = "leaseOwner = :owner AND version = :version AND #s = :leased"
+
+// maxPinTries bounds the conditional writes of one lease-taking call: each
+// failed try returns the record as it is, and the next is pinned to it.
+const maxPinTries = 5
+
+// pin makes w conditional on the record being exactly in s: its version,
+// status and counters, so that the history entry w writes (keyed by the new
+// version, from s's status) is the transition it makes.
+func pin(w *write, s state) {
+	w.when("version = :pinVersion AND #s = :pinStatus", map[string]types.AttributeValue{
+		":pinVersion": avInt(s.version), ":pinStatus": avString(string(s.status))})
+	for attr, n := range map[string]int64{AttrAttempts: s.attempts, AttrCompensations: s.compensations} {
+		if n == 0 {
+			w.when("attribute_not_exists("+attr+") OR "+attr+" = :pinZero", map[string]types.AttributeValue{":pinZero": avInt(0)})
+		} else {
+			w.when(attr+" = :pin"+attr, map[string]types.AttributeValue{":pin" + attr: avInt(n)})
+		}
+	}
+}
+
+// claimable reports whether Acquire may take r at now.
+func claimable(r *Record, now time.Time) bool {
+	return r != nil && !r.Expired(now) && (r.Status == webhook.StatusReceived || r.Status == webhook.StatusRetry ||
+		(r.Status == webhook.StatusProcessing && r.LeaseUntil < now.UnixMilli()))
+}
 
 // Acquire takes the lease of the record of key for owner until the given
 // time, in one conditional UpdateItem: from RECEIVED or RETRY, or from
 // PROCESSING whose lease has run out, and only while the record has not
 // expired. It sets status PROCESSING, leaseOwner, leaseUntil and updatedAt,
-// and increments attempts and version. When the condition fails it reads the
-// old record sent back with the failure (ReturnValuesOnConditionCheckFailure
-// ALL_OLD) and reports AlreadyDone, Busy (with the lease's remaining time),
-// InFailedState or Missing: a lost race is never an error.
+// increments attempts and version, and adds the transition's history entry.
+// When the condition fails it reads the old record sent back with the
+// failure (ReturnValuesOnConditionCheckFailure ALL_OLD) and reports
+// AlreadyDone, Busy (with the lease's remaining time), InFailedState or
+// Missing: a lost race is never an error.
+//
+// The write is pinned to the record's version and status, which the history
+// entry is keyed by: it first assumes the record as a claim leaves it
+// (RECEIVED, version 1) or as this table last saw it, and when the record is
+// claimable in another state it writes again pinned to the state the failed
+// write returned (one more call, for a later attempt that another process
+// prepared).
 func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
 	now := t.now()
-	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &t.name,
-		Key:       recordKey(key),
-		UpdateExpression: aws.String("SET #s = :processing, leaseOwner = :owner, leaseUntil = :until, updatedAt = :nowMs, " +
-			"attempts = if_not_exists(attempts, :zero) + :one, version = if_not_exists(version, :zero) + :one"),
-		ConditionExpression:      aws.String(acquireCondition),
-		ExpressionAttributeNames: map[string]string{"#s": AttrStatus},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":processing": avString(string(webhook.StatusProcessing)),
-			":received":   avString(string(webhook.StatusReceived)),
-			":retry":      avString(string(webhook.StatusRetry)),
-			":owner":      avString(owner),
-			":until":      avInt(until.UnixMilli()),
-			":nowMs":      avInt(now.UnixMilli()),
-			":nowSec":     avInt(now.Unix()),
-			":zero":       avInt(0),
-			":one":        avInt(1),
-		},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if err != nil {
-		old, ok := conditionFailed(err)
-		if !ok {
-			return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
-		}
-		rec, err := decodeRecord(old)
+	guess, ok := t.hints.get(key)
+	if !ok {
+		guess = claimedState
+	}
+	for range maxPinTries {
+		w := newWrite().
+			when(acquireCondition, map[string]types.AttributeValue{
+				":received":   avString(string(webhook.StatusReceived)),
+				":retry":      avString(string(webhook.StatusRetry)),
+				":processing": avString(string(webhook.StatusProcessing)),
+				":nowMs":      avInt(now.UnixMilli()),
+				":nowSec":     avInt(now.Unix()),
+			}).
+			sets(map[string]types.AttributeValue{
+				AttrStatus:     avString(string(webhook.StatusProcessing)),
+				AttrLeaseOwner: avString(owner),
+				AttrLeaseUntil: avInt(until.UnixMilli()),
+				AttrUpdatedAt:  avInt(now.UnixMilli()),
+				AttrAttempts:   avInt(guess.attempts + 1),
+				AttrVersion:    avInt(guess.version + 1),
+			}).
+			history(t.historyEntry(now, guess.status, webhook.StatusProcessing, guess.version+1, int(guess.attempts+1), owner, ""), t.keep)
+		pin(w, guess)
+		out, err := t.update(ctx, key, w, types.ReturnValueAllNew, true)
 		if err != nil {
-			return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
+			old, ok := conditionFailed(err)
+			if !ok {
+				return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
+			}
+			rec, err := decodeRecord(old)
+			if err != nil {
+				return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
+			}
+			if !claimable(rec, now) {
+				t.learn(key, rec, now)
+				return lostAcquisition(rec, now), nil
+			}
+			guess = stateOf(rec)
+			continue
 		}
-		return lostAcquisition(rec, now), nil
+		rec, err := decodeRecord(out.Attributes)
+		if err != nil || rec == nil {
+			return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: no record returned: %w", key, err)
+		}
+		t.hints.put(key, stateOf(rec))
+		return webhook.Acquisition{
+			Outcome:   webhook.Acquired,
+			Lease:     leaseOf(rec),
+			Status:    rec.Status,
+			Attempts:  int(rec.Attempts),
+			LastError: rec.LastError,
+			Payload:   rec.Payload,
+		}, nil
 	}
-	rec, err := decodeRecord(out.Attributes)
-	if err != nil || rec == nil {
-		return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: no record returned: %w", key, err)
+	return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: the record changed under %d writes in a row", key, maxPinTries)
+}
+
+// learn remembers the state of rec (nothing for a record gone or final).
+func (t *Table) learn(key string, rec *Record, now time.Time) {
+	if rec == nil || rec.Expired(now) || rec.Status.Terminal() {
+		t.hints.drop(key)
+		return
 	}
-	return webhook.Acquisition{
-		Outcome:   webhook.Acquired,
-		Lease:     leaseOf(rec),
-		Status:    rec.Status,
-		Attempts:  int(rec.Attempts),
-		LastError: rec.LastError,
-		Payload:   rec.Payload,
-	}, nil
+	t.hints.put(key, stateOf(rec))
 }
 
 // lostAcquisition classifies the record that made an acquisition fail.
@@ -105,6 +159,7 @@ func leaseOf(rec *Record) webhook.Lease {
 		ClaimID: rec.ClaimID,
 		Attempt: int(rec.Attempts),
 		Until:   time.UnixMilli(rec.LeaseUntil),
+		Status:  rec.Status,
 	}
 	if rec.ExpiresAt > 0 {
 		l.ExpiresAt = time.Unix(rec.ExpiresAt, 0)
@@ -133,57 +188,55 @@ func (t *Table) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time)
 }
 
 // Complete moves the record to SUCCEEDED, keeps it until retainUntil
-// (expiresAt) and clears the lease and lastError; fenced on l's owner and
-// version. held is false when the lease is lost (nothing is written).
+// (expiresAt), clears the lease and lastError and removes the sweep
+// attributes; fenced on l's owner and version. held is false when the lease
+// is lost (nothing is written).
 func (t *Table) Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
-	return t.transition(ctx, l, webhook.StatusSucceeded, "expiresAt = :expires", "lastError",
-		map[string]types.AttributeValue{":expires": avInt(retainUntil.Unix())})
+	w := newWrite().sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(retainUntil.Unix())}).
+		removes(AttrLastError, AttrSweepShard, AttrSweepAt)
+	return t.transition(ctx, l, webhook.StatusProcessing, webhook.StatusSucceeded, "", w)
 }
 
 // Retry moves the record to RETRY with lastError and clears the lease;
 // fenced on l's owner and version.
 func (t *Table) Retry(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
-	return t.transition(ctx, l, webhook.StatusRetry, "lastError = :err", "",
-		map[string]types.AttributeValue{":err": avString(lastError)})
+	w := newWrite().sets(map[string]types.AttributeValue{AttrLastError: avString(lastError)})
+	return t.transition(ctx, l, webhook.StatusProcessing, webhook.StatusRetry, lastError, w)
 }
 
 // Fail moves the record to FAILED with lastError and clears the lease;
 // fenced on l's owner and version.
 func (t *Table) Fail(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
-	return t.transition(ctx, l, webhook.StatusFailed, "lastError = :err", "",
-		map[string]types.AttributeValue{":err": avString(lastError)})
+	w := newWrite().sets(map[string]types.AttributeValue{AttrLastError: avString(lastError)})
+	return t.transition(ctx, l, webhook.StatusProcessing, webhook.StatusFailed, lastError, w)
 }
 
-// transition is one fenced transition out of PROCESSING: version+1, the lease removed.
-func (t *Table) transition(ctx context.Context, l webhook.Lease, to webhook.Status, set, remove string, vals map[string]types.AttributeValue) (bool, error) {
-	update := "SET #s = :to, version = version + :one, updatedAt = :nowMs"
-	if set != "" {
-		update += ", " + set
+// transition completes w as one fenced transition of the lease l, which
+// holds the record in status leased: to status to, version+1, the lease
+// removed, updatedAt, and the history entry (with errText), in one
+// conditional UpdateItem.
+func (t *Table) transition(ctx context.Context, l webhook.Lease, leased, to webhook.Status, errText string, w *write) (bool, error) {
+	now := t.now()
+	w.sets(map[string]types.AttributeValue{
+		AttrStatus:    avString(string(to)),
+		AttrVersion:   avInt(l.Version + 1),
+		AttrUpdatedAt: avInt(now.UnixMilli()),
+	}).removes(AttrLeaseOwner, AttrLeaseUntil).
+		when(fenceCondition, map[string]types.AttributeValue{
+			":owner":   avString(l.Owner),
+			":version": avInt(l.Version),
+			":leased":  avString(string(leased)),
+		}).
+		history(t.historyEntry(now, leased, to, l.Version+1, l.Attempt, l.Owner, errText), t.keep)
+	_, err := t.update(ctx, l.Key, w, types.ReturnValueNone, false)
+	held, err := fenced(err, "set "+string(to), l.Key)
+	if cur, ok := t.hints.get(l.Key); held && ok && cur.version == l.Version && !to.Terminal() {
+		cur.version, cur.status = l.Version+1, to
+		t.hints.put(l.Key, cur)
+	} else if held {
+		t.hints.drop(l.Key)
 	}
-	update += " REMOVE leaseOwner, leaseUntil"
-	if remove != "" {
-		update += ", " + remove
-	}
-	values := map[string]types.AttributeValue{
-		":to":         avString(string(to)),
-		":one":        avInt(1),
-		":nowMs":      avInt(t.now().UnixMilli()),
-		":owner":      avString(l.Owner),
-		":version":    avInt(l.Version),
-		":processing": avString(string(webhook.StatusProcessing)),
-	}
-	for k, v := range vals {
-		values[k] = v
-	}
-	_, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &t.name,
-		Key:                       recordKey(l.Key),
-		UpdateExpression:          &update,
-		ConditionExpression:       aws.String(fenceCondition),
-		ExpressionAttributeNames:  map[string]string{"#s": AttrStatus},
-		ExpressionAttributeValues: values,
-	})
-	return fenced(err, "set "+string(to), l.Key)
+	return held, err
 }
 
 // fenced maps a conditional write's error: a failed condition is held=false.

@@ -40,6 +40,16 @@ const (
 	AttrClaimID     = "claimId"
 	AttrEnqueuedAt  = "enqueuedAt"
 	AttrOccurredAt  = "occurredAt"
+	// AttrCompensations counts the compensator's attempts.
+	AttrCompensations = "compensations"
+	// AttrHistory is the record's bounded audit trail: a map "v<version>" →
+	// entry (see [Record.History]).
+	AttrHistory = "history"
+	// AttrSweepShard and AttrSweepAt are the sparse attributes of the
+	// sweeper's index [SweepIndex]: present only while the record is not
+	// terminal.
+	AttrSweepShard = "sweepShard"
+	AttrSweepAt    = "sweepAt"
 )
 
 // Record is one event record (sk = EVENT).
@@ -64,6 +74,25 @@ type Record struct {
 	TraceID     string         `dynamodbav:"traceId,omitempty"`
 	LastError   string         `dynamodbav:"lastError,omitempty"`
 	ClaimID     string         `dynamodbav:"claimId"`
+	// Compensations counts the compensator's attempts (the compensation
+	// lease's Attempt).
+	Compensations int64 `dynamodbav:"compensations,omitempty"`
+	// SweepShard and SweepAt index the record in [SweepIndex] while it is
+	// not terminal: its shard ("00".."15", see [ShardOf]) and when the
+	// sweeper should look at it (epoch ms). Both are absent once terminal.
+	SweepShard string `dynamodbav:"sweepShard,omitempty"`
+	SweepAt    int64  `dynamodbav:"sweepAt,omitempty"`
+	// History is the record's audit trail, oldest first: the newest
+	// entries, at most the table's HistoryKeep, one per version. It is
+	// stored as the map attribute `history` ("v<version>" → entry).
+	History []webhook.HistoryEntry `dynamodbav:"-"`
+}
+
+// HistoryDropped returns how many transitions of the record are no longer
+// in its History (the oldest ones, dropped to keep it bounded, or made
+// before the record had a history).
+func (r *Record) HistoryDropped() int {
+	return max(int(r.Version)-len(r.History), 0)
 }
 
 // Expired reports whether the record's TTL has passed at now: such a record

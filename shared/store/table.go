@@ -17,9 +17,13 @@ import (
 
 // Table is the events table. It is safe for concurrent use.
 type Table struct {
-	db   *dynamodb.Client
-	name string
-	now  func() time.Time
+	db         *dynamodb.Client
+	name       string
+	now        func() time.Time
+	function   string
+	keep       int64
+	sweepAfter time.Duration
+	hints      hints
 }
 
 // Config configures a Table.
@@ -30,7 +34,27 @@ type Config struct {
 	TableName string
 	// Now is the clock (optional; default time.Now).
 	Now func() time.Time
+	// Function names the function that writes, in every history entry:
+	// "receiver", "processor", "compensator", "sweeper" or "cli" (optional;
+	// default: none).
+	Function string
+	// HistoryKeep is how many history entries a record keeps, the newest
+	// (optional; default DefaultHistoryKeep).
+	HistoryKeep int
+	// SweepAfter is how long after a claim, a re-enqueue or a replay the
+	// sweeper first looks at a record that is not terminal yet (optional;
+	// default DefaultSweepAfter).
+	SweepAfter time.Duration
 }
+
+// Defaults of [Config].
+const (
+	// DefaultHistoryKeep is the default number of history entries kept.
+	DefaultHistoryKeep = 16
+	// DefaultSweepAfter is the default delay before the sweeper looks at a
+	// record.
+	DefaultSweepAfter = 5 * time.Minute
+)
 
 // New returns the Table described by cfg.
 func New(cfg Config) (*Table, error) {
@@ -43,7 +67,17 @@ func New(cfg Config) (*Table, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Table{db: cfg.Client, name: cfg.TableName, now: cfg.Now}, nil
+	if cfg.HistoryKeep < 0 || cfg.SweepAfter < 0 {
+		return nil, errors.New("store: negative HistoryKeep or SweepAfter")
+	}
+	if cfg.HistoryKeep == 0 {
+		cfg.HistoryKeep = DefaultHistoryKeep
+	}
+	if cfg.SweepAfter == 0 {
+		cfg.SweepAfter = DefaultSweepAfter
+	}
+	return &Table{db: cfg.Client, name: cfg.TableName, now: cfg.Now, function: cfg.Function,
+		keep: int64(cfg.HistoryKeep), sweepAfter: cfg.SweepAfter}, nil
 }
 
 // Name returns the table name.

@@ -30,25 +30,41 @@ func TestImportRules(t *testing.T) {
 		// interfaces it needs and store, queue and bus satisfy them.
 		{"shared/process", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs"}},
 		{"shared/process/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/process"}},
+		// The compensator engine: like the processor's, no AWS SDK (nor the
+		// Lambda library); it uses the processor's registry and ports.
+		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/process"}},
 		// Adapters import the domain and the SDK, never the engine or each other.
 		{"shared/batch", []string{"github.com/"}, []string{}},
 		{"shared/store", nil, []string{"shared/webhook"}},
 		{"shared/store/memstore", nil, []string{"shared/webhook", "shared/store"}},
 		{"shared/queue", nil, []string{"shared/webhook", "shared/batch"}},
 		{"shared/bus", nil, []string{"shared/webhook", "shared/batch"}},
+		// The sweeper: the store and the queues, never the processor engine.
+		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch"}},
 		{"shared/awslog", nil, []string{}},
 		{"shared/tenants", nil, []string{}},
 		// The configuration: the standard library and the domain only (no
 		// SDK), so every function, the receiver included, can import it.
 		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{"shared/webhook"}},
+		// The audit view (events API, CLI): the store's records, nothing else.
+		{"shared/audit", nil, []string{"shared/webhook", "shared/store"}},
+		// The request signer (CLI, make events, tests): the tenants document
+		// and the providers' crypto, never the receiver or an adapter.
+		{"shared/signer", nil, []string{"shared/webhook", "shared/tenants", "shared/provider/standard", "shared/provider/wxcrypto"}},
 		// The receiver core: providers and adapters, never the processor.
-		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch",
+		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/audit",
 			"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
 			"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"}},
 	}
 	for _, r := range rules {
 		checkRule(t, mod, r.pkg, r.forbidden, r.allowOurs)
 	}
+	// The hookwall CLI: the shared adapters and the signer, never a
+	// function's engine or wiring (it runs no handler).
+	checkRule(t, mod, "cmd/hookwall", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/tenants", "shared/settings",
+		"shared/store", "shared/queue", "shared/batch", "shared/audit", "shared/signer", "shared/intake",
+		"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
+		"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"})
 	// The receiver binary links no processor code.
 	checkRule(t, mod, "functions/receiver", nil, nil)
 	out, err := exec.Command("go", "list", "-deps", mod+"functions/receiver").Output()
@@ -56,8 +72,20 @@ func TestImportRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, mod+"shared/process") || strings.HasPrefix(dep, mod+"functions/processor") {
+		if strings.HasPrefix(dep, mod+"shared/process") || strings.HasPrefix(dep, mod+"functions/processor") ||
+			strings.HasPrefix(dep, mod+"shared/compensate") || strings.HasPrefix(dep, mod+"functions/compensator") {
 			t.Errorf("functions/receiver depends on %s", dep)
+		}
+	}
+	// The processor links no compensator code (the compensator imports the
+	// processor's handlers, never the other way).
+	out, err = exec.Command("go", "list", "-deps", mod+"functions/processor").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, mod+"shared/compensate") || strings.HasPrefix(dep, mod+"functions/compensator") {
+			t.Errorf("functions/processor depends on %s", dep)
 		}
 	}
 }

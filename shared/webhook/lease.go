@@ -56,12 +56,18 @@ type Lease struct {
 	// ClaimID is the record's claim id; journal entries of another claim of
 	// the same key are ignored.
 	ClaimID string
-	// Attempt is the record's attempts counter, counting this attempt (1 = first).
+	// Attempt counts this attempt (1 = first): the record's attempts
+	// counter for the processor's lease, its compensations counter for the
+	// compensator's.
 	Attempt int
 	// Until is when the lease runs out unless extended.
 	Until time.Time
 	// ExpiresAt is the record's TTL when the lease was taken (zero if none).
 	ExpiresAt time.Time
+	// Status is the status the lease holds the record in: PROCESSING for
+	// the processor's lease, COMPENSATING for the compensator's. The
+	// journal's writes are fenced on it ("" counts as PROCESSING).
+	Status Status
 }
 
 // Acquisition is the result of the store's Acquire.

@@ -57,7 +57,7 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(awsCfg)
-	table, err := store.New(store.Config{Client: db, TableName: s.TableName})
+	table, err := store.New(store.Config{Client: db, TableName: s.TableName, Function: "processor"})
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,8 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	return Response(results), nil
 }
 
-// Deliveries converts the records of ev to dispatcher deliveries.
+// Deliveries converts the records of ev to dispatcher deliveries (the
+// compensator takes them too).
 func Deliveries(ev events.SQSEvent) []process.Message {
 	ds := make([]process.Message, len(ev.Records))
 	for i, r := range ev.Records {
@@ -47,10 +48,18 @@ func Deliveries(ev events.SQSEvent) []process.Message {
 // Response builds the partial batch response: every result not acknowledged
 // is a batch item failure.
 func Response(results []process.Result) events.SQSEventResponse {
+	return ResponseOf(results, func(r process.Result) (string, bool) { return r.MessageID, r.Ack })
+}
+
+// ResponseOf builds the partial batch response from results of any engine
+// (the processor's, the compensator's): ack returns a result's message id
+// and whether the message is acknowledged; every result not acknowledged is
+// a batch item failure. The list is empty, never nil, when all are.
+func ResponseOf[R any](results []R, ack func(R) (messageID string, acked bool)) events.SQSEventResponse {
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for _, r := range results {
-		if !r.Ack {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageID})
+		if id, ok := ack(r); !ok {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
 		}
 	}
 	return resp

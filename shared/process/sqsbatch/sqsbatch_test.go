@@ -30,3 +30,17 @@ func TestDeliveries(t *testing.T) {
 		t.Errorf("got %+v", ds)
 	}
 }
+
+func TestResponseOfAnyResultType(t *testing.T) {
+	type res struct {
+		id   string
+		done bool
+	}
+	resp := ResponseOf([]res{{"x", false}, {"y", true}}, func(r res) (string, bool) { return r.id, r.done })
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "x" {
+		t.Errorf("got %+v, want [x]", resp.BatchItemFailures)
+	}
+	if none := ResponseOf([]res(nil), func(r res) (string, bool) { return r.id, r.done }); none.BatchItemFailures == nil {
+		t.Error("no results: got a nil list, want an empty one")
+	}
+}

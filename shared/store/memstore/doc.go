@@ -1,6 +1,7 @@
 // Package memstore is an in-memory events table with exactly the conditional
-// semantics of [store.Table]: the same claims, take-overs, leases, fences and
-// journal, decided under one lock instead of by DynamoDB's conditions. Unit
+// semantics of [store.Table]: the same claims, take-overs, leases, fences,
+// journal, history, sweep index, compensation leases and replays, decided
+// under one lock instead of by DynamoDB's conditions. Unit
 // tests use it where they would otherwise need DynamoDB Local (the intake's
 // tests, shared/process/processtest by default); the contract suite in
 // shared/store/storetest runs against both and keeps them alike.

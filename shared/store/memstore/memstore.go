@@ -3,7 +3,6 @@ package memstore
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"maps"
 	"slices"
 	"strings"
@@ -18,13 +17,20 @@ import (
 type Config struct {
 	// Now is the clock (optional; default time.Now).
 	Now func() time.Time
+	// Function, HistoryKeep and SweepAfter are those of [store.Config].
+	Function    string
+	HistoryKeep int
+	SweepAfter  time.Duration
 }
 
 // Store is an in-memory events table: event records and their journal
 // entries, with the conditional semantics of [store.Table]. It is safe for
 // concurrent use. The zero value is not usable; call [New].
 type Store struct {
-	now func() time.Time
+	now        func() time.Time
+	function   string
+	keep       int64
+	sweepAfter time.Duration
 
 	mu    sync.Mutex
 	recs  map[string]*store.Record      // by event key
@@ -46,7 +52,14 @@ func New(cfg Config) *Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Store{now: cfg.Now, recs: map[string]*store.Record{}, steps: map[string]map[string]journal{}}
+	if cfg.HistoryKeep <= 0 {
+		cfg.HistoryKeep = store.DefaultHistoryKeep
+	}
+	if cfg.SweepAfter <= 0 {
+		cfg.SweepAfter = store.DefaultSweepAfter
+	}
+	return &Store{now: cfg.Now, function: cfg.Function, keep: int64(cfg.HistoryKeep), sweepAfter: cfg.SweepAfter,
+		recs: map[string]*store.Record{}, steps: map[string]map[string]journal{}}
 }
 
 // clone returns a deep copy of r (nil for nil).
@@ -56,6 +69,7 @@ func clone(r *store.Record) *store.Record {
 	}
 	c := *r
 	c.Payload = store.Payload(slices.Clone([]byte(r.Payload)))
+	c.History = slices.Clone(r.History)
 	return &c
 }
 
@@ -130,8 +144,11 @@ func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration
 		PayloadHash: ev.PayloadHash,
 		Payload:     store.Payload(slices.Clone(ev.Payload)),
 		TraceID:     ev.TraceID,
-		ClaimID:     rand.Text(),
+		ClaimID:     newClaimID(),
+		SweepShard:  shardName(ev.Key),
+		SweepAt:     now.Add(s.sweepAfter).UnixMilli(),
 	}
+	s.addHistory(rec, now, "", "", 0, "")
 	if !ev.OccurredAt.IsZero() {
 		rec.OccurredAt = ev.OccurredAt.UnixMilli()
 	}
@@ -211,12 +228,14 @@ func (s *Store) Acquire(_ context.Context, key, owner string, until time.Time) (
 	if !claimable {
 		return lostAcquisition(r, now), nil
 	}
+	from := r.Status
 	r.Status = webhook.StatusProcessing
 	r.LeaseOwner = owner
 	r.LeaseUntil = until.UnixMilli()
 	r.UpdatedAt = now.UnixMilli()
 	r.Attempts++
 	r.Version++
+	s.addHistory(r, now, from, owner, int(r.Attempts), "")
 	return webhook.Acquisition{
 		Outcome:   webhook.Acquired,
 		Lease:     leaseOf(r),
@@ -255,6 +274,7 @@ func leaseOf(r *store.Record) webhook.Lease {
 		ClaimID: r.ClaimID,
 		Attempt: int(r.Attempts),
 		Until:   time.UnixMilli(r.LeaseUntil),
+		Status:  r.Status,
 	}
 	if r.ExpiresAt > 0 {
 		l.ExpiresAt = time.Unix(r.ExpiresAt, 0)
@@ -276,16 +296,25 @@ func (s *Store) Heartbeat(_ context.Context, l webhook.Lease, until time.Time) (
 	return true, nil
 }
 
-// fenced reports whether l still holds r: the same owner and version, status
-// PROCESSING (the table's fence condition).
-func fenced(r *store.Record, l webhook.Lease) bool {
-	return r != nil && r.LeaseOwner == l.Owner && r.Version == l.Version && r.Status == webhook.StatusProcessing
+// fenced reports whether l still holds r in status leased: the same owner
+// and version (the table's fence condition).
+func fenced(r *store.Record, l webhook.Lease, leased webhook.Status) bool {
+	return r != nil && r.LeaseOwner == l.Owner && r.Version == l.Version && r.Status == leased
 }
 
-// Complete moves the record to SUCCEEDED until retainUntil and clears the
-// lease and lastError, fenced on l, as [store.Table.Complete].
+// leasedStatus is the status l holds its record in (PROCESSING when unset).
+func leasedStatus(l webhook.Lease) webhook.Status {
+	if l.Status == "" {
+		return webhook.StatusProcessing
+	}
+	return l.Status
+}
+
+// Complete moves the record to SUCCEEDED until retainUntil, clears the
+// lease and lastError and removes the sweep attributes, fenced on l, as
+// [store.Table.Complete].
 func (s *Store) Complete(_ context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
-	return s.transition(l, webhook.StatusSucceeded, func(r *store.Record) {
+	return s.transition(l, webhook.StatusProcessing, webhook.StatusSucceeded, "", func(r *store.Record) {
 		r.ExpiresAt = retainUntil.Unix()
 		r.LastError = ""
 	}), nil
@@ -294,40 +323,47 @@ func (s *Store) Complete(_ context.Context, l webhook.Lease, retainUntil time.Ti
 // Retry moves the record to RETRY with lastError and clears the lease,
 // fenced on l, as [store.Table.Retry].
 func (s *Store) Retry(_ context.Context, l webhook.Lease, lastError string) (bool, error) {
-	return s.transition(l, webhook.StatusRetry, func(r *store.Record) { r.LastError = lastError }), nil
+	return s.transition(l, webhook.StatusProcessing, webhook.StatusRetry, lastError, func(r *store.Record) { r.LastError = lastError }), nil
 }
 
 // Fail moves the record to FAILED with lastError and clears the lease,
 // fenced on l, as [store.Table.Fail].
 func (s *Store) Fail(_ context.Context, l webhook.Lease, lastError string) (bool, error) {
-	return s.transition(l, webhook.StatusFailed, func(r *store.Record) { r.LastError = lastError }), nil
+	return s.transition(l, webhook.StatusProcessing, webhook.StatusFailed, lastError, func(r *store.Record) { r.LastError = lastError }), nil
 }
 
-// transition is one fenced transition out of PROCESSING: version+1, the
-// lease removed.
-func (s *Store) transition(l webhook.Lease, to webhook.Status, set func(*store.Record)) bool {
+// transition is one fenced transition of the lease l, which holds the
+// record in status leased, to status to: version+1, the lease removed, the
+// sweep attributes removed when to is final, the history entry added.
+func (s *Store) transition(l webhook.Lease, leased, to webhook.Status, errText string, set func(*store.Record)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.recs[l.Key]
-	if !fenced(r, l) {
+	if !fenced(r, l, leased) {
 		return false
 	}
+	now := s.now()
 	r.Status = to
 	r.Version++
-	r.UpdatedAt = s.now().UnixMilli()
+	r.UpdatedAt = now.UnixMilli()
 	r.LeaseOwner, r.LeaseUntil = "", 0
+	if to.Terminal() {
+		r.SweepShard, r.SweepAt = "", 0
+	}
 	set(r)
+	s.addHistory(r, now, leased, l.Owner, l.Attempt, errText)
 	return true
 }
 
 // SaveStep writes journal entry e, tagged with l's claim id, if l still
-// holds the record, as [store.Table.SaveStep]: the entry outlives the
+// holds the record (in the lease's status: PROCESSING or COMPENSATING), as
+// [store.Table.SaveStep]: the entry outlives the
 // record's expiry by [store.StepRetention]. An entry of the same handler and
 // step is replaced.
 func (s *Store) SaveStep(_ context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !fenced(s.recs[l.Key], l) {
+	if !fenced(s.recs[l.Key], l, leasedStatus(l)) {
 		return false, nil
 	}
 	now := s.now()

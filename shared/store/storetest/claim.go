@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,7 +24,9 @@ var claimCases = []testCase{
 		want := store.Record{Key: key, SK: store.SKEvent, Status: webhook.StatusReceived, Version: 1,
 			Provider: "line", Tenant: "acme", EventType: "follow", ReceivedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(),
 			EnqueuedAt: now.UnixMilli(), ExpiresAt: now.Add(Window).Unix(), OccurredAt: now.Add(-time.Minute).UnixMilli(),
-			PayloadHash: "h1", Payload: store.Payload(ev.Payload), TraceID: "trace-1", ClaimID: res.Record.ClaimID}
+			PayloadHash: "h1", Payload: store.Payload(ev.Payload), TraceID: "trace-1", ClaimID: res.Record.ClaimID,
+			SweepShard: fmt.Sprintf("%02d", store.ShardOf(key)), SweepAt: now.Add(SweepAfter).UnixMilli(),
+			History: []webhook.HistoryEntry{{At: time.UnixMilli(now.UnixMilli()), To: webhook.StatusReceived, Function: Function, Version: 1}}}
 		if res.Record.ClaimID == "" {
 			t.Errorf("the claim has no claim id")
 		}

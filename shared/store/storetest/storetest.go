@@ -3,10 +3,12 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"maps"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -32,10 +34,31 @@ type Store interface {
 	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
 	Steps(ctx context.Context, key, claimID string) ([]webhook.JournalEntry, error)
 	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error)
+
+	AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
+	HeartbeatCompensation(ctx context.Context, l webhook.Lease, until time.Time) (bool, error)
+	Compensated(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error)
+	Dead(ctx context.Context, l webhook.Lease, reason string, retainUntil time.Time) (bool, error)
+	RetryCompensation(ctx context.Context, l webhook.Lease, lastError string) (bool, error)
+
+	Stuck(ctx context.Context, shard int, before time.Time, limit int32,
+		cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error)
+	MarkRequeued(ctx context.Context, rec *store.Record) (bool, error)
+	Resweep(ctx context.Context, rec *store.Record, at time.Time) (bool, error)
+	Replay(ctx context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error)
+}
+
+// Ops is implemented by a store that can tell the DynamoDB operations it
+// made (by name: PutItem, UpdateItem, ...) since the last call. When the
+// store under test implements it, the suite checks that each transition,
+// history entry included, is one write.
+type Ops interface {
+	TakeOps() map[string]int
 }
 
 // NewStore returns an empty store for one subtest, reading the time from
-// now (the suite's clock, which only moves when the suite moves it).
+// now (the suite's clock, which only moves when the suite moves it), and
+// configured with the suite's [Function], [HistoryKeep] and [SweepAfter].
 type NewStore func(t *testing.T, now func() time.Time) Store
 
 // TransitionDB is a business table as [store.ApplyTransition] and the suite
@@ -70,11 +93,22 @@ const (
 	Grace = 3 * time.Second
 	// LeaseFor is the length of the suite's leases.
 	LeaseFor = 10 * time.Second
+	// SweepAfter is the store's SweepAfter the suite expects.
+	SweepAfter = 5 * time.Minute
+)
+
+// The store configuration the suite expects (see [NewStore]).
+const (
+	// Function is the store's Function, written in every history entry.
+	Function = "storetest"
+	// HistoryKeep is the store's HistoryKeep: small, so the suite sees
+	// entries dropped, and enough for a retried event's five transitions.
+	HistoryKeep = 5
 )
 
 // Run runs the contract suite against the stores newStore returns, one per
-// subtest. Subtests are grouped as claim, take-over, lease, fence, journal
-// and (with [Transitions]) transition.
+// subtest. Subtests are grouped as claim, take-over, lease, fence, journal,
+// history, sweep, compensation, replay and (with [Transitions]) transition.
 func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	t.Helper()
 	var o options
@@ -96,6 +130,10 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	group("lease", leaseCases)
 	group("fence", fenceCases)
 	group("journal", journalCases)
+	group("history", historyCases)
+	group("sweep", sweepCases)
+	group("compensation", compensationCases)
+	group("replay", replayCases)
 	if o.transitions != nil {
 		t.Run("transition", func(t *testing.T) {
 			for _, c := range transitionCases {
@@ -219,4 +257,26 @@ func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return b
+}
+
+// ops returns the operations the store made since the last call, or nil
+// when it cannot tell (it does not implement [Ops]).
+func (e *env) ops() map[string]int {
+	if o, ok := e.s.(Ops); ok {
+		return o.TakeOps()
+	}
+	return nil
+}
+
+// expectOps fails the test unless the store (if it counts) made exactly
+// want since the last call.
+func (e *env) expectOps(t *testing.T, what string, want map[string]int) {
+	t.Helper()
+	got := e.ops()
+	if got == nil {
+		return
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%s: got DynamoDB calls %v, want %v", what, got, want)
+	}
 }

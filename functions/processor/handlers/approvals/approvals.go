@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,7 +48,28 @@ func Register(r *process.Registry, cfg Config) {
 		panic("approvals: Register: DB and Table are required")
 	}
 	h := &handler{cfg: cfg}
-	process.Handle(r, HandlerName, wecom.ApprovalChanged, h.statusFromWeCom)
+	process.Handle(r, HandlerName, wecom.ApprovalChanged, h.statusFromWeCom).Compensate(h.undo)
+}
+
+// stepMoveRow is the handler's one step; its journaled result is the
+// transition's outcome ("applied", "already-in-target", "conflict").
+const stepMoveRow = "move-row"
+
+// Attributes the handler writes besides the status.
+const (
+	attrDecidedBy  = "decidedBy"  // the event key that moved the row
+	attrRevertedBy = "revertedBy" // the event key whose compensation moved it back
+)
+
+// target returns the row state for WeCom's SpStatus ("" for a state not tracked).
+func target(spStatus string) string {
+	switch spStatus {
+	case spApproved:
+		return StatusApproved
+	case spRejected:
+		return StatusRejected
+	}
+	return ""
 }
 
 type handler struct {
@@ -57,33 +79,34 @@ type handler struct {
 // statusFromWeCom moves the approval's row to the state WeCom reports.
 func (h *handler) statusFromWeCom(ctx context.Context, ev *process.Event[wecom.ApprovalChange]) error {
 	info := ev.Data.ApprovalInfo
-	var to string
-	switch info.SpStatus {
-	case spApproved:
-		to = StatusApproved
-	case spRejected:
-		to = StatusRejected
-	default:
+	to := target(info.SpStatus)
+	if to == "" {
 		ev.Log.DebugContext(ctx, "approval state not tracked", slog.String("sp_no", info.SpNo), slog.String("sp_status", info.SpStatus))
 		return nil
 	}
 	if info.SpNo == "" {
 		return process.Permanent(errors.New("approvals: approval change without SpNo"))
 	}
-	outcome, err := process.StepResult(ctx, ev, "move-row", func(ctx context.Context, _ string) (string, error) {
+	outcome, err := process.StepResult(ctx, ev, stepMoveRow, func(ctx context.Context, _ string) (string, error) {
 		res, err := store.ApplyTransition(ctx, h.cfg.DB, store.Transition{
 			Table: h.cfg.Table,
 			Key:   map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: info.SpNo}},
 			From:  []string{StatusSubmitted},
 			To:    to,
 			Set: map[string]types.AttributeValue{
-				"decidedBy": &types.AttributeValueMemberS{Value: ev.Key},
+				attrDecidedBy: &types.AttributeValueMemberS{Value: ev.Key},
 			},
 		})
 		if err != nil {
 			return "", fmt.Errorf("approvals: move %s to %s: %w", info.SpNo, to, err)
 		}
 		switch res.Outcome {
+		case store.TransitionAlreadyInTarget:
+			if by, _ := res.Item[attrDecidedBy].(*types.AttributeValueMemberS); by != nil && by.Value == ev.Key {
+				// An earlier attempt of this event moved it and died before
+				// journaling: the move is this event's, for its compensation.
+				return store.TransitionApplied.String(), nil
+			}
 		case store.TransitionNotFound:
 			// The business app may not have written the row yet: retried with backoff.
 			return "", fmt.Errorf("approvals: approval %s: no row yet", info.SpNo)
@@ -97,5 +120,54 @@ func (h *handler) statusFromWeCom(ctx context.Context, ev *process.Event[wecom.A
 		return err
 	}
 	ev.Log.InfoContext(ctx, "approval row", slog.String("sp_no", info.SpNo), slog.String("to", to), slog.String("outcome", outcome))
+	return nil
+}
+
+// undo is the handler's compensation: when the event's move-row step moved
+// the row ("applied"), it moves the row back from that state to SUBMITTED
+// with the same conditional transition (store.ApplyTransition), recording
+// the event in revertedBy. A row found SUBMITTED already (an earlier undo
+// that was not journaled) is done; a row that moved on elsewhere since, or
+// is gone, is left alone: the business state is no longer this event's to
+// revert. A step that found the row already moved, or in conflict, changed
+// nothing and has nothing to undo.
+func (h *handler) undo(ctx context.Context, u *process.Undo) error {
+	if u.Step != stepMoveRow {
+		return nil
+	}
+	outcome, err := process.UndoResult[string](u)
+	if err != nil {
+		return err
+	}
+	if outcome != store.TransitionApplied.String() {
+		u.Log.InfoContext(ctx, "approval row not moved by this event; nothing to revert", slog.String("outcome", outcome))
+		return nil
+	}
+	var ch wecom.ApprovalChange
+	if err := json.Unmarshal(u.Envelope.Payload, &ch); err != nil {
+		return process.Permanent(fmt.Errorf("approvals: undo: decode payload: %w", err))
+	}
+	info := ch.ApprovalInfo
+	from := target(info.SpStatus)
+	if info.SpNo == "" || from == "" {
+		return process.Permanent(fmt.Errorf("approvals: undo: payload names no tracked approval (SpNo %q, SpStatus %q)", info.SpNo, info.SpStatus))
+	}
+	res, err := store.ApplyTransition(ctx, h.cfg.DB, store.Transition{
+		Table: h.cfg.Table,
+		Key:   map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: info.SpNo}},
+		From:  []string{from},
+		To:    StatusSubmitted,
+		Set:   map[string]types.AttributeValue{attrRevertedBy: &types.AttributeValueMemberS{Value: u.Envelope.Key}},
+	})
+	if err != nil {
+		return fmt.Errorf("approvals: revert %s to %s: %w", info.SpNo, StatusSubmitted, err)
+	}
+	log := u.Log.With(slog.String("sp_no", info.SpNo), slog.String("outcome", res.Outcome.String()))
+	switch res.Outcome {
+	case store.TransitionConflict, store.TransitionNotFound:
+		log.WarnContext(ctx, "approval row moved on elsewhere; not reverted", slog.String("row_status", res.State))
+	default:
+		log.InfoContext(ctx, "approval row reverted", slog.String("from", from))
+	}
 	return nil
 }

@@ -7,6 +7,13 @@
 // The transition is its own idempotency: run twice, it is applied once and
 // then found already in the target state; a row that moved on elsewhere is a
 // conflict, logged and left alone. None of these is an error. It runs inside
-// a step so that its outcome is journaled. The tests prove it with
-// shared/process/processtest against a table in DynamoDB Local.
+// a step so that its outcome is journaled (a row found in the target state
+// with this event's decidedBy counts as applied: an earlier attempt moved it).
+//
+// Its compensation reverts the business state: when the event ends on the
+// dead-letter path and its step moved the row, the row goes back to
+// SUBMITTED with the same conditional transition (from the state this event
+// set; a row that moved on elsewhere is left alone). The tests prove both
+// with shared/process/processtest and shared/compensate, in memory and
+// against a table in DynamoDB Local.
 package approvals

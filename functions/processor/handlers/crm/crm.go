@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,8 +26,8 @@ type Client struct {
 }
 
 // New returns a Client for the leads API at baseURL (e.g.
-// https://crm.example.com/api), which serves POST /leads and
-// POST /leads/{id}/tags and honours Idempotency-Key.
+// https://crm.example.com/api), which serves POST /leads,
+// POST /leads/{id}/tags and DELETE /leads/{id} and honours Idempotency-Key.
 func New(baseURL string) *Client {
 	return &Client{base: strings.TrimRight(baseURL, "/")}
 }
@@ -37,8 +38,14 @@ func Register(r *process.Registry, c *Client) {
 	if c == nil {
 		panic("crm: Register: nil Client")
 	}
-	process.Handle(r, HandlerName, line.Follow, c.leadFromFollow)
+	process.Handle(r, HandlerName, line.Follow, c.leadFromFollow).Compensate(c.undo)
 }
+
+// Step names: part of the journal and of the idempotency keys.
+const (
+	stepCreateLead = "create-lead"
+	stepTagLead    = "tag-lead"
+)
 
 // Lead is the CRM's answer to a created lead.
 type Lead struct {
@@ -53,7 +60,7 @@ func (c *Client) leadFromFollow(ctx context.Context, ev *process.Event[line.Foll
 	if user == "" {
 		return process.Permanent(errors.New("crm: follow event without a user id"))
 	}
-	lead, err := process.StepResult(ctx, ev, "create-lead", func(ctx context.Context, _ string) (Lead, error) {
+	lead, err := process.StepResult(ctx, ev, stepCreateLead, func(ctx context.Context, _ string) (Lead, error) {
 		var l Lead
 		err := c.post(ctx, ev.HTTPClient(), "/leads", map[string]any{
 			"lineUserId": user, "source": "line-follow", "unblocked": ev.Data.Follow.IsUnblocked,
@@ -66,9 +73,46 @@ func (c *Client) leadFromFollow(ctx context.Context, ev *process.Event[line.Foll
 	if err != nil {
 		return err
 	}
-	return process.Step(ctx, ev, "tag-lead", func(ctx context.Context, _ string) error {
+	return process.Step(ctx, ev, stepTagLead, func(ctx context.Context, _ string) error {
 		return c.post(ctx, ev.HTTPClient(), "/leads/"+url.PathEscape(lead.ID)+"/tags", map[string]string{"tag": "line-follower"}, nil)
 	})
+}
+
+// undo is the handler's compensation: it deletes the lead the create-lead
+// step created (DELETE /leads/{id}; the client sends the undo's own
+// Idempotency-Key). A lead already gone (404, 410) counts as deleted. The
+// tag-lead step has nothing of its own to undo: the tag goes with the lead.
+func (c *Client) undo(ctx context.Context, u *process.Undo) error {
+	if u.Step != stepCreateLead {
+		return nil
+	}
+	lead, err := process.UndoResult[Lead](u)
+	if err != nil {
+		return err
+	}
+	if lead.ID == "" {
+		return process.Permanent(errors.New("crm: undo create-lead: journaled lead without an id"))
+	}
+	path := "/leads/" + url.PathEscape(lead.ID)
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.base+path, nil)
+	if err != nil {
+		return process.Permanent(fmt.Errorf("crm: DELETE %s: %w", path, err))
+	}
+	resp, err := u.HTTPClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("crm: DELETE %s: %w", path, err) // transport error or timeout: retried
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone {
+		u.Log.InfoContext(ctx, "lead already gone", slog.String("lead_id", lead.ID))
+		return nil
+	}
+	if err := statusError(resp.StatusCode); err != nil {
+		return fmt.Errorf("crm: DELETE %s: %w", path, err)
+	}
+	u.Log.InfoContext(ctx, "lead deleted", slog.String("lead_id", lead.ID))
+	return nil
 }
 
 // post sends body as JSON and decodes a 2xx answer into out (if not nil).

@@ -7,6 +7,10 @@
 // [process.Event.HTTPClient] sends as the Idempotency-Key header, so the CRM
 // applies it once. A 4xx answer other than 408 and 429 is permanent (the
 // event goes to the dead-letter queue at once); 408, 429, 5xx and transport
-// errors are retried with backoff. The tests prove it with
-// shared/process/processtest.
+// errors are retried with backoff.
+//
+// Its compensation deletes the lead (DELETE /leads/{id}) when the event ends
+// on the dead-letter path, with the undo's own idempotency key; a lead
+// already gone counts as deleted. The tests prove both with
+// shared/process/processtest and shared/compensate.
 package crm

@@ -1,0 +1,174 @@
+package localrun
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Module is the module path the runner looks for to find the repository root.
+const Module = "github.com/hookwall/hookwall"
+
+// Defaults of the runner's settings.
+const (
+	DefaultHost       = "127.0.0.1"
+	DefaultPort       = 3000
+	DefaultTenant     = "demo"
+	DefaultBus        = "hookwall-local"
+	DefaultSweepEvery = 30 * time.Second
+	// PagePath is where the runner serves its page.
+	PagePath = "/_hookwall/"
+)
+
+// Config is the runner's configuration. [LoadConfig] reads it from the
+// environment; the variables are named on each field.
+type Config struct {
+	// Root is the repository root (HOOKWALL_ROOT; default: the directory
+	// holding this module's go.mod, found from the working directory up).
+	Root string
+	// RunDir holds the runner's own files: the lock, the demo tenants, the
+	// outcomes and forwarded requests (HOOKWALL_RUN_DIR; default
+	// <Root>/.local/run).
+	RunDir string
+	// StackRunDir is where scripts/services-up.sh keeps the services' PID
+	// files (STACK_RUN_DIR; default <Root>/.local/run).
+	StackRunDir string
+	// Port is the receiver's and page's port on 127.0.0.1 (PORT; default
+	// 3000; 0 picks a free one).
+	Port int
+	// ForwardURL is where the demo tenants forward their events (FORWARD_URL;
+	// empty: a local forward target the runner serves).
+	ForwardURL string
+	// TenantsFile is the tenants document (HOOKWALL_TENANTS_FILE; empty: a
+	// demo document written to <RunDir>/tenants.json at each start).
+	TenantsFile string
+	// TableName, QueueName and DLQName name the table and queues that
+	// services-up creates (TABLE_NAME, QUEUE_NAME, DLQ_NAME).
+	TableName, QueueName, DLQName string
+	// DDBPort and SQSPort are the local services' ports (DDB_PORT, SQS_PORT).
+	DDBPort, SQSPort int
+	// Services says whether to run scripts/services-up.sh
+	// (HOOKWALL_RUN_SERVICES=off: no; then QUEUE_URL, DLQ_URL and the
+	// AWS_ENDPOINT_URL_* variables must be set).
+	Services bool
+	// LogFormat is human or json (HOOKWALL_RUN_LOG; empty: human when
+	// standard output is a terminal).
+	LogFormat string
+	// SweepEvery is the sweeper's schedule (HOOKWALL_RUN_SWEEP_EVERY;
+	// default 30s).
+	SweepEvery time.Duration
+	// Getenv reads every other variable (the functions' own settings).
+	Getenv func(string) string
+}
+
+// LoadConfig reads the runner's configuration through getenv (os.Getenv in
+// main). The working directory is where the repository root is looked for.
+func LoadConfig(getenv func(string) string, wd string) (Config, error) {
+	c := Config{Getenv: getenv, Services: true, SweepEvery: DefaultSweepEvery}
+	var errs []error
+	c.Root = getenv("HOOKWALL_ROOT")
+	if c.Root == "" {
+		root, err := FindRoot(wd)
+		if err != nil {
+			return c, err
+		}
+		c.Root = root
+	}
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(wd, p)
+	}
+	c.RunDir = abs(or(getenv("HOOKWALL_RUN_DIR"), filepath.Join(c.Root, ".local", "run")))
+	c.StackRunDir = abs(or(getenv("STACK_RUN_DIR"), filepath.Join(c.Root, ".local", "run")))
+	c.TenantsFile = abs(getenv("HOOKWALL_TENANTS_FILE"))
+	c.ForwardURL = getenv("FORWARD_URL")
+	c.TableName = or(getenv("TABLE_NAME"), "hookwall-events")
+	c.QueueName = or(getenv("QUEUE_NAME"), "hookwall-events")
+	c.DLQName = or(getenv("DLQ_NAME"), "hookwall-events-dlq")
+	port := func(name string, def int) int {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 65535 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a port number", name, v))
+		}
+		return n
+	}
+	c.Port = port("PORT", DefaultPort)
+	c.DDBPort = port("DDB_PORT", 8000)
+	c.SQSPort = port("SQS_PORT", 9324)
+	switch v := strings.ToLower(getenv("HOOKWALL_RUN_SERVICES")); v {
+	case "", "on", "auto":
+	case "off":
+		c.Services = false
+	default:
+		errs = append(errs, fmt.Errorf("HOOKWALL_RUN_SERVICES=%q: want on or off", v))
+	}
+	switch v := strings.ToLower(getenv("HOOKWALL_RUN_LOG")); v {
+	case "", "human", "json":
+		c.LogFormat = v
+	default:
+		errs = append(errs, fmt.Errorf("HOOKWALL_RUN_LOG=%q: want human or json", v))
+	}
+	if v := getenv("HOOKWALL_RUN_SWEEP_EVERY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			errs = append(errs, fmt.Errorf("HOOKWALL_RUN_SWEEP_EVERY=%q: want a duration of at least 1s", v))
+		}
+		c.SweepEvery = d
+	}
+	if c.ForwardURL != "" && !strings.HasPrefix(c.ForwardURL, "http://") && !strings.HasPrefix(c.ForwardURL, "https://") {
+		errs = append(errs, fmt.Errorf("FORWARD_URL=%q: want an http(s) URL", c.ForwardURL))
+	}
+	return c, errors.Join(errs...)
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// FindRoot returns the nearest directory at or above dir whose go.mod
+// declares this module.
+func FindRoot(dir string) (string, error) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("localrun: %w", err)
+	}
+	for {
+		if isModuleRoot(filepath.Join(d, "go.mod")) {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("localrun: no go.mod of %s at or above %s: run it from the repository (or set HOOKWALL_ROOT)", Module, dir)
+		}
+		d = parent
+	}
+}
+
+func isModuleRoot(gomod string) bool {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "module ") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "module ")) == Module
+		}
+	}
+	return false
+}

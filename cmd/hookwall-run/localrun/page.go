@@ -1,0 +1,336 @@
+package localrun
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Page limits.
+const (
+	// MaxPageEvents is the most events the page lists, newest first.
+	MaxPageEvents = 100
+	// maxScanItems bounds the Scan behind one listing (records and journal
+	// entries together): the page is for a local table.
+	maxScanItems = 5000
+	// maxPayloadShown bounds the payload shown per event.
+	maxPayloadShown = 4 << 10
+)
+
+// ReplayHeader must be on a replay request: a page of another origin cannot
+// set it without a CORS preflight, which the runner never allows.
+const ReplayHeader = "X-Hookwall-Replay"
+
+//go:embed page.html
+var pageFS embed.FS
+
+var pageTemplate = template.Must(template.New("page.html").Funcs(template.FuncMap{
+	"clock": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Local().Format("15:04:05.000")
+	},
+	"stamp": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Local().Format("2006-01-02 15:04:05.000")
+	},
+	"lower": strings.ToLower,
+}).ParseFS(pageFS, "page.html"))
+
+// Scanner is the part of the DynamoDB client the page reads with;
+// *dynamodb.Client satisfies it.
+type Scanner interface {
+	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// Replayer replays a record; *store.Table satisfies it.
+type Replayer interface {
+	Replay(ctx context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error)
+}
+
+// Sender sends envelopes to the main queue; *queue.Queue satisfies it.
+type Sender interface {
+	Send(ctx context.Context, envs []webhook.Envelope) error
+}
+
+// Page serves the runner's page under [PagePath]: the recent events of the
+// table with their status, history and journal, refreshed by the page
+// itself, and a Replay button per event.
+type Page struct {
+	// DB and Table read the events (required).
+	DB    Scanner
+	Table string
+	// Replay and Queue replay an event: the record back to RECEIVED, then
+	// its envelope on the main queue (required for replay).
+	Replay Replayer
+	Queue  Sender
+	// Window is how long a replayed record is kept at least (the dedup window).
+	Window time.Duration
+	// Info are the lines of the page's header (label → value).
+	Info [][2]string
+	// Log receives replayed lines (required).
+	Log *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// EventView is one event as the page shows it.
+type EventView struct {
+	Key, Provider, Tenant, Type string
+	Status                      webhook.Status
+	ReceivedAt, UpdatedAt       time.Time
+	Version, Attempts           int64
+	LastError                   string
+	LeaseOwner                  string
+	History                     []webhook.HistoryEntry
+	HistoryDropped              int
+	Steps                       []StepView
+	Payload                     string
+}
+
+// StepView is one journal entry of the event's current claim.
+type StepView struct {
+	Handler, Step string
+	CompletedAt   time.Time
+	Result        string
+	Undo          bool
+}
+
+// Terminal reports a status the event stays in.
+func (e EventView) Terminal() bool { return e.Status.Terminal() }
+
+// ID is an HTML id for the event's row.
+func (e EventView) ID() string { return "ev-" + url.QueryEscape(e.Key) }
+
+func (p *Page) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// ServeHTTP serves the page (GET PagePath), its rows (GET PagePath+"events"), the
+// events as JSON (GET PagePath+"api/events") and replays (POST PagePath+"replay").
+func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch rest := strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(PagePath, "/")); rest {
+	case "", "/":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		p.render(w, r, "page")
+	case "/events":
+		p.render(w, r, "rows")
+	case "/api/events":
+		evs, err := p.Events(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(evs)
+	case "/replay":
+		p.replay(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (p *Page) render(w http.ResponseWriter, r *http.Request, name string) {
+	evs, err := p.Events(r.Context())
+	data := map[string]any{"Events": evs, "Info": p.Info, "Now": p.now(), "Max": MaxPageEvents}
+	if err != nil {
+		data["Error"] = err.Error()
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'")
+	if err := pageTemplate.ExecuteTemplate(w, name, data); err != nil {
+		p.Log.WarnContext(r.Context(), "page: render", slog.Any("error", err))
+	}
+}
+
+// Events returns the newest events of the table (at most MaxPageEvents, by
+// receivedAt), with the journal entries of each one's current claim, from
+// one bounded Scan.
+func (p *Page) Events(ctx context.Context) ([]EventView, error) {
+	in := &dynamodb.ScanInput{TableName: aws.String(p.Table), ConsistentRead: aws.Bool(true)}
+	var recs []store.Record
+	steps := map[string][]journalItem{}
+	scanned := 0
+	for scanned < maxScanItems {
+		out, err := p.DB.Scan(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: %w", p.Table, err)
+		}
+		for _, item := range out.Items {
+			scanned++
+			sk, _ := item[store.AttrSK].(*types.AttributeValueMemberS)
+			switch {
+			case sk == nil:
+			case sk.Value == store.SKEvent:
+				var rec store.Record
+				if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+					return nil, fmt.Errorf("decode record: %w", err)
+				}
+				if !rec.Expired(p.now()) {
+					recs = append(recs, rec)
+				}
+			case strings.HasPrefix(sk.Value, store.SKStepPrefix):
+				var j journalItem
+				if err := attributevalue.UnmarshalMap(item, &j); err == nil {
+					steps[j.Key] = append(steps[j.Key], j)
+				}
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	slices.SortFunc(recs, func(a, b store.Record) int {
+		return cmp.Or(cmp.Compare(b.ReceivedAt, a.ReceivedAt), strings.Compare(a.Key, b.Key))
+	})
+	if len(recs) > MaxPageEvents {
+		recs = recs[:MaxPageEvents]
+	}
+	evs := make([]EventView, len(recs))
+	for i, rec := range recs {
+		ev := EventView{
+			Key: rec.Key, Provider: rec.Provider, Tenant: rec.Tenant, Type: rec.EventType, Status: rec.Status,
+			ReceivedAt: time.UnixMilli(rec.ReceivedAt), Version: rec.Version, Attempts: rec.Attempts,
+			LastError: rec.LastError, LeaseOwner: rec.LeaseOwner,
+			History: rec.History, HistoryDropped: rec.HistoryDropped(),
+			Payload: truncateText(string(rec.Payload), maxPayloadShown),
+		}
+		if rec.UpdatedAt != 0 {
+			ev.UpdatedAt = time.UnixMilli(rec.UpdatedAt)
+		}
+		js := steps[rec.Key]
+		slices.SortFunc(js, func(a, b journalItem) int { return cmp.Compare(a.CompletedAt, b.CompletedAt) })
+		for _, j := range js {
+			if j.ClaimID != rec.ClaimID {
+				continue // an earlier claim's journal, ignored by the processor too
+			}
+			ev.Steps = append(ev.Steps, StepView{Handler: j.Handler, Step: j.Step, CompletedAt: time.UnixMilli(j.CompletedAt),
+				Result: truncateText(string(j.Result), 512), Undo: strings.HasPrefix(j.Step, "$undo:")})
+		}
+		evs[i] = ev
+	}
+	return evs, nil
+}
+
+// journalItem is a journal entry as stored (see shared/store/journal.go).
+type journalItem struct {
+	Key         string `dynamodbav:"pk"`
+	SK          string `dynamodbav:"sk"`
+	ClaimID     string `dynamodbav:"claimId"`
+	Handler     string `dynamodbav:"handler"`
+	Step        string `dynamodbav:"step"`
+	Result      []byte `dynamodbav:"result"`
+	CompletedAt int64  `dynamodbav:"completedAt"`
+}
+
+// ReplayAnswer is the JSON answer of a replay request.
+type ReplayAnswer struct {
+	Outcome string `json:"outcome"` // replayed, refused, missing, error
+	Status  string `json:"status,omitempty"`
+	Message string `json:"message"`
+}
+
+// replay handles POST /_hookwall/replay (form: key, fresh=1 to run the
+// journaled steps again). A SUCCEEDED event is replayed too (Force): the
+// button is an explicit request.
+func (p *Page) replay(w http.ResponseWriter, r *http.Request) {
+	answer := func(status int, a ReplayAnswer) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(a)
+	}
+	if r.Method != http.MethodPost {
+		answer(http.StatusMethodNotAllowed, ReplayAnswer{Outcome: "error", Message: "POST only"})
+		return
+	}
+	if r.Header.Get(ReplayHeader) == "" {
+		answer(http.StatusForbidden, ReplayAnswer{Outcome: "error", Message: "missing " + ReplayHeader + " header"})
+		return
+	}
+	if p.Replay == nil || p.Queue == nil {
+		answer(http.StatusNotImplemented, ReplayAnswer{Outcome: "error", Message: "replay is not available"})
+		return
+	}
+	key := r.FormValue("key")
+	if key == "" {
+		answer(http.StatusBadRequest, ReplayAnswer{Outcome: "error", Message: "no key"})
+		return
+	}
+	fresh := r.FormValue("fresh") == "1"
+	ctx := r.Context()
+	res, err := p.Replay.Replay(ctx, key, store.ReplayOptions{Force: true, FreshSteps: fresh, Window: p.Window})
+	if err != nil {
+		answer(http.StatusServiceUnavailable, ReplayAnswer{Outcome: "error", Message: err.Error()})
+		return
+	}
+	switch res.Outcome {
+	case store.Replayed:
+	case store.ReplayMissing:
+		answer(http.StatusNotFound, ReplayAnswer{Outcome: res.Outcome.String(), Message: "no live record for " + key})
+		return
+	default:
+		a := ReplayAnswer{Outcome: res.Outcome.String(), Message: "refused"}
+		if res.Record != nil {
+			a.Status = string(res.Record.Status)
+			a.Message = fmt.Sprintf("refused: the record is %s", res.Record.Status)
+			if res.Record.LeaseOwner != "" {
+				a.Message += " and a worker holds its lease; try again when the lease ends"
+			}
+		}
+		answer(http.StatusConflict, a)
+		return
+	}
+	if err := p.Queue.Send(ctx, []webhook.Envelope{res.Record.Envelope()}); err != nil {
+		answer(http.StatusServiceUnavailable, ReplayAnswer{Outcome: "error", Status: string(res.Record.Status),
+			Message: "the record is RECEIVED again but its message could not be sent (the sweeper will): " + err.Error()})
+		return
+	}
+	detail := "replayed from the page: RECEIVED again and enqueued"
+	if fresh {
+		detail += " (fresh steps)"
+	}
+	p.Log.LogAttrs(ctx, slog.LevelInfo, StageReplayed, slog.String(AttrStage, StageReplayed),
+		slog.String("event_key", key), slog.Bool("fresh_steps", fresh), slog.String(AttrDetail, detail))
+	answer(http.StatusOK, ReplayAnswer{Outcome: res.Outcome.String(), Status: string(res.Record.Status),
+		Message: "replayed " + key + ": RECEIVED again and enqueued"})
+}
+
+// truncateText cuts s to at most n bytes on a rune boundary.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,357 @@
+package localrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
+	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/intake"
+	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/store"
+)
+
+// ReceiverTimeout is the receiver's timeout, as template.yaml sets it: each
+// invocation's context carries the deadline Lambda would give it. The
+// processor's and compensator's is their lease (HOOKWALL_LEASE), as the
+// template sets Timeout and HOOKWALL_LEASE to the same value.
+const ReceiverTimeout = 4 * time.Second
+
+// shutdownGrace bounds the servers' graceful shutdown.
+const shutdownGrace = 5 * time.Second
+
+// Files in the run directory.
+const (
+	OutcomesFile  = "outcomes.jsonl"
+	ForwardedFile = "forwarded.jsonl"
+	MetricsFile   = "metrics.jsonl"
+)
+
+// System is what [Run] needs from its process.
+type System struct {
+	// Stdout receives the logs, Stderr the banner and the services' messages.
+	Stdout, Stderr io.Writer
+	// Terminal says Stdout is a terminal (human logs unless configured).
+	Terminal bool
+	// Setenv sets a variable of this process (os.Setenv): the AWS SDK
+	// reads AWS_ENDPOINT_URL_* and the credentials from the environment.
+	Setenv func(key, value string) error
+	// Executable is the runner's binary, for the printed commands.
+	Executable string
+	// WorkDir is the working directory, to print short paths.
+	WorkDir string
+	// Hurry is closed on a second Ctrl-C: stop without waiting for the
+	// batches being handled (the local services are still stopped).
+	Hurry <-chan struct{}
+}
+
+// Schedule is a function the runner invokes every Every (the sweeper).
+type Schedule struct {
+	Name  string
+	Every time.Duration
+	Run   func(context.Context) error
+}
+
+// Run runs Hookwall locally until ctx is done, then stops everything it
+// started: its servers and pollers, and the local services if this run
+// started them. See the package documentation.
+func Run(ctx context.Context, cfg Config, sys System) (err error) {
+	lk, err := acquireLock(cfg.RunDir)
+	if err != nil {
+		return err
+	}
+	defer lk.release()
+
+	// Listen first: a port in use fails before anything is started.
+	mainLn, err := net.Listen("tcp", net.JoinHostPort(DefaultHost, strconv.Itoa(cfg.Port)))
+	if err != nil {
+		return fmt.Errorf("localrun: cannot listen on %s:%d: %w. Another program uses that port: stop it, or choose another port, e.g. PORT=%d make run",
+			DefaultHost, cfg.Port, err, cfg.Port+1)
+	}
+	defer mainLn.Close()
+	ebLn, err := net.Listen("tcp", DefaultHost+":0")
+	if err != nil {
+		return fmt.Errorf("localrun: listen for the EventBridge endpoint: %w", err)
+	}
+	defer ebLn.Close()
+	var fwdLn net.Listener
+	forwardURL := cfg.ForwardURL
+	if forwardURL == "" {
+		if fwdLn, err = net.Listen("tcp", DefaultHost+":0"); err != nil {
+			return fmt.Errorf("localrun: listen for the forward target: %w", err)
+		}
+		defer fwdLn.Close()
+		forwardURL = "http://" + fwdLn.Addr().String() + "/hookwall"
+	}
+	baseURL := "http://" + mainLn.Addr().String()
+	if err := lk.write(baseURL + PagePath); err != nil {
+		return err
+	}
+
+	// The local services: install and start what is not running, create
+	// the table and queues; stop at the end what this run started.
+	svc := &services{cfg: cfg, stderr: sys.Stderr}
+	if cfg.Services {
+		defer func() {
+			if derr := svc.down(); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}()
+		if err := svc.up(ctx); err != nil {
+			return err
+		}
+	}
+
+	// The functions' environment: the runner's, with the stack's exports,
+	// the tenants document and the local EventBridge endpoint.
+	env := map[string]string{}
+	for k, v := range svc.env {
+		env[k] = v
+	}
+	for k, def := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"} {
+		if env[k] == "" && cfg.Getenv(k) == "" {
+			env[k] = def
+		}
+	}
+	tenantsFile := cfg.TenantsFile
+	if tenantsFile == "" {
+		if tenantsFile, err = writeDemoTenants(cfg.RunDir, forwardURL); err != nil {
+			return err
+		}
+	}
+	env["HOOKWALL_TENANTS_FILE"] = tenantsFile
+	env["TENANTS_SECRET_ARN"] = ""
+	if cfg.Getenv("EVENT_BUS_NAME") == "" {
+		env["EVENT_BUS_NAME"] = DefaultBus
+	}
+	env["AWS_ENDPOINT_URL_EVENTBRIDGE"] = "http://" + ebLn.Addr().String()
+	for k, v := range env {
+		if strings.HasPrefix(k, "AWS_") {
+			if err := sys.Setenv(k, v); err != nil {
+				return fmt.Errorf("localrun: set %s: %w", k, err)
+			}
+		}
+	}
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return cfg.Getenv(k)
+	}
+
+	// Logs: human on a terminal, JSON otherwise; EMF metrics to a file.
+	human := cfg.LogFormat == "human" || (cfg.LogFormat == "" && sys.Terminal)
+	tap := NewLogTap(sys.Stdout, human, human && sys.Terminal && getenv("NO_COLOR") == "")
+	rs, rwarn, rerr := settings.LoadReceiver(getenv, intake.Defaults())
+	log := obs.NewLogger(tap, rs.LogLevel)
+	if rerr != nil {
+		return fmt.Errorf("localrun: receiver configuration: %w", rerr)
+	}
+	ps, pwarn, perr := settings.LoadProcessor(getenv, procwiring.Defaults())
+	if perr != nil {
+		return fmt.Errorf("localrun: processor configuration: %w", perr)
+	}
+	metrics, err := os.OpenFile(filepath.Join(cfg.RunDir, MetricsFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("localrun: metrics file: %w", err)
+	}
+	defer metrics.Close()
+	metricsOut := &lockedWriter{w: metrics}
+
+	// The functions, built as their Lambda main builds them.
+	recvLog := log.With(slog.String("function", "receiver"))
+	procLog := log.With(slog.String("function", "processor"))
+	rwarn.Log(recvLog)
+	pwarn.Log(procLog)
+	recv, err := intake.Build(ctx, rs, recvLog, metricsOut, ObserveSends(recvLog, ps.DLQURL))
+	if err != nil {
+		return fmt.Errorf("localrun: build the receiver: %w", err)
+	}
+	proc, err := procwiring.Build(ctx, ps, procLog, metricsOut, ObserveSends(procLog, ps.DLQURL))
+	if err != nil {
+		return fmt.Errorf("localrun: build the processor: %w", err)
+	}
+
+	// The runner's own clients: event source mappings, page, replay.
+	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(awslog.New(log)), ObserveSends(log, ps.DLQURL))
+	if err != nil {
+		return fmt.Errorf("localrun: AWS config: %w", err)
+	}
+	sqsClient := sqs.NewFromConfig(awsCfg)
+	db := dynamodb.NewFromConfig(awsCfg)
+	table, err := store.New(store.Config{Client: db, TableName: rs.TableName, Function: "cli"})
+	if err != nil {
+		return err
+	}
+	mainQueue, err := queue.New(queue.Config{Client: sqsClient, URL: ps.QueueURL})
+	if err != nil {
+		return err
+	}
+	mainARN, err := queueARN(ctx, sqsClient, ps.QueueURL)
+	if err != nil {
+		return err
+	}
+	pollers := []*Poller{{
+		Name: "processor", Client: sqsClient, QueueURL: ps.QueueURL, QueueARN: mainARN, Region: awsCfg.Region,
+		Handle: proc.Handle, Timeout: ps.Lease, Concurrency: 2, Log: procLog,
+		OnBatch: logBatch(procLog, "processor", StageProcessing),
+	}}
+	dlqARN, err := queueARN(ctx, sqsClient, ps.DLQURL)
+	if err != nil {
+		return err
+	}
+	fx := functionsEnv{getenv: getenv, log: log, metrics: metricsOut, sqs: sqsClient, region: awsCfg.Region,
+		dlqURL: ps.DLQURL, dlqARN: dlqARN, sweepEvery: cfg.SweepEvery}
+	morePollers, schedules, err := fx.compensatorAndSweeper(ctx)
+	if err != nil {
+		return err
+	}
+	pollers = append(pollers, morePollers...)
+
+	// Servers: receiver + page, EventBridge, forward target.
+	outcomes := filepath.Join(cfg.RunDir, OutcomesFile)
+	forwarded := filepath.Join(cfg.RunDir, ForwardedFile)
+	page := &Page{DB: db, Table: rs.TableName, Replay: table, Queue: mainQueue, Window: rs.DedupWindow, Log: log,
+		Info: [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}}}
+	mux := http.NewServeMux()
+	mux.Handle(Route, &APIGateway{Handle: recv.HandleAPIGateway, Timeout: ReceiverTimeout, Log: recvLog})
+	mux.Handle(PagePath, page)
+	mux.Handle("GET /{$}", http.RedirectHandler(PagePath, http.StatusFound))
+	servers := []*http.Server{
+		{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		{Handler: &EventBridge{Path: outcomes, Log: log}, ReadHeaderTimeout: 10 * time.Second},
+	}
+	listeners := []net.Listener{mainLn, ebLn}
+	if fwdLn != nil {
+		fwd := http.NewServeMux()
+		fwd.Handle("/", &ForwardTarget{Path: forwarded, Secret: DemoForwardSecret, Log: log})
+		servers = append(servers, &http.Server{Handler: fwd, ReadHeaderTimeout: 10 * time.Second})
+		listeners = append(listeners, fwdLn)
+	}
+	serveErr := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() {
+			if err := srv.Serve(listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				serveErr <- err
+			}
+		}()
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		for _, srv := range servers {
+			_ = srv.Shutdown(sctx)
+		}
+	}()
+
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	var wg sync.WaitGroup
+	for _, p := range pollers {
+		wg.Go(func() { p.Run(pollCtx) })
+	}
+	for _, s := range schedules {
+		wg.Go(func() { runSchedule(pollCtx, s, log) })
+	}
+
+	printBanner(sys, cfg, banner{
+		base: baseURL, forward: forwardURL, localForward: fwdLn != nil, tenants: tenantsFile, demo: cfg.TenantsFile == "",
+		outcomes: outcomes, forwarded: forwarded, table: rs.TableName, queue: queueName(ps.QueueURL), dlq: queueName(ps.DLQURL),
+		ddb: getenv("AWS_ENDPOINT_URL_DYNAMODB"), sqs: getenv("AWS_ENDPOINT_URL_SQS"), started: svc.started,
+		functions: functionNames(pollers, schedules),
+	})
+	if !human { // on a terminal the banner says it
+		log.Info("hookwall-run: ready", slog.String("url", baseURL), slog.String("page", baseURL+PagePath),
+			slog.String("forward_url", forwardURL), slog.String("outcomes", outcomes), slog.String("tenants", tenantsFile))
+	}
+
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+		err = fmt.Errorf("localrun: server: %w", err)
+	}
+	fmt.Fprintln(sys.Stderr, "\nhookwall-run: stopping (pollers, servers"+
+		map[bool]string{true: ", then the local services this run started: " + strings.Join(svc.started, ", "), false: ""}[len(svc.started) > 0]+
+		"). Ctrl-C again to stop without waiting for the batches being handled.")
+	stopPolling()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-sys.Hurry:
+		fmt.Fprintln(sys.Stderr, "hookwall-run: not waiting for the batches being handled; their messages come back after their visibility timeout")
+	}
+	return err
+}
+
+// functionNames lists what the runner drives, for the banner.
+func functionNames(pollers []*Poller, schedules []*Schedule) []string {
+	var names []string
+	for _, p := range pollers {
+		names = append(names, p.Name+" ← "+queueName(p.QueueURL))
+	}
+	for _, s := range schedules {
+		names = append(names, s.Name+" every "+s.Every.String())
+	}
+	return names
+}
+
+// runSchedule invokes s every s.Every until ctx is done.
+func runSchedule(ctx context.Context, s *Schedule, log *slog.Logger) {
+	t := time.NewTicker(s.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Every)
+		if err := s.Run(ictx); err != nil {
+			log.WarnContext(ctx, s.Name+": run failed", slog.Any("error", err))
+		}
+		cancel()
+	}
+}
+
+// queueARN asks SQS for a queue's ARN.
+func queueARN(ctx context.Context, c *sqs.Client, url string) (string, error) {
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		return "", fmt.Errorf("localrun: queue %s: %w", url, err)
+	}
+	return out.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
+}
+
+// lockedWriter serialises writes: the functions share one metrics file.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

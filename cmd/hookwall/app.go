@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/intake"
+	"github.com/hookwall/hookwall/shared/settings"
+)
+
+// Exit codes, documented in `hookwall help` and README.
+const (
+	exitOK      = 0 // done
+	exitFailed  = 1 // the operation failed (AWS error, non-2xx reply, some events not replayed)
+	exitUsage   = 2 // bad flags or arguments, or a missing or invalid environment variable
+	exitRefused = 3 // not found (event, tenant) or refused (a SUCCEEDED event without --force)
+)
+
+// usageError is a mistake in the command line or the environment: exit 2,
+// with a pointer to the command's help.
+type usageError struct {
+	cmd string // "events list"; "" for the top level
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(cmd, format string, args ...any) error {
+	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
+}
+
+// refusedError is a thing not found or an action refused: exit 3.
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string { return e.msg }
+
+func refusedf(format string, args ...any) error {
+	return &refusedError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelp says the help was printed as asked: exit 0.
+var errHelp = errors.New("help shown")
+
+// app is one run of the command.
+type app struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// open connects to AWS (or fakes, in tests) with the configuration.
+	open func(ctx context.Context, s settings.CLI) (*backend, error)
+	// now is the clock.
+	now func() time.Time
+	// http sends `sign --send`.
+	http *http.Client
+	// progress is true when stderr is a terminal: long runs show a progress line there.
+	progress bool
+	// pollEvery is how often a redrive's SQS move task is polled.
+	pollEvery time.Duration
+	// json is the --json flag of the command being run.
+	json bool
+}
+
+// run runs the hookwall command line args (without the program name),
+// writing to stdout and stderr and reading the environment through getenv,
+// and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	return newApp(stdout, stderr, getenv).main(ctx, args)
+}
+
+// newApp returns an app on AWS, with the real clock.
+func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
+	return &app{stdout: stdout, stderr: stderr, getenv: getenv, open: openAWS, now: time.Now,
+		http: &http.Client{Timeout: 15 * time.Second}, progress: isTerminal(stderr), pollEvery: time.Second}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// main runs args and maps the outcome to an exit code, printing the error.
+func (a *app) main(ctx context.Context, args []string) int {
+	err := a.dispatch(ctx, args)
+	var ue *usageError
+	var re *refusedError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(a.stderr, "hookwall: %s\n", ue.msg)
+		fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", strings.TrimSpace("hookwall "+ue.cmd))
+		return exitUsage
+	case errors.As(err, &re):
+		fmt.Fprintf(a.stderr, "hookwall: %s\n", re.msg)
+		return exitRefused
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(a.stderr, "hookwall: interrupted")
+		return exitFailed
+	default:
+		fmt.Fprintf(a.stderr, "hookwall: %v\n", err)
+		return exitFailed
+	}
+}
+
+// command is one subcommand.
+type command struct {
+	name  string // "events list"
+	usage string // the help text: synopsis, description, examples
+	run   func(a *app, ctx context.Context, args []string) error
+}
+
+// commands lists the subcommands (a function, since they refer back to it
+// through their help).
+func commands() []command {
+	return []command{
+		{"sign", signUsage, (*app).sign},
+		{"events get", eventsGetUsage, (*app).eventsGet},
+		{"events list", eventsListUsage, (*app).eventsList},
+		{"events history", eventsHistoryUsage, (*app).eventsHistory},
+		{"replay", replayUsage, (*app).replay},
+		{"dlq peek", dlqPeekUsage, (*app).dlqPeek},
+		{"dlq redrive", dlqRedriveUsage, (*app).dlqRedrive},
+	}
+}
+
+func lookupCommand(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return &c
+		}
+	}
+	return nil
+}
+
+func (a *app) dispatch(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(a.stderr, topUsage)
+		return usagef("", "no command given")
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			name := strings.Join(args[1:min(len(args), 3)], " ")
+			if c := lookupCommand(name); c != nil {
+				fmt.Fprint(a.stdout, c.usage)
+				return errHelp
+			}
+			if g := groupUsage(args[1]); g != "" {
+				fmt.Fprint(a.stdout, g)
+				return errHelp
+			}
+			return usagef("", "no command %q", strings.Join(args[1:], " "))
+		}
+		fmt.Fprint(a.stdout, topUsage)
+		return errHelp
+	case "events", "dlq":
+		group := args[0]
+		if len(args) == 1 || isHelpFlag(args[1]) {
+			if len(args) == 1 {
+				fmt.Fprint(a.stderr, groupUsage(group))
+				return usagef(group, "%s needs a subcommand", group)
+			}
+			fmt.Fprint(a.stdout, groupUsage(group))
+			return errHelp
+		}
+		c := lookupCommand(group + " " + args[1])
+		if c == nil {
+			return usagef(group, "unknown command %q", group+" "+args[1])
+		}
+		return c.run(a, ctx, args[2:])
+	}
+	c := lookupCommand(args[0])
+	if c == nil {
+		return usagef("", "unknown command %q (commands: sign, events, replay, dlq)", args[0])
+	}
+	return c.run(a, ctx, args[1:])
+}
+
+func isHelpFlag(s string) bool {
+	switch s {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// flagSet returns the flags of cmd, with --json.
+func (a *app) flagSet(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet("hookwall "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&a.json, "json", false, "print JSON (for scripts) instead of tables")
+	return fs
+}
+
+// parse parses args with fs, flags and positional arguments in any order
+// ("--" ends the flags), and returns the positional arguments. --help prints
+// the command's usage and returns errHelp.
+func (a *app) parse(cmd string, fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				a.printUsage(cmd, fs)
+				return nil, errHelp
+			}
+			return nil, usagef(cmd, "%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// printUsage prints cmd's help and its flags to stdout.
+func (a *app) printUsage(cmd string, fs *flag.FlagSet) {
+	fmt.Fprint(a.stdout, lookupCommand(cmd).usage)
+	fmt.Fprintln(a.stdout, "\nFlags:")
+	fs.SetOutput(a.stdout)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// settings loads the configuration cmd needs from the environment; a
+// missing or invalid variable is a usage error that names it.
+func (a *app) settings(cmd string, need settings.CLINeeds) (settings.CLI, error) {
+	s, err := settings.LoadCLI(a.getenv, need, settings.CLIDefaults{DedupWindow: intake.DefaultDedupWindow})
+	if err != nil {
+		return s, usagef(cmd, "%v\n(locally: eval \"$(cat .local/run/env.sh)\" after make services-up; export HOOKWALL_TENANTS_FILE=infra/local/tenants.json)", err)
+	}
+	return s, nil
+}
+
+// backend opens the AWS clients for cmd with the configuration need names.
+func (a *app) backend(ctx context.Context, cmd string, need settings.CLINeeds) (settings.CLI, *backend, error) {
+	s, err := a.settings(cmd, need)
+	if err != nil {
+		return s, nil, err
+	}
+	b, err := a.open(ctx, s)
+	return s, b, err
+}
+
+// progressf writes a progress line (overwriting the previous one) on a terminal.
+func (a *app) progressf(format string, args ...any) {
+	if a.progress {
+		fmt.Fprintf(a.stderr, "\r\033[K"+format, args...)
+	}
+}
+
+// progressDone ends the progress line.
+func (a *app) progressDone() {
+	if a.progress {
+		fmt.Fprint(a.stderr, "\r\033[K")
+	}
+}

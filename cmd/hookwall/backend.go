@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookwall/hookwall/shared/audit"
+	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// eventStore is what the commands need of the events table (store.Table).
+type eventStore interface {
+	audit.Reader
+	// Replay sends a record back to RECEIVED (see store.Table.Replay).
+	Replay(ctx context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error)
+	// Stuck pages through one shard of the sweep index (records not terminal).
+	Stuck(ctx context.Context, shard int, before time.Time, limit int32,
+		cursor map[string]dbtypes.AttributeValue) ([]store.StuckRecord, map[string]dbtypes.AttributeValue, error)
+}
+
+// scanner lists records by a bounded Scan: terminal records are in no index.
+type scanner interface {
+	scanStatus(ctx context.Context, q scanQuery) (scanResult, error)
+}
+
+// sender sends envelopes to the main queue (queue.Queue): batched, large
+// payloads left in the record as the receiver does.
+type sender interface {
+	Send(ctx context.Context, envs []webhook.Envelope) error
+}
+
+// sqsAPI is what the dlq commands need of SQS.
+type sqsAPI interface {
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
+	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
+	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	StartMessageMoveTask(ctx context.Context, in *sqs.StartMessageMoveTaskInput, optFns ...func(*sqs.Options)) (*sqs.StartMessageMoveTaskOutput, error)
+	ListMessageMoveTasks(ctx context.Context, in *sqs.ListMessageMoveTasksInput, optFns ...func(*sqs.Options)) (*sqs.ListMessageMoveTasksOutput, error)
+}
+
+// backend holds the clients a command uses; a field is nil when the
+// variable it needs is unset.
+type backend struct {
+	events  eventStore           // TABLE_NAME
+	scan    scanner              // TABLE_NAME
+	queue   sender               // QUEUE_URL
+	sqs     sqsAPI               // any queue
+	secrets tenants.SecretGetter // TENANTS_SECRET_ARN
+}
+
+// openAWS connects to AWS as the functions do: the SDK's default
+// configuration (AWS_REGION, credentials, AWS_ENDPOINT_URL_*). The SDK's
+// own log lines are dropped: every failure comes back as an error.
+func openAWS(ctx context.Context, s settings.CLI) (*backend, error) {
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(awslog.New(slog.New(slog.DiscardHandler))))
+	if err != nil {
+		return nil, usagef("", "load AWS configuration: %v", err)
+	}
+	if cfg.Region == "" {
+		return nil, usagef("", "no AWS region: set AWS_REGION (locally: us-east-1) or a profile with a region")
+	}
+	b := &backend{sqs: sqs.NewFromConfig(cfg), secrets: tenants.SecretsManager{Client: secretsmanager.NewFromConfig(cfg)}}
+	if s.TableName != "" {
+		db := dynamodb.NewFromConfig(cfg)
+		t, err := store.New(store.Config{Client: db, TableName: s.TableName, Function: "cli"})
+		if err != nil {
+			return nil, err
+		}
+		b.events = t
+		b.scan = &tableScan{db: db, name: s.TableName}
+	}
+	if s.QueueURL != "" {
+		q, err := queue.New(queue.Config{Client: sqs.NewFromConfig(cfg), URL: s.QueueURL})
+		if err != nil {
+			return nil, err
+		}
+		b.queue = q
+	}
+	return b, nil
+}

@@ -1,0 +1,174 @@
+package main
+
+// The help texts. Each command's flags are listed after its text by
+// `hookwall <command> --help`.
+
+const topUsage = `hookwall: sign test webhooks, inspect, replay and redrive Hookwall events.
+
+Usage:
+  hookwall <command> [arguments] [flags]
+
+Commands:
+  sign <provider>      build a signed (WeCom/WeChat: encrypted) webhook request for a tenant;
+                       print it as a curl command, or --send it and print the reply
+  events get KEY       an event's record, payload, journaled steps and history
+  events list          events by status (--status, --since, --tenant)
+  events history KEY   an event's transitions (time, from → to, attempt, function)
+  replay KEY           send an event back to RECEIVED and enqueue it from its stored payload
+  replay --status S    the same for every event in a status (a dry run unless --yes)
+  dlq peek             show dead-letter messages without removing them
+  dlq redrive          move every dead-letter message back to the main queue
+
+Every command takes --json (output for scripts) and --help (its flags and examples).
+A KEY is the event's record key, provider#tenant#id (quote it in the shell:
+'line#demo#01JDEMO0000000000000000002').
+
+Environment (the functions' own names; each command needs only some):
+  TABLE_NAME, QUEUE_URL, DLQ_URL            the events table, main and dead-letter queues
+  HOOKWALL_TENANTS_FILE / TENANTS_SECRET_ARN  the tenants document (sign)
+  AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, credentials: as for the AWS SDK
+Local stack: make services-up; eval "$(cat .local/run/env.sh)";
+             export HOOKWALL_TENANTS_FILE=infra/local/tenants.json
+
+Exit codes: 0 ok; 1 the operation failed; 2 bad usage or environment;
+3 not found (event, tenant) or refused (e.g. replaying a SUCCEEDED event without --force).
+`
+
+const eventsUsage = `Usage:
+  hookwall events get KEY         the record, payload, steps and history of one event
+  hookwall events list [flags]    events by status, newest update first
+  hookwall events history KEY     the transitions of one event
+
+Run 'hookwall events <command> --help' for its flags and examples.
+`
+
+const dlqUsage = `Usage:
+  hookwall dlq peek [--n 10]        show dead-letter messages; none is removed
+  hookwall dlq redrive [--to main]  move every dead-letter message to the main queue
+
+Run 'hookwall dlq <command> --help' for its flags and examples.
+`
+
+// groupUsage returns the help of a command group ("" if none).
+func groupUsage(group string) string {
+	switch group {
+	case "events":
+		return eventsUsage
+	case "dlq":
+		return dlqUsage
+	}
+	return ""
+}
+
+const signUsage = `Usage:
+  hookwall sign <line|wecom|wechat|standard> --tenant T --body FILE [--mode safe|compat|plain] [--send URL]
+  hookwall sign <wecom|wechat> --tenant T --verify ECHOSTR [--send URL]
+
+Builds the request the platform would send to /webhooks/<provider>/<tenant>, signed with
+the tenant's secrets from the tenants document (HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN):
+  line      X-Line-Signature over the JSON body
+  standard  webhook-id, webhook-timestamp, webhook-signature (the tenant's first secret)
+  wecom     the message XML encrypted for the CorpID, msg_signature/timestamp/nonce in the query
+  wechat    --mode safe (ciphertext only; the default with an encodingAESKey), compat
+            (ciphertext and plaintext fields) or plain (the default without a key)
+It prints a curl command (for --url, default ` + defaultBase + `), or with --send
+posts it and prints the reply; a reply other than 2xx exits 1.
+
+The body may hold placeholders, replaced when signing: {{now}} (unix seconds, WeCom/WeChat
+CreateTime), {{now_ms}} (LINE timestamp), {{now_rfc3339}}, and {{id}} (a new random id at
+each use: a new event, not a duplicate). Sample bodies: events/bodies/.
+
+Examples:
+  hookwall sign line --tenant demo --body events/bodies/line-follow.json --send http://127.0.0.1:3000
+  hookwall sign wechat --tenant demo --mode compat --body events/bodies/wechat-text.xml | sh
+  hookwall sign standard --tenant demo --body events/bodies/standard-order-paid.json --json
+  hookwall sign wecom --tenant demo --verify 6386451842216651161 --send https://abc.execute-api.eu-west-1.amazonaws.com
+`
+
+const eventsGetUsage = `Usage:
+  hookwall events get KEY [--json]
+
+Shows one event: its record (status, version, attempts, lease, last error, times), its stored
+payload, the steps journaled under its current claim (forward and $undo: steps) and its history
+of transitions. --json prints the same document as the events API
+(GET /events/<provider>/<tenant>/<id>). An unknown or expired key exits 3.
+
+Examples:
+  hookwall events get 'line#demo#01JDEMO0000000000000000002'
+  hookwall events get 'wecom#demo#msg:1000002:7456789012345678901' --json | jq .record.payload
+`
+
+const eventsHistoryUsage = `Usage:
+  hookwall events history KEY [--json]
+
+Shows an event's transitions, oldest first: version, time, from → to, attempt, the function
+that made it and the lease owner and error it recorded. A record keeps its newest transitions
+only; the count of older ones dropped is shown.
+
+Examples:
+  hookwall events history 'line#demo#01JDEMO0000000000000000002'
+`
+
+const eventsListUsage = `Usage:
+  hookwall events list [--status S[,S…]] [--since 1h] [--tenant T] [--limit 100] [--json]
+
+Lists events updated since --since, newest update first. States that are not final
+(RECEIVED, PROCESSING, RETRY, FAILED, COMPENSATING; the default) are found through the
+sweep index, then each record is read. Final states (SUCCEEDED, COMPENSATED, DEAD) are in
+no index: they are found by a Scan of the table, bounded by --scan-max items read, and a
+note on stderr says so (and when the list may be incomplete).
+
+Examples:
+  hookwall events list --status FAILED --since 1h
+  hookwall events list --status FAILED,DEAD --since 7d --tenant acme --json
+  hookwall events list --status RETRY,PROCESSING --since 30m
+`
+
+const replayUsage = `Usage:
+  hookwall replay KEY [--force] [--fresh-steps] [--json]
+  hookwall replay --status S[,S…] [--since 1h] [--tenant T] [--limit N] [--yes] [--force] [--fresh-steps]
+
+Sends an event back to RECEIVED (a new version; attempts reset; kept at least
+HOOKWALL_DEDUP_WINDOW) and enqueues it on QUEUE_URL from its stored payload, so the processor
+runs it again. Steps already journaled stay done unless --fresh-steps. A SUCCEEDED event is
+never replayed without --force (exit 3 with the reason), nor an event a worker holds a live
+lease on.
+
+With --status it selects events as 'events list' does, prints how many and which, and stops
+there (a dry run) unless --yes is given; then it replays and enqueues them, with a progress
+line on a terminal, and prints what was refused or failed (exit 1 if any failed).
+
+Examples:
+  hookwall replay 'line#demo#01JDEMO0000000000000000002'
+  hookwall replay 'line#demo#01JDEMO0000000000000000002' --force --fresh-steps
+  hookwall replay --status FAILED --since 1h
+  hookwall replay --status FAILED,DEAD --since 1h --tenant acme --yes
+`
+
+const dlqPeekUsage = `Usage:
+  hookwall dlq peek [--n 10] [--json]
+
+Shows up to --n messages of the dead-letter queue (DLQ_URL): message id, sent time, receive
+count, event key and the processor's reason. The messages are hidden for a few seconds while
+they are read and made visible again; none is deleted (a peek does count as a receive).
+--json includes the bodies.
+
+Examples:
+  hookwall dlq peek
+  hookwall dlq peek --n 50 --json | jq -r '.[].eventKey'
+`
+
+const dlqRedriveUsage = `Usage:
+  hookwall dlq redrive [--to main|QUEUE-URL] [--copy] [--json]
+
+Moves every message of the dead-letter queue (DLQ_URL) to the main queue (QUEUE_URL), or to
+the queue --to names. It uses SQS's message move task (StartMessageMoveTask) where the
+endpoint supports it, and waits for it; otherwise (or with --copy) it receives ten messages,
+sends them to the destination, and deletes from the DLQ only those sent. A crash in between
+leaves a message on both queues, never on neither: the processor absorbs the duplicate.
+A progress line is shown on a terminal.
+
+Examples:
+  hookwall dlq redrive
+  hookwall dlq redrive --to https://sqs.eu-west-1.amazonaws.com/123456789012/hookwall-replay --copy
+`

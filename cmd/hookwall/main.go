@@ -1,0 +1,23 @@
+// Command hookwall is the operator's tool for Hookwall: it signs and sends
+// test webhooks, shows an event's record, steps and history, lists events by
+// status, replays them, and peeks at and redrives the dead-letter queue. It
+// reads the functions' own environment (TABLE_NAME, QUEUE_URL, DLQ_URL,
+// HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN, AWS_ENDPOINT_URL_*), so it
+// works against the local stack and AWS alike. `hookwall help` lists the
+// commands; exit codes: 0 ok, 1 operation failed, 2 usage or configuration
+// error, 3 not found or refused.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}

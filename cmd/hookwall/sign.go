@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/signer"
+	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// defaultBase is where `make run` serves the receiver.
+const defaultBase = "http://127.0.0.1:3000"
+
+// maxReply bounds the reply body sign --send reads.
+const maxReply = 1 << 20
+
+func (a *app) sign(ctx context.Context, args []string) error {
+	const cmd = "sign"
+	fs := a.flagSet(cmd)
+	tenant := fs.String("tenant", "", "the tenant whose secrets sign the request (required)")
+	bodyFile := fs.String("body", "", `the body: a JSON file (line, standard) or the message XML (wecom, wechat); "-" reads stdin`)
+	mode := fs.String("mode", "", "wechat only: safe (default with an encodingAESKey), compat or plain (default without)")
+	send := fs.String("send", "", "POST (or GET) the request to this receiver URL and print the reply, instead of printing curl")
+	base := fs.String("url", defaultBase, "the receiver URL the printed curl command uses")
+	verify := fs.String("verify", "", "wecom, wechat: build the GET URL-verification handshake with this echostr instead of a POST")
+	pos, err := a.parse(cmd, fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) != 1:
+		return usagef(cmd, "want one provider (%s), got %d arguments", strings.Join(signer.Providers, ", "), len(pos))
+	case !slices.Contains(signer.Providers, pos[0]):
+		return usagef(cmd, "unknown provider %q: want one of %s", pos[0], strings.Join(signer.Providers, ", "))
+	case *tenant == "":
+		return usagef(cmd, "--tenant is required")
+	case *verify == "" && *bodyFile == "":
+		return usagef(cmd, "--body is required (or --verify ECHOSTR for a wecom/wechat URL verification)")
+	case *verify != "" && *bodyFile != "":
+		return usagef(cmd, "--verify builds a GET without a body: drop --body")
+	case *mode != "" && pos[0] != webhook.WeChat:
+		return usagef(cmd, "--mode applies to wechat only")
+	case *mode != "" && !slices.Contains(signer.Modes, signer.Mode(*mode)):
+		return usagef(cmd, "--mode %q: want safe, compat or plain", *mode)
+	}
+	provider := pos[0]
+	s, err := a.settings(cmd, settings.CLINeeds{Tenants: true})
+	if err != nil {
+		return err
+	}
+	doc, err := a.tenants(ctx, s)
+	if err != nil {
+		return err
+	}
+	tn, ok := doc.Tenant(*tenant)
+	if !ok {
+		return refusedf("unknown tenant %q in %s (tenants: %s)", *tenant, tenantsSource(s), strings.Join(doc.Names(), ", "))
+	}
+	opts := signer.Options{Mode: signer.Mode(*mode), Now: a.now()}
+	var req *signer.Request
+	if *verify != "" {
+		req, err = signer.Verification(tn, provider, *verify, opts)
+	} else {
+		var body []byte
+		if body, err = a.readBody(*bodyFile); err != nil {
+			return err
+		}
+		if body, err = signer.Expand(body, opts.Now, nil); err != nil {
+			return err
+		}
+		req, err = signer.Sign(tn, provider, body, opts)
+	}
+	switch {
+	case errors.Is(err, signer.ErrBadBody):
+		return usagef(cmd, "--body %s: %s", *bodyFile, signerMessage(err, signer.ErrBadBody))
+	case errors.Is(err, signer.ErrNotConfigured):
+		return refusedf("%s (%s)", signerMessage(err, signer.ErrNotConfigured), tenantsSource(s))
+	case err != nil:
+		return err
+	}
+	if *send != "" {
+		return a.sendSigned(ctx, req, *send)
+	}
+	curl, err := req.Curl(*base)
+	if err != nil {
+		return usagef(cmd, "--url: %v", strings.TrimPrefix(err.Error(), "signer: "))
+	}
+	if a.json {
+		target, _ := req.URL(*base)
+		return a.writeJSON(signedJSON(req, target))
+	}
+	fmt.Fprintln(a.stdout, curl)
+	return nil
+}
+
+// signerMessage is err's text without the package prefix and the sentinel's.
+func signerMessage(err, sentinel error) string {
+	return strings.TrimSuffix(strings.TrimPrefix(err.Error(), "signer: "), ": "+sentinel.Error())
+}
+
+// signedJSON is a signed request, in JSON.
+func signedJSON(req *signer.Request, target string) any {
+	headers := map[string]string{}
+	for k, v := range req.Header {
+		headers[k] = strings.Join(v, ", ")
+	}
+	return struct {
+		Method  string            `json:"method"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+		Body    string            `json:"body"`
+	}{req.Method, target, headers, string(req.Body)}
+}
+
+// readBody reads the --body file ("-": stdin).
+func (a *app) readBody(name string) ([]byte, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, usagef("sign", "--body: %v", err)
+	}
+	return b, nil
+}
+
+// tenants loads the tenants document the functions use.
+func (a *app) tenants(ctx context.Context, s settings.CLI) (*tenants.Tenants, error) {
+	src := tenants.Source{File: s.TenantsFile, SecretARN: s.TenantsSecretARN}
+	if s.TenantsSecretARN != "" {
+		b, err := a.open(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		src.Secrets = b.secrets
+	}
+	doc, err := tenants.Load(ctx, src)
+	if err != nil {
+		return nil, usagef("sign", "%s: %v", tenantsSource(s), err)
+	}
+	return doc, nil
+}
+
+func tenantsSource(s settings.CLI) string {
+	if s.TenantsFile != "" {
+		return "HOOKWALL_TENANTS_FILE=" + s.TenantsFile
+	}
+	return "TENANTS_SECRET_ARN=" + s.TenantsSecretARN
+}
+
+// sendSigned sends req to the receiver at target and prints the reply; a
+// reply other than 2xx fails the command.
+func (a *app) sendSigned(ctx context.Context, req *signer.Request, target string) error {
+	hr, err := req.HTTPRequest(ctx, target)
+	if err != nil {
+		return usagef("sign", "--send: %v", strings.TrimPrefix(err.Error(), "signer: "))
+	}
+	resp, err := a.http.Do(hr)
+	if err != nil {
+		return fmt.Errorf("send to %s: %w", hr.URL.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
+	if err != nil {
+		return fmt.Errorf("read the reply of %s: %w", hr.URL.Redacted(), err)
+	}
+	if a.json {
+		if err := a.writeJSON(struct {
+			URL    string `json:"url"`
+			Status int    `json:"status"`
+			Body   string `json:"body"`
+		}{hr.URL.String(), resp.StatusCode, string(body)}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "%s %s\n%s", resp.Proto, resp.Status, body)
+		if len(body) > 0 && body[len(body)-1] != '\n' {
+			fmt.Fprintln(a.stdout)
+		}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("the receiver answered %s", resp.Status)
+	}
+	return nil
+}

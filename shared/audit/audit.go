@@ -1,0 +1,183 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Reader reads what a View shows (store.Table and memstore.Store satisfy it).
+type Reader interface {
+	// Get returns the record of key, nil if there is none or it has expired.
+	Get(ctx context.Context, key string) (*store.Record, error)
+	// Steps returns the journal entries of key written under claimID.
+	Steps(ctx context.Context, key, claimID string) ([]webhook.JournalEntry, error)
+}
+
+// View is one event as operators see it. Its JSON is the events API's body.
+type View struct {
+	Record  Record    `json:"record"`
+	Steps   []Step    `json:"steps"`
+	History []History `json:"history"`
+	// HistoryDropped counts the oldest transitions no longer in History
+	// (the record keeps only the newest).
+	HistoryDropped int `json:"historyDropped"`
+}
+
+// Record is the event record. Times are RFC 3339 in UTC; absent ones are omitted.
+type Record struct {
+	Key           string          `json:"key"`
+	Provider      string          `json:"provider"`
+	Tenant        string          `json:"tenant"`
+	EventType     string          `json:"eventType"`
+	Status        webhook.Status  `json:"status"`
+	Version       int64           `json:"version"`
+	Attempts      int64           `json:"attempts"`
+	Compensations int64           `json:"compensations,omitempty"`
+	OccurredAt    *time.Time      `json:"occurredAt,omitempty"`
+	ReceivedAt    *time.Time      `json:"receivedAt,omitempty"`
+	EnqueuedAt    *time.Time      `json:"enqueuedAt,omitempty"`
+	UpdatedAt     *time.Time      `json:"updatedAt,omitempty"`
+	ExpiresAt     *time.Time      `json:"expiresAt,omitempty"`
+	LeaseOwner    string          `json:"leaseOwner,omitempty"`
+	LeaseUntil    *time.Time      `json:"leaseUntil,omitempty"`
+	LastError     string          `json:"lastError,omitempty"`
+	TraceID       string          `json:"traceId,omitempty"`
+	ClaimID       string          `json:"claimId"`
+	PayloadHash   string          `json:"payloadHash"`
+	Payload       json.RawMessage `json:"payload"`
+}
+
+// Step is one journal entry of the current claim.
+type Step struct {
+	Handler string `json:"handler"`
+	Step    string `json:"step"`
+	// Undo is true for a compensation step ("$undo:<forward step>").
+	Undo        bool            `json:"undo,omitempty"`
+	CompletedAt time.Time       `json:"completedAt"`
+	Result      json.RawMessage `json:"result,omitempty"`
+}
+
+// UndoPrefix starts the step name of a compensation step.
+const UndoPrefix = "$undo:"
+
+// History is one transition of the record, oldest first.
+type History struct {
+	Version  int64          `json:"version"`
+	At       time.Time      `json:"at"`
+	From     webhook.Status `json:"from,omitempty"`
+	To       webhook.Status `json:"to"`
+	Attempt  int            `json:"attempt"`
+	Owner    string         `json:"owner,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Function string         `json:"fn,omitempty"`
+}
+
+// Read returns the view of key: one strongly consistent read of the record,
+// then one query of its current claim's steps. It returns nil, nil when
+// there is no record (or it has expired).
+func Read(ctx context.Context, r Reader, key string) (*View, error) {
+	rec, err := r.Get(ctx, key)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	var steps []webhook.JournalEntry
+	if rec.ClaimID != "" {
+		if steps, err = r.Steps(ctx, key, rec.ClaimID); err != nil {
+			return nil, err
+		}
+	}
+	return New(rec, steps), nil
+}
+
+// New returns the view of rec and the journal entries of its claim.
+func New(rec *store.Record, steps []webhook.JournalEntry) *View {
+	v := &View{
+		Record: Record{
+			Key: rec.Key, Provider: rec.Provider, Tenant: rec.Tenant, EventType: rec.EventType,
+			Status: rec.Status, Version: rec.Version, Attempts: rec.Attempts, Compensations: rec.Compensations,
+			OccurredAt: millis(rec.OccurredAt), ReceivedAt: millis(rec.ReceivedAt), EnqueuedAt: millis(rec.EnqueuedAt),
+			UpdatedAt: millis(rec.UpdatedAt), LeaseOwner: rec.LeaseOwner, LeaseUntil: millis(rec.LeaseUntil),
+			LastError: rec.LastError, TraceID: rec.TraceID, ClaimID: rec.ClaimID, PayloadHash: rec.PayloadHash,
+			Payload: asJSON(rec.Payload),
+		},
+		Steps:          make([]Step, 0, len(steps)),
+		History:        make([]History, 0, len(rec.History)),
+		HistoryDropped: rec.HistoryDropped(),
+	}
+	if rec.ExpiresAt > 0 {
+		t := time.Unix(rec.ExpiresAt, 0).UTC()
+		v.Record.ExpiresAt = &t
+	}
+	for _, s := range steps {
+		v.Steps = append(v.Steps, Step{Handler: s.Handler, Step: s.Step, Undo: strings.HasPrefix(s.Step, UndoPrefix),
+			CompletedAt: s.CompletedAt.UTC(), Result: asJSON(s.Result)})
+	}
+	slices.SortStableFunc(v.Steps, func(a, b Step) int { return a.CompletedAt.Compare(b.CompletedAt) })
+	for _, h := range rec.History {
+		v.History = append(v.History, History{Version: h.Version, At: h.At.UTC(), From: h.From, To: h.To,
+			Attempt: h.Attempt, Owner: h.Owner, Error: h.Error, Function: h.Function})
+	}
+	return v
+}
+
+// millis converts epoch milliseconds to a UTC time, nil for 0.
+func millis(ms int64) *time.Time {
+	if ms == 0 {
+		return nil
+	}
+	t := time.UnixMilli(ms).UTC()
+	return &t
+}
+
+// asJSON returns b when it is JSON, else b as a JSON string; nil for empty.
+func asJSON(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	if json.Valid(b) {
+		return json.RawMessage(b)
+	}
+	s, _ := json.Marshal(string(b))
+	return s
+}
+
+// tenantName is the tenants document's rule for tenant names (package
+// tenants): a path segment and part of the event key.
+var tenantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// providers are the receiver's routes.
+var providers = []string{webhook.LINE, webhook.WeCom, webhook.WeChat, webhook.Standard}
+
+// CheckKey reports whether provider, tenant and dedupKey can make the key of
+// an event the receiver stored. The error wraps [webhook.ErrMalformed] and
+// says what to fix.
+func CheckKey(provider, tenant, dedupKey string) error {
+	if !slices.Contains(providers, provider) {
+		return fmt.Errorf("provider %q: want one of %s: %w", provider, strings.Join(providers, ", "), webhook.ErrMalformed)
+	}
+	if !tenantName.MatchString(tenant) {
+		return fmt.Errorf("tenant %q: want 1 to 64 of A-Z a-z 0-9 _ . - (starting with a letter or digit): %w", tenant, webhook.ErrMalformed)
+	}
+	return webhook.CheckID("event id", dedupKey, webhook.MaxDedupKeyBytes)
+}
+
+// ParseKey splits and checks an event key, provider#tenant#id (see
+// [CheckKey]).
+func ParseKey(key string) (provider, tenant, dedupKey string, err error) {
+	provider, tenant, dedupKey, ok := webhook.SplitKey(key)
+	if !ok {
+		return "", "", "", fmt.Errorf("key %q: want provider#tenant#id, e.g. line#demo#01JDEMO0000000000000000001: %w", key, webhook.ErrMalformed)
+	}
+	if err := CheckKey(provider, tenant, dedupKey); err != nil {
+		return "", "", "", fmt.Errorf("key %q: %w", key, err)
+	}
+	return provider, tenant, dedupKey, nil
+}

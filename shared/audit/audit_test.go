@@ -1,0 +1,98 @@
+package audit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/audit"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+type reader struct {
+	rec   *store.Record
+	steps []webhook.JournalEntry
+	claim string // the claim id Steps was asked for
+}
+
+func (r *reader) Get(context.Context, string) (*store.Record, error) { return r.rec, nil }
+func (r *reader) Steps(_ context.Context, _, claimID string) ([]webhook.JournalEntry, error) {
+	r.claim = claimID
+	return r.steps, nil
+}
+
+func TestReadShowsRecordStepsAndHistory(t *testing.T) {
+	at := time.UnixMilli(1767312100123)
+	r := &reader{
+		rec: &store.Record{Key: "line#acme#E1", Provider: "line", Tenant: "acme", EventType: "follow",
+			Status: webhook.StatusFailed, Version: 20, Attempts: 3, ReceivedAt: at.UnixMilli(), UpdatedAt: at.UnixMilli(),
+			ExpiresAt: at.Unix() + 3600, ClaimID: "c1", PayloadHash: "h", Payload: store.Payload(`{"a":1}`),
+			LastError: "boom",
+			History: []webhook.HistoryEntry{
+				{Version: 19, At: at, From: webhook.StatusProcessing, To: webhook.StatusRetry, Attempt: 2, Owner: "o", Error: "x", Function: "processor"},
+				{Version: 20, At: at, From: webhook.StatusProcessing, To: webhook.StatusFailed, Attempt: 3, Function: "processor"},
+			}},
+		steps: []webhook.JournalEntry{
+			{Handler: "crm", Step: "$undo:create", CompletedAt: at.Add(time.Second)},
+			{Handler: "crm", Step: "create", Result: []byte(`{"id":7}`), CompletedAt: at},
+			{Handler: "crm", Step: "raw", Result: []byte("not json"), CompletedAt: at},
+		},
+	}
+	v, err := audit.Read(context.Background(), r, "line#acme#E1")
+	if err != nil || v == nil {
+		t.Fatalf("Read: %v, %v", v, err)
+	}
+	if r.claim != "c1" {
+		t.Errorf("steps read for claim %q, want the record's c1", r.claim)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"payload":{"a":1}`, `"status":"FAILED"`, `"historyDropped":18`, `"receivedAt":"2026-01-02T00:01:40.123Z"`,
+		`{"handler":"crm","step":"create","completedAt":"2026-01-02T00:01:40.123Z","result":{"id":7}}`,
+		`"result":"not json"`, `"step":"$undo:create","undo":true`,
+		`{"version":19,"at":"2026-01-02T00:01:40.123Z","from":"PROCESSING","to":"RETRY","attempt":2,"owner":"o","error":"x","fn":"processor"}`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("view JSON lacks %s:\n%s", want, b)
+		}
+	}
+	if strings.Contains(string(b), "leaseUntil") || strings.Contains(string(b), "occurredAt") {
+		t.Errorf("absent times are shown: %s", b)
+	}
+	if last := v.Steps[len(v.Steps)-1]; last.Step != "$undo:create" {
+		t.Errorf("steps not in completion order: last is %s", last.Step)
+	}
+}
+
+func TestReadAbsent(t *testing.T) {
+	v, err := audit.Read(context.Background(), &reader{}, "line#acme#E1")
+	if v != nil || err != nil {
+		t.Errorf("Read of an absent record = %v, %v; want nil, nil", v, err)
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	p, tn, id, err := audit.ParseKey("wecom#acme#msg:1000002:745#x")
+	if err != nil || p != "wecom" || tn != "acme" || id != "msg:1000002:745#x" {
+		t.Errorf("ParseKey = %q %q %q %v", p, tn, id, err)
+	}
+	for key, mention := range map[string]string{
+		"line#acme":                             "want provider#tenant#id",
+		"slack#acme#1":                          "want one of line, wecom, wechat, standard",
+		"line#ac me#1":                          "tenant",
+		"line#acme#a\x01b":                      "control character",
+		"line#acme#" + strings.Repeat("x", 257): "over 256",
+	} {
+		_, _, _, err := audit.ParseKey(key)
+		if !errors.Is(err, webhook.ErrMalformed) || !strings.Contains(err.Error(), mention) {
+			t.Errorf("ParseKey(%q) = %v, want ErrMalformed mentioning %q", key, err, mention)
+		}
+	}
+}

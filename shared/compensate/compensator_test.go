@@ -1,0 +1,520 @@
+package compensate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
+)
+
+type follow struct {
+	UserID string `json:"userId"`
+}
+
+var followType = webhook.NewType[follow]("line", "follow")
+
+func noop(context.Context, *process.Event[follow]) error { return nil }
+
+// rig is a Compensator on fakes, with a registry whose undo functions
+// record what they were called with.
+type rig struct {
+	clock   *webhooktest.Clock
+	store   *fakeStore
+	queue   *fakeQueue
+	pub     *fakePublisher
+	metrics *obs.Metrics
+	reg     *process.Registry
+	c       *Compensator
+
+	mu    sync.Mutex
+	calls []*process.Undo // every undo call, in order
+}
+
+// newRig registers handlers a and b (with compensations that record their
+// call and return errFor(handler/step)), c (no compensation), then lets
+// more register further ones.
+func newRig(t *testing.T, errFor func(id string) error, more func(r *process.Registry, rg *rig), mod ...func(*Config)) *rig {
+	t.Helper()
+	rg := &rig{clock: webhooktest.NewClock(time.UnixMilli(1_700_000_000_000)), queue: &fakeQueue{}, pub: &fakePublisher{},
+		metrics: obs.NewMetrics(&bytes.Buffer{}, "Test", nil), reg: process.NewRegistry()}
+	rg.store = newFakeStore(rg.clock.Now)
+	undo := func(ctx context.Context, u *process.Undo) error {
+		rg.mu.Lock()
+		rg.calls = append(rg.calls, u)
+		rg.mu.Unlock()
+		if errFor != nil {
+			return errFor(u.Handler + "/" + u.Step)
+		}
+		return nil
+	}
+	process.Handle(rg.reg, "a", followType, noop).Compensate(undo)
+	process.Handle(rg.reg, "b", followType, noop).Compensate(undo)
+	process.Handle(rg.reg, "c", followType, noop)
+	if more != nil {
+		more(rg.reg, rg)
+	}
+	cfg := Config{Registry: rg.reg, Store: rg.store, Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics,
+		Now: rg.clock.Now, Jitter: func(n int64) int64 { return n - 1 }, LeaseDuration: time.Minute}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg.c = c
+	return rg
+}
+
+func (rg *rig) undone() []string {
+	rg.mu.Lock()
+	defer rg.mu.Unlock()
+	var out []string
+	for _, u := range rg.calls {
+		out = append(out, u.Handler+"/"+u.Step)
+	}
+	return out
+}
+
+const key = "line#acme#ev1"
+
+func message(t *testing.T, env webhook.Envelope) process.Message {
+	t.Helper()
+	b, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return process.Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
+}
+
+func envelope() webhook.Envelope {
+	return webhook.Envelope{Key: key, Provider: "line", Tenant: "acme", Type: "follow",
+		ReceivedAt: time.UnixMilli(1_699_999_000_000).UTC(), Payload: json.RawMessage(`{"userId":"U1"}`)}
+}
+
+// failedWithSteps puts a FAILED record whose claim journaled, in this
+// order: a/one, b/two, a/three (each a millisecond after the last), c/four
+// (no compensation) and the done marker of a.
+func (rg *rig) failedWithSteps() {
+	rg.store.put(key, fakeRecord{status: webhook.StatusFailed, attempts: 5, lastError: "permanent: boom"})
+	t0 := rg.clock.Now().Add(-time.Minute)
+	rg.store.step(key, "a", "one", t0, `{"id":"L1"}`)
+	rg.store.step(key, "b", "two", t0.Add(time.Millisecond), "")
+	rg.store.step(key, "a", "three", t0.Add(2*time.Millisecond), "")
+	rg.store.step(key, "c", "four", t0.Add(3*time.Millisecond), "")
+	rg.store.step(key, "a", webhook.DoneStep, t0.Add(4*time.Millisecond), "")
+}
+
+func TestUndoesNewestFirstThenCompensated(t *testing.T) {
+	rg := newRig(t, nil, nil)
+	rg.failedWithSteps()
+	res := rg.c.Compensate(context.Background(), message(t, envelope()))
+
+	if res.Verdict != Compensated || !res.Ack || res.Err != nil {
+		t.Fatalf("got %s (ack %v, %v), want compensated and acked", res.Verdict, res.Ack, res.Err)
+	}
+	if got, want := rg.undone(), []string{"a/three", "b/two", "a/one"}; !slices.Equal(got, want) {
+		t.Errorf("undo calls: got %v, want %v (newest first; c has no compensation; $done is no step)", got, want)
+	}
+	if want := []string{"a/$undo:three", "b/$undo:two", "a/$undo:one"}; !slices.Equal(rg.store.saves, want) {
+		t.Errorf("journaled: got %v, want %v", rg.store.saves, want)
+	}
+	if rec := rg.store.get(key); rec.status != webhook.StatusCompensated || rec.owner != "" {
+		t.Errorf("record: got %+v, want COMPENSATED without a lease", rec)
+	}
+	evs := rg.pub.all()
+	if len(evs) != 1 || evs[0].Status != webhook.StatusCompensated || evs[0].Key != key || evs[0].Type != "follow" ||
+		evs[0].Attempts != 5 || evs[0].Compensations != 1 || !evs[0].At.Equal(rg.clock.Now()) {
+		t.Errorf("outcomes: got %+v, want one COMPENSATED outcome of the event", evs)
+	}
+	counts := rg.metrics.Counts()
+	if counts[MetricCompensated] != 1 || counts[MetricUndone] != 3 || counts[MetricNotCompensable] != 1 {
+		t.Errorf("metrics: got %v", counts)
+	}
+}
+
+func TestUndoGetsTheStepAndItsOwnKey(t *testing.T) {
+	rg := newRig(t, nil, nil)
+	rg.failedWithSteps()
+	rg.c.Compensate(context.Background(), message(t, envelope()))
+	rg.mu.Lock()
+	defer rg.mu.Unlock()
+	u := rg.calls[2] // a/one
+	if u.Handler != "a" || u.Step != "one" || string(u.Result) != `{"id":"L1"}` || u.Attempt != 1 ||
+		u.Envelope.Key != key || string(u.Envelope.Payload) != `{"userId":"U1"}` || u.Log == nil {
+		t.Errorf("got %+v", u)
+	}
+	if want := webhook.IdempotencyKey(key, "a", "$undo:one"); u.IdempotencyKey != want || u.IdempotencyKey == webhook.IdempotencyKey(key, "a", "one") {
+		t.Errorf("idempotency key: got %s, want %s (not the forward step's)", u.IdempotencyKey, want)
+	}
+	type lead struct{ ID string }
+	if l, err := process.UndoResult[lead](u); err != nil || l.ID != "L1" {
+		t.Errorf("UndoResult: got %+v, %v", l, err)
+	}
+}
+
+func TestTiesUndoInReverseJournalOrder(t *testing.T) {
+	rg := newRig(t, nil, nil)
+	rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "x"})
+	at := rg.clock.Now().Add(-time.Second)
+	for _, s := range []string{"s1", "s2", "s3"} {
+		rg.store.step(key, "a", s, at, "")
+	}
+	rg.c.Compensate(context.Background(), message(t, envelope()))
+	if got, want := rg.undone(), []string{"a/s3", "a/s2", "a/s1"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestResumesAfterJournaledUndos(t *testing.T) {
+	rg := newRig(t, nil, nil)
+	rg.failedWithSteps()
+	// An earlier attempt undid a/three and died: COMPENSATING, its lease run out.
+	rg.store.step(key, "a", "$undo:three", rg.clock.Now(), "")
+	rg.store.mu.Lock()
+	r := rg.store.recs[key]
+	r.status, r.owner, r.until, r.compensations = webhook.StatusCompensating, "dead", rg.clock.Now().Add(-time.Second), 1
+	rg.store.mu.Unlock()
+
+	res := rg.c.Compensate(context.Background(), message(t, envelope()))
+	if res.Verdict != Compensated || res.Attempt != 2 || res.From != webhook.StatusCompensating {
+		t.Fatalf("got %s on attempt %d from %s, want compensated on attempt 2 from COMPENSATING", res.Verdict, res.Attempt, res.From)
+	}
+	if got, want := rg.undone(), []string{"b/two", "a/one"}; !slices.Equal(got, want) {
+		t.Errorf("undo calls: got %v, want %v (a/three was undone already)", got, want)
+	}
+	if !slices.Equal(res.Skipped, []string{"a/three"}) || !slices.Equal(res.Undone, []string{"b/two", "a/one"}) {
+		t.Errorf("result: undone %v, skipped %v", res.Undone, res.Skipped)
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	perm := process.Permanent(errors.New("lead is locked"))
+	tests := []struct {
+		name       string
+		errFor     func(string) error
+		setup      func(rg *rig)
+		want       Verdict
+		wantAck    bool
+		wantStatus webhook.Status
+		wantError  string // in the record's lastError
+		wantUndone []string
+	}{
+		{name: "nothing to compensate is DEAD with the reason",
+			setup: func(rg *rig) {
+				rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "permanent: status 400"})
+				rg.store.step(key, "c", "only", rg.clock.Now(), "")
+			},
+			want: Dead, wantAck: true, wantStatus: webhook.StatusDead, wantError: "nothing to compensate: permanent: status 400"},
+		{name: "a redriven record with no journal and no error is DEAD",
+			setup: func(rg *rig) { rg.store.put(key, fakeRecord{status: webhook.StatusRetry}) },
+			want:  Dead, wantAck: true, wantStatus: webhook.StatusDead, wantError: "nothing to compensate: record was RETRY with no error recorded"},
+		{name: "a permanent undo error is DEAD at once",
+			errFor: func(id string) error {
+				if id == "b/two" {
+					return perm
+				}
+				return nil
+			},
+			setup: (*rig).failedWithSteps,
+			want:  Dead, wantAck: true, wantStatus: webhook.StatusDead,
+			wantError: "compensation failed permanently: undo b/two: permanent: lead is locked", wantUndone: []string{"a/three", "b/two"}},
+		{name: "a transient undo error is retried",
+			errFor: func(id string) error {
+				if id == "b/two" {
+					return errors.New("status 503")
+				}
+				return nil
+			},
+			setup: (*rig).failedWithSteps,
+			want:  Retried, wantStatus: webhook.StatusCompensating, wantError: "undo b/two: status 503",
+			wantUndone: []string{"a/three", "b/two"}},
+		{name: "a terminal record is acknowledged and left alone",
+			setup: func(rg *rig) { rg.store.put(key, fakeRecord{status: webhook.StatusSucceeded}) },
+			want:  AlreadyDone, wantAck: true, wantStatus: webhook.StatusSucceeded},
+		{name: "a missing record is acknowledged",
+			setup: func(*rig) {}, want: Absent, wantAck: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rg := newRig(t, tc.errFor, nil)
+			tc.setup(rg)
+			res := rg.c.Compensate(context.Background(), message(t, envelope()))
+			if res.Verdict != tc.want || res.Ack != tc.wantAck {
+				t.Fatalf("got %s (ack %v, %v), want %s (ack %v)", res.Verdict, res.Ack, res.Err, tc.want, tc.wantAck)
+			}
+			if tc.wantStatus != "" {
+				rec := rg.store.get(key)
+				if rec.status != tc.wantStatus || rec.lastError != tc.wantError {
+					t.Errorf("record: got %s %q, want %s %q", rec.status, rec.lastError, tc.wantStatus, tc.wantError)
+				}
+			}
+			if got := rg.undone(); !slices.Equal(got, tc.wantUndone) {
+				t.Errorf("undo calls: got %v, want %v", got, tc.wantUndone)
+			}
+			evs := rg.pub.all()
+			if tc.want == Dead {
+				if len(evs) != 1 || evs[0].Status != webhook.StatusDead || evs[0].LastError != tc.wantError {
+					t.Errorf("outcomes: got %+v, want one DEAD with the reason", evs)
+				}
+			} else if len(evs) != 0 {
+				t.Errorf("outcomes: got %+v, want none", evs)
+			}
+		})
+	}
+}
+
+func TestTransientErrorsRetryWithBackoffUntilTheLimit(t *testing.T) {
+	fail := true
+	rg := newRig(t, func(id string) error {
+		if fail && id == "a/one" {
+			return errors.New("status 503")
+		}
+		return nil
+	}, nil, func(c *Config) { c.MaxAttempts = 3; c.RetryBase = 2 * time.Second; c.RetryCap = 5 * time.Second })
+	rg.failedWithSteps()
+	var waits []time.Duration
+	for attempt := 1; attempt <= 3; attempt++ {
+		res := rg.c.Compensate(context.Background(), message(t, envelope()))
+		if attempt < 3 {
+			if res.Verdict != Retried || res.Ack || res.Attempt != attempt {
+				t.Fatalf("attempt %d: got %s (ack %v) on attempt %d, want retried", attempt, res.Verdict, res.Ack, res.Attempt)
+			}
+			d, _ := rg.queue.visibility("rh1")
+			waits = append(waits, d)
+			continue
+		}
+		if res.Verdict != Dead || !res.Ack {
+			t.Fatalf("attempt 3: got %s, want dead", res.Verdict)
+		}
+	}
+	// The jitter returns its bound less 1ns: the ceiling, min(cap, base·2^(n-1)).
+	if want := []time.Duration{2 * time.Second, 4 * time.Second}; !slices.Equal(waits, want) {
+		t.Errorf("visibility: got %v, want %v", waits, want)
+	}
+	rec := rg.store.get(key)
+	if rec.status != webhook.StatusDead || rec.lastError != "compensation attempts exhausted (3): undo a/one: status 503" {
+		t.Errorf("record: got %s %q", rec.status, rec.lastError)
+	}
+	// Each attempt resumed: a/three and b/two were undone once.
+	if got, want := rg.undone(), []string{"a/three", "b/two", "a/one", "a/one", "a/one"}; !slices.Equal(got, want) {
+		t.Errorf("undo calls: got %v, want %v", got, want)
+	}
+	if c := rg.metrics.Counts(); c[MetricCompensationRetried] != 2 || c[MetricDead] != 1 || c[MetricUndoSkipped] != 4 {
+		t.Errorf("metrics: got %v", c)
+	}
+}
+
+func TestLiveLeaseComesBack(t *testing.T) {
+	for _, st := range []webhook.Status{webhook.StatusProcessing, webhook.StatusCompensating} {
+		t.Run(st.String(), func(t *testing.T) {
+			rg := newRig(t, nil, nil)
+			rg.failedWithSteps()
+			rg.store.mu.Lock()
+			r := rg.store.recs[key]
+			r.status, r.owner, r.until = st, "other", rg.clock.Now().Add(10*time.Second)
+			rg.store.mu.Unlock()
+			res := rg.c.Compensate(context.Background(), message(t, envelope()))
+			if res.Verdict != Busy || res.Ack || res.RetryAfter != 11*time.Second {
+				t.Fatalf("got %s (ack %v) after %v, want busy, not acked, back after 11s", res.Verdict, res.Ack, res.RetryAfter)
+			}
+			if d, ok := rg.queue.visibility("rh1"); !ok || d != 11*time.Second {
+				t.Errorf("visibility: got %v (%v), want 11s", d, ok)
+			}
+			if rec := rg.store.get(key); rec.status != st || rec.owner != "other" || len(rg.undone()) != 0 {
+				t.Errorf("record changed: %+v; undos %v", rec, rg.undone())
+			}
+			// On its return, after the lease, it is compensated.
+			rg.store.mu.Lock()
+			r.status, r.owner = webhook.StatusFailed, ""
+			rg.store.mu.Unlock()
+			if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Compensated {
+				t.Errorf("on its return: got %s, want compensated", res.Verdict)
+			}
+		})
+	}
+}
+
+func TestMalformedIsKeptForAnOperator(t *testing.T) {
+	rg := newRig(t, nil, nil)
+	for _, body := range []string{`not json`, `{"provider":"line"}`} {
+		res := rg.c.Compensate(context.Background(), process.Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
+		if res.Verdict != Malformed || res.Ack {
+			t.Errorf("%s: got %s (ack %v), want malformed, not acked", body, res.Verdict, res.Ack)
+		}
+		if d, _ := rg.queue.visibility("rh-bad"); d != webhook.MaxQueueDelay {
+			t.Errorf("%s: visibility %v, want %v", body, d, webhook.MaxQueueDelay)
+		}
+	}
+	if rg.store.count("AcquireCompensation") != 0 {
+		t.Error("a malformed message reached the store")
+	}
+}
+
+func TestPayloadFromTheRecord(t *testing.T) {
+	rg := newRig(t, nil, nil)
+	rg.failedWithSteps()
+	rg.store.mu.Lock()
+	rg.store.recs[key].payload = []byte(`{"userId":"from-record"}`)
+	rg.store.mu.Unlock()
+	env := envelope()
+	env.Payload, env.PayloadInRecord = nil, true
+	rg.c.Compensate(context.Background(), message(t, env))
+	rg.mu.Lock()
+	defer rg.mu.Unlock()
+	if len(rg.calls) == 0 || string(rg.calls[0].Envelope.Payload) != `{"userId":"from-record"}` || rg.calls[0].Envelope.PayloadInRecord {
+		t.Errorf("got %+v, want the record's payload", rg.calls)
+	}
+}
+
+func TestPanicIsRetried(t *testing.T) {
+	rg := newRig(t, func(id string) error {
+		if id == "a/three" {
+			panic("nil map")
+		}
+		return nil
+	}, nil)
+	rg.failedWithSteps()
+	res := rg.c.Compensate(context.Background(), message(t, envelope()))
+	var pe *process.PanicError
+	if res.Verdict != Retried || !errors.As(res.Err, &pe) {
+		t.Errorf("got %s (%v), want retried with a PanicError", res.Verdict, res.Err)
+	}
+}
+
+func TestLostLeaseDiscardsTheOutcome(t *testing.T) {
+	rg := newRig(t, nil, nil)
+	rg.failedWithSteps()
+	rg.store.saveLost = true
+	res := rg.c.Compensate(context.Background(), message(t, envelope()))
+	if res.Verdict != LeaseLost || res.Ack || res.Event != nil {
+		t.Errorf("got %s (ack %v, event %v), want lease-lost, not acked, no outcome", res.Verdict, res.Ack, res.Event)
+	}
+	if got := rg.undone(); !slices.Equal(got, []string{"a/three"}) {
+		t.Errorf("undo calls: got %v, want only the first (then the lease was found lost)", got)
+	}
+	if rg.store.count("Compensated")+rg.store.count("Dead")+rg.store.count("RetryCompensation") != 0 {
+		t.Error("an outcome was written after the lease was lost")
+	}
+}
+
+func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
+	started := make(chan struct{})
+	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
+		process.Handle(r, "slow", followType, noop).Compensate(func(ctx context.Context, u *process.Undo) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		})
+	}, func(c *Config) { c.LeaseDuration = 3 * time.Millisecond })
+	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
+	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
+	rg.store.heartbeatLost = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res := rg.c.Compensate(ctx, message(t, envelope()))
+	<-started
+	if res.Verdict != LeaseLost || !errors.Is(res.Err, process.ErrLeaseLost) {
+		t.Errorf("got %s (%v), want lease-lost", res.Verdict, res.Err)
+	}
+	if ctx.Err() != nil {
+		t.Error("the undo ran until the test's deadline: the lost lease did not cancel it")
+	}
+}
+
+func TestUndoTimeout(t *testing.T) {
+	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
+		process.Handle(r, "slow", followType, noop, process.Timeout(5*time.Millisecond)).Compensate(
+			func(ctx context.Context, u *process.Undo) error { <-ctx.Done(); return ctx.Err() })
+	})
+	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
+	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
+	res := rg.c.Compensate(context.Background(), message(t, envelope()))
+	if res.Verdict != Retried || !errors.Is(res.Err, context.DeadlineExceeded) {
+		t.Errorf("got %s (%v), want retried after the handler's timeout", res.Verdict, res.Err)
+	}
+}
+
+func TestBatchPublishesOnce(t *testing.T) {
+	rg := newRig(t, nil, nil)
+	rg.failedWithSteps()
+	other := envelope()
+	other.Key = "line#acme#ev2"
+	rg.store.put(other.Key, fakeRecord{status: webhook.StatusFailed, lastError: "x"})
+	rg.store.put("line#acme#done", fakeRecord{status: webhook.StatusSucceeded})
+	done := envelope()
+	done.Key = "line#acme#done"
+	ms := []process.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
+	for i := range ms {
+		ms[i].MessageID = strings.Repeat("m", i+1)
+	}
+	results := rg.c.CompensateBatch(context.Background(), ms, 3)
+	var got []Verdict
+	for _, r := range results {
+		got = append(got, r.Verdict)
+	}
+	if want := []Verdict{Compensated, Dead, AlreadyDone, Malformed}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if len(rg.pub.calls) != 1 || len(rg.pub.calls[0]) != 2 {
+		t.Errorf("publish calls: got %v, want one call with two outcomes", rg.pub.calls)
+	}
+}
+
+func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get(process.HeaderIdempotencyKey))
+	}))
+	defer srv.Close()
+	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
+		process.Handle(r, "http", followType, noop).Compensate(func(ctx context.Context, u *process.Undo) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, srv.URL+"/leads/1", nil)
+			resp, err := u.HTTPClient().Do(req)
+			if err != nil {
+				return err
+			}
+			return resp.Body.Close()
+		})
+	}, func(c *Config) { c.Transport = srv.Client().Transport })
+	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
+	rg.store.step(key, "http", "create", rg.clock.Now(), "")
+	if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Compensated {
+		t.Fatalf("got %s (%v)", res.Verdict, res.Err)
+	}
+	if want := webhook.IdempotencyKey(key, "http", "$undo:create"); len(got) != 1 || got[0] != want {
+		t.Errorf("got keys %v, want [%s]", got, want)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{Registry: process.NewRegistry(), Store: newFakeStore(time.Now), Queue: &fakeQueue{}}
+	if _, err := New(ok); err != nil {
+		t.Fatal(err)
+	}
+	for name, mod := range map[string]func(*Config){
+		"no registry": func(c *Config) { c.Registry = nil },
+		"no store":    func(c *Config) { c.Store = nil },
+		"no queue":    func(c *Config) { c.Queue = nil },
+		"negative":    func(c *Config) { c.MaxAttempts = -1 },
+		"cap too big": func(c *Config) { c.RetryCap = webhook.MaxQueueDelay + time.Second },
+	} {
+		c := ok
+		mod(&c)
+		if _, err := New(c); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

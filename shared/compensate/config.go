@@ -1,0 +1,160 @@
+package compensate
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Metric names (EMF, PascalCase) the compensator records, under the
+// dimension Function=compensator.
+const (
+	// MetricCompensated and MetricDead count the outcomes.
+	MetricCompensated = "Compensated"
+	MetricDead        = "Dead"
+	// MetricCompensationRetried counts attempts that end with a retry.
+	MetricCompensationRetried = "CompensationRetried"
+	// MetricUndone counts undo functions that ran and were journaled;
+	// MetricUndoSkipped those already journaled by an earlier attempt.
+	MetricUndone      = "Undone"
+	MetricUndoSkipped = "UndoSkipped"
+	// MetricNotCompensable counts journaled forward steps of handlers that
+	// registered no compensation (left as they are).
+	MetricNotCompensable = "NotCompensable"
+	// MetricDuplicateDelivery counts messages whose record was terminal.
+	MetricDuplicateDelivery = "DuplicateDelivery"
+	// MetricLeaseBusy counts messages whose record had a live lease.
+	MetricLeaseBusy = "LeaseBusy"
+	// MetricMissing counts messages whose record is gone.
+	MetricMissing = "Missing"
+	// MetricMalformed counts messages that are not an envelope.
+	MetricMalformed = "Malformed"
+	// MetricLeaseLost counts attempts whose lease was taken over.
+	MetricLeaseLost = "LeaseLost"
+	// MetricPublishFailed counts failed outcome publications.
+	MetricPublishFailed = "PublishFailed"
+	// MetricCompensationLatency is the time one message took.
+	MetricCompensationLatency = "CompensationLatency"
+)
+
+// Defaults of [Config].
+const (
+	DefaultLeaseDuration = process.DefaultLeaseDuration
+	DefaultMaxAttempts   = 5
+	DefaultRetryBase     = process.DefaultRetryBase
+	DefaultRetryCap      = process.DefaultRetryCap
+	DefaultRetention     = process.DefaultRetention
+	DefaultFinishReserve = process.DefaultFinishReserve
+	maxLastError         = 1024
+)
+
+// Config configures a [Compensator].
+type Config struct {
+	// Registry holds the handlers and their compensations (required): the
+	// processor's registry, built by the same code.
+	Registry *process.Registry
+	// Store is the events table (required).
+	Store Store
+	// Queue is the dead-letter queue, whose message visibility is set for
+	// retries and busy leases (required).
+	Queue process.Visibility
+	// Publisher publishes the COMPENSATED and DEAD outcomes (optional; nil: publishing off).
+	Publisher process.Publisher
+	// Logger (optional; default: discard).
+	Logger *slog.Logger
+	// Metrics records EMF metrics (optional; nil: none).
+	Metrics *obs.Metrics
+	// LeaseDuration is how long a lease lasts unless extended; the heartbeat
+	// extends it every third of it (optional; default 60s).
+	LeaseDuration time.Duration
+	// MaxAttempts is the compensation attempt limit: an undo error on attempt
+	// n ≥ MaxAttempts ends the event DEAD (optional; default 5).
+	MaxAttempts int
+	// Timeout is the time limit of one undo of a handler without its own
+	// [process.Timeout] (optional; default none: the invocation's deadline
+	// less FinishReserve).
+	Timeout time.Duration
+	// RetryBase and RetryCap bound the retry backoff, as the processor's
+	// (optional; defaults 2s and 15m; at most 12h).
+	RetryBase time.Duration
+	RetryCap  time.Duration
+	// Retention is how long a COMPENSATED or DEAD record is kept (optional; default 7 days).
+	Retention time.Duration
+	// FinishReserve is the time kept back from the invocation's deadline for
+	// the closing writes (optional; default 3s).
+	FinishReserve time.Duration
+	// Transport is the base transport of [process.Undo.HTTPClient] (optional; default http.DefaultTransport).
+	Transport http.RoundTripper
+	// Now is the clock (optional; default time.Now).
+	Now func() time.Time
+	// Jitter returns a uniform random number in [0, n) (optional; default math/rand/v2).
+	Jitter func(n int64) int64
+	// NewOwner returns a unique lease owner token (optional; default 130 random bits, base32).
+	NewOwner func() string
+}
+
+// Validate reports a missing required field or an invalid value.
+func (c *Config) Validate() error {
+	switch {
+	case c.Registry == nil:
+		return errors.New("compensate: config: nil Registry")
+	case c.Store == nil:
+		return errors.New("compensate: config: nil Store")
+	case c.Queue == nil:
+		return errors.New("compensate: config: nil Queue")
+	case c.LeaseDuration < 0, c.MaxAttempts < 0, c.Timeout < 0, c.RetryBase < 0, c.RetryCap < 0,
+		c.Retention < 0, c.FinishReserve < 0:
+		return errors.New("compensate: config: negative duration or count")
+	case c.RetryCap > webhook.MaxQueueDelay:
+		return fmt.Errorf("compensate: config: RetryCap %v above SQS's maximum %v", c.RetryCap, webhook.MaxQueueDelay)
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = DefaultLeaseDuration
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.RetryBase == 0 {
+		c.RetryBase = DefaultRetryBase
+	}
+	if c.RetryCap == 0 {
+		c.RetryCap = DefaultRetryCap
+	}
+	if c.RetryCap < c.RetryBase {
+		c.RetryCap = c.RetryBase
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.FinishReserve == 0 {
+		c.FinishReserve = DefaultFinishReserve
+	}
+	if c.Transport == nil {
+		c.Transport = http.DefaultTransport
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Jitter == nil {
+		c.Jitter = mrand.Int64N
+	}
+	if c.NewOwner == nil {
+		c.NewOwner = rand.Text
+	}
+}

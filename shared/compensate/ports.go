@@ -1,0 +1,36 @@
+package compensate
+
+import (
+	"context"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Store is the events table as the compensator needs it. Every method but
+// AcquireCompensation and Journal is fenced on the lease's owner, version
+// and status COMPENSATING: held == false means the lease was lost (another
+// worker took over, or the record moved on) and nothing was written; it is
+// never reported as an error.
+type Store interface {
+	// AcquireCompensation takes the record of key to COMPENSATING under a
+	// lease for owner until the given time: from FAILED, RECEIVED, RETRY,
+	// or PROCESSING or COMPENSATING whose lease ran out. Lease.Attempt
+	// counts the compensation attempts and Acquisition.Status is the status
+	// it came from. A terminal record gives AcquireDone, a live lease
+	// AcquireBusy, no (live) record AcquireMissing.
+	AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
+	// HeartbeatCompensation extends the lease to until.
+	HeartbeatCompensation(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
+	// Compensated moves the record to COMPENSATED, kept until retainUntil.
+	Compensated(ctx context.Context, l webhook.Lease, retainUntil time.Time) (held bool, err error)
+	// Dead moves the record to DEAD with reason as lastError, kept until retainUntil.
+	Dead(ctx context.Context, l webhook.Lease, reason string, retainUntil time.Time) (held bool, err error)
+	// RetryCompensation leaves the record COMPENSATING with lastError and
+	// the lease cleared, for the next attempt.
+	RetryCompensation(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
+	// Journal returns the journal entries of the lease's claim.
+	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
+	// SaveStep writes one journal entry.
+	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (held bool, err error)
+}

@@ -1,0 +1,195 @@
+package compensate
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// run is one compensation attempt at one event: the lease, the heartbeat,
+// the journal and the undos.
+type run struct {
+	c      *Compensator
+	lease  webhook.Lease
+	env    webhook.Envelope
+	log    *slog.Logger
+	lost   atomic.Bool
+	cancel context.CancelCauseFunc
+
+	undone  []string // "handler/step" undone by this attempt, in order
+	skipped []string // "handler/step" found undone by an earlier attempt
+	failed  string   // "handler/step" whose undo ended the attempt
+}
+
+// markLost records that the lease is gone and cancels the undos.
+func (r *run) markLost() {
+	if r.lost.CompareAndSwap(false, true) && r.cancel != nil {
+		r.cancel(process.ErrLeaseLost)
+	}
+}
+
+// todo is one forward step to undo.
+type todo struct {
+	entry webhook.JournalEntry
+	index int // position in the journal
+	reg   *process.Registration
+}
+
+// run undoes the journaled forward steps under the heartbeat. nothing is
+// true when no journaled step has a compensation; err is the first undo (or
+// journal) error.
+func (r *run) run(ctx context.Context) (nothing bool, err error) {
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.cancel = cancel
+	if dl, ok := ctx.Deadline(); ok {
+		var c context.CancelFunc
+		hctx, c = context.WithDeadline(hctx, dl.Add(-r.c.cfg.FinishReserve))
+		defer c()
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.heartbeat(ctx, stop) })
+	defer func() { close(stop); wg.Wait() }()
+
+	entries, err := r.c.cfg.Store.Journal(hctx, r.lease)
+	if err != nil {
+		return false, fmt.Errorf("load journal: %w", err)
+	}
+	plan, done := r.plan(ctx, entries)
+	if len(plan) == 0 {
+		return true, nil
+	}
+	for _, td := range plan {
+		if r.lost.Load() {
+			return false, process.ErrLeaseLost
+		}
+		id := td.entry.Handler + "/" + td.entry.Step
+		if done[td.entry.Handler+"#"+td.entry.Step] {
+			r.c.cfg.Metrics.Count(MetricUndoSkipped, 1)
+			r.skipped = append(r.skipped, id)
+			r.log.DebugContext(ctx, "undo already journaled; skipped", slog.String("handler", td.entry.Handler), slog.String("step", td.entry.Step))
+			continue
+		}
+		if err := r.undo(hctx, td); err != nil {
+			r.failed = id
+			if r.lost.Load() {
+				return false, process.ErrLeaseLost
+			}
+			return false, fmt.Errorf("undo %s: %w", id, err)
+		}
+		held, err := r.c.cfg.Store.SaveStep(hctx, r.lease, webhook.JournalEntry{
+			Handler: td.entry.Handler, Step: process.UndoStep(td.entry.Step), CompletedAt: r.c.cfg.Now()})
+		if err != nil {
+			r.failed = id
+			return false, fmt.Errorf("journal undo %s: %w", id, err)
+		}
+		if !held {
+			r.markLost()
+			return false, process.ErrLeaseLost
+		}
+		r.c.cfg.Metrics.Count(MetricUndone, 1)
+		r.undone = append(r.undone, id)
+		r.log.InfoContext(ctx, "step undone", slog.String("handler", td.entry.Handler), slog.String("step", td.entry.Step))
+	}
+	return false, nil
+}
+
+// plan returns the forward steps to undo, newest first (by CompletedAt,
+// ties by reverse journal order), of the handlers that registered a
+// compensation, and the set of those already undone ("handler#step").
+func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo, map[string]bool) {
+	done := map[string]bool{}
+	var plan []todo
+	without := map[string]int{} // handler → steps left as they are
+	for i, e := range entries {
+		if fwd, ok := process.IsUndoStep(e.Step); ok {
+			done[e.Handler+"#"+fwd] = true
+			continue
+		}
+		if e.Step == "" || e.Step[0] == '$' { // DoneStep and any other marker
+			continue
+		}
+		reg := r.c.cfg.Registry.Handler(e.Handler)
+		if reg == nil || reg.Compensation() == nil {
+			without[e.Handler]++
+			continue
+		}
+		plan = append(plan, todo{entry: e, index: i, reg: reg})
+	}
+	for _, h := range slices.Sorted(maps.Keys(without)) {
+		r.c.cfg.Metrics.Count(MetricNotCompensable, without[h])
+		r.log.WarnContext(ctx, "journaled steps of a handler without compensation are left as they are",
+			slog.String("handler", h), slog.Int("steps", without[h]), slog.Bool("registered", r.c.cfg.Registry.Handler(h) != nil))
+	}
+	slices.SortStableFunc(plan, func(a, b todo) int {
+		if c := b.entry.CompletedAt.Compare(a.entry.CompletedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.index, a.index)
+	})
+	return plan, done
+}
+
+// undo runs one undo function under the handler's timeout, a panic turned
+// into an error to try again.
+func (r *run) undo(ctx context.Context, td todo) (err error) {
+	timeout := td.reg.Timeout()
+	if timeout == 0 {
+		timeout = r.c.cfg.Timeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	log := r.log.With(slog.String("handler", td.entry.Handler), slog.String("step", td.entry.Step))
+	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, r.env.Key), slog.String("handler", td.entry.Handler),
+		slog.String("step", td.entry.Step))
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &process.PanicError{Value: v, Stack: debug.Stack()}
+			log.ErrorContext(ctx, "undo panicked", slog.Any("panic", v), slog.String("stack", string(pe.Stack)))
+			err = pe
+		}
+	}()
+	u := process.NewUndo(r.env, td.entry, r.lease.Attempt, log, r.c.cfg.Transport)
+	err = td.reg.Compensation()(ctx, u)
+	if err == nil && ctx.Err() != nil && r.lost.Load() {
+		err = process.ErrLeaseLost
+	}
+	return err
+}
+
+func (r *run) heartbeat(ctx context.Context, stop <-chan struct{}) {
+	t := time.NewTicker(max(r.c.cfg.LeaseDuration/3, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		held, err := r.c.cfg.Store.HeartbeatCompensation(ctx, r.lease, r.c.leaseUntil(ctx))
+		switch {
+		case err != nil:
+			r.log.WarnContext(ctx, "heartbeat", slog.Any("error", err))
+		case !held:
+			r.markLost()
+			return
+		}
+	}
+}

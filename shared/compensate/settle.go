@@ -1,0 +1,111 @@
+package compensate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// finish writes the attempt's outcome, fenced on the lease.
+func (c *Compensator) finish(ctx context.Context, r *run, m process.Message, acq webhook.Acquisition, nothing bool, herr error, res Result) Result {
+	log, lease, env := r.log, r.lease, r.env
+	if r.lost.Load() {
+		return c.leaseLost(ctx, r, res)
+	}
+	fctx, cancel := c.finishContext(ctx)
+	defer cancel()
+	now := c.cfg.Now()
+	ev := &webhook.Outcome{Key: env.Key, Provider: env.Provider, Tenant: env.Tenant, Type: env.Type,
+		ReceivedAt: env.ReceivedAt, TraceID: env.TraceID, Attempts: acq.Attempts, Compensations: lease.Attempt, At: now}
+	res.Err = herr
+	if herr == nil && !nothing {
+		held, err := c.cfg.Store.Compensated(fctx, lease, now.Add(c.cfg.Retention))
+		if err != nil {
+			log.ErrorContext(ctx, "set compensated", slog.Any("error", err))
+			res.Verdict, res.Err = Errored, err
+			return res
+		}
+		if !held {
+			return c.leaseLost(ctx, r, res)
+		}
+		c.cfg.Metrics.Count(MetricCompensated, 1)
+		log.InfoContext(ctx, "event compensated", slog.String(obs.KeyStatus, webhook.StatusCompensated.String()),
+			slog.Int("undone", len(r.undone)), slog.Int("skipped", len(r.skipped)))
+		ev.Status = webhook.StatusCompensated
+		res.Verdict, res.Ack, res.Event = Compensated, true, ev
+		return res
+	}
+	var reason string
+	switch {
+	case herr == nil: // nothing to compensate
+		reason = "nothing to compensate: " + orStatus(acq.LastError, acq.Status)
+	case process.IsPermanent(herr):
+		reason = "compensation failed permanently: " + herr.Error()
+	case lease.Attempt >= c.cfg.MaxAttempts:
+		reason = fmt.Sprintf("compensation attempts exhausted (%d): %s", lease.Attempt, herr.Error())
+	default:
+		return c.retry(ctx, fctx, r, m, herr, res)
+	}
+	reason = webhook.CleanText(reason, maxLastError)
+	held, err := c.cfg.Store.Dead(fctx, lease, reason, now.Add(c.cfg.Retention))
+	if err != nil {
+		log.ErrorContext(ctx, "set dead", slog.Any("error", err))
+		res.Verdict, res.Err = Errored, err
+		return res
+	}
+	if !held {
+		return c.leaseLost(ctx, r, res)
+	}
+	c.cfg.Metrics.Count(MetricDead, 1)
+	log.ErrorContext(ctx, "event dead", slog.String(obs.KeyStatus, webhook.StatusDead.String()),
+		slog.String("reason", reason), slog.String("step", r.failed), slog.Int("undone", len(r.undone)))
+	ev.Status, ev.LastError = webhook.StatusDead, reason
+	res.Verdict, res.Ack, res.Event = Dead, true, ev
+	return res
+}
+
+// retry leaves the record COMPENSATING without a lease and hides the
+// message for the backoff.
+func (c *Compensator) retry(ctx, fctx context.Context, r *run, m process.Message, herr error, res Result) Result {
+	held, err := c.cfg.Store.RetryCompensation(fctx, r.lease, webhook.CleanText(herr.Error(), maxLastError))
+	if err != nil {
+		r.log.ErrorContext(ctx, "retry compensation", slog.Any("error", err))
+		res.Verdict, res.Err = Errored, err
+		return res
+	}
+	if !held {
+		return c.leaseLost(ctx, r, res)
+	}
+	c.cfg.Metrics.Count(MetricCompensationRetried, 1)
+	res.Verdict = Retried
+	res.RetryAfter = process.Backoff(r.lease.Attempt, c.cfg.RetryBase, c.cfg.RetryCap, c.cfg.Jitter)
+	if err := c.cfg.Queue.ChangeVisibility(fctx, m.ReceiptHandle, res.RetryAfter); err != nil {
+		r.log.WarnContext(ctx, "change visibility", slog.Any("error", err))
+	}
+	r.log.WarnContext(ctx, "compensation will be retried", slog.String(obs.KeyStatus, webhook.StatusCompensating.String()),
+		slog.String("step", r.failed), slog.Duration("retry_after", res.RetryAfter), slog.Any("error", herr))
+	return res
+}
+
+func (c *Compensator) leaseLost(ctx context.Context, r *run, res Result) Result {
+	c.cfg.Metrics.Count(MetricLeaseLost, 1)
+	r.log.WarnContext(ctx, "compensation lease lost; outcome discarded")
+	res.Verdict, res.Event = LeaseLost, nil
+	if res.Err == nil {
+		res.Err = process.ErrLeaseLost
+	}
+	return res
+}
+
+// orStatus is lastError, or what the record was when it has none (an event
+// SQS redrove before any attempt failed).
+func orStatus(lastError string, from webhook.Status) string {
+	if lastError != "" {
+		return lastError
+	}
+	return "record was " + from.String() + " with no error recorded"
+}

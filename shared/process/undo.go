@@ -1,0 +1,126 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// UndoStepPrefix starts the journal step name of a compensation step: the
+// undo of a handler's forward step s is journaled under the same handler as
+// UndoStepPrefix + s ([UndoStep]). Like [webhook.DoneStep], it starts with
+// '$', which forward step names cannot.
+const UndoStepPrefix = "$undo:"
+
+// UndoStep returns the journal step name of the undo of forward step step.
+func UndoStep(step string) string { return UndoStepPrefix + step }
+
+// UndoFunc undoes one journaled forward step of its handler (set with
+// [Registration.Compensate]). Return nil when the step is undone, or when
+// there is nothing to undo for it; [Permanent] when it can never be undone
+// (the event ends DEAD with the reason); any other error to try again with
+// backoff, until the compensation attempts run out (then DEAD). A panic is
+// recovered and counts as an error to try again.
+//
+// An undo that ran but could not be journaled (a crash, a lost lease) runs
+// again with the same [Undo.IdempotencyKey], so the external system must
+// deduplicate it, as it does the forward step's key.
+type UndoFunc func(ctx context.Context, u *Undo) error
+
+// Undo is one journaled forward step to undo, as an [UndoFunc] receives it.
+type Undo struct {
+	// Envelope is the event as it was queued, payload included (taken from
+	// the record when the message was sent without it).
+	Envelope webhook.Envelope
+	// Handler is the handler's registered name; Step is the forward step's name.
+	Handler string
+	Step    string
+	// Result is what the forward step journaled: the JSON of
+	// [StepResult]'s result (decode it with [UndoResult]), empty for [Step].
+	Result []byte
+	// CompletedAt is when the forward step was journaled.
+	CompletedAt time.Time
+	// IdempotencyKey is the undo's own idempotency key,
+	// webhook.IdempotencyKey(event key, Handler, UndoStep(Step)): the same on
+	// every compensation attempt and distinct from the forward step's.
+	// [Undo.HTTPClient] sends it; pass it to any other external system.
+	IdempotencyKey string
+	// Attempt counts the compensation attempts at this event, this one
+	// included (1 = first).
+	Attempt int
+	// Log is tagged with the event key, provider, tenant, type, handler and step.
+	Log *slog.Logger
+
+	transport http.RoundTripper
+}
+
+// NewUndo returns the Undo of the journaled forward step e for the event
+// env, on compensation attempt attempt: the compensator (shared/compensate)
+// builds each Undo with it, and a team's test can call its [UndoFunc] with
+// one. [Undo.HTTPClient] sends requests through transport (nil:
+// http.DefaultTransport); a nil log discards.
+func NewUndo(env webhook.Envelope, e webhook.JournalEntry, attempt int, log *slog.Logger, transport http.RoundTripper) *Undo {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Undo{
+		Envelope: env, Handler: e.Handler, Step: e.Step, Result: e.Result, CompletedAt: e.CompletedAt,
+		IdempotencyKey: webhook.IdempotencyKey(env.Key, e.Handler, UndoStep(e.Step)),
+		Attempt:        attempt, Log: log, transport: transport,
+	}
+}
+
+// HTTPClient returns a client that sets the Idempotency-Key header to
+// [Undo.IdempotencyKey] on every request (unless the request already has
+// one). It has no timeout of its own: the context's deadline applies.
+func (u *Undo) HTTPClient() *http.Client {
+	base := u.transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: &undoTransport{base: base, key: u.IdempotencyKey}}
+}
+
+type undoTransport struct {
+	base http.RoundTripper
+	key  string
+}
+
+func (t *undoTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get(HeaderIdempotencyKey) == "" {
+		req = req.Clone(req.Context())
+		req.Header.Set(HeaderIdempotencyKey, t.key)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// UndoResult decodes the result the forward step journaled with
+// [StepResult] (such as the id of what it created) into R. A step that
+// journaled no result, or one that does not decode into R, is a [Permanent]
+// error: no retry can change the journal.
+func UndoResult[R any](u *Undo) (R, error) {
+	var r R
+	if len(u.Result) == 0 {
+		return r, Permanent(fmt.Errorf("undo %s/%s: the step journaled no result", u.Handler, u.Step))
+	}
+	if err := json.Unmarshal(u.Result, &r); err != nil {
+		return r, Permanent(fmt.Errorf("undo %s/%s: decode journaled result: %w", u.Handler, u.Step, err))
+	}
+	return r, nil
+}
+
+// IsUndoStep reports whether step is the journal name of a compensation
+// step, and returns the forward step it undoes.
+func IsUndoStep(step string) (forward string, ok bool) {
+	forward, ok = strings.CutPrefix(step, UndoStepPrefix)
+	if !ok || forward == "" {
+		return "", false
+	}
+	return forward, true
+}

@@ -1,0 +1,101 @@
+package process
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+func TestNewUndoDerivesItsOwnKey(t *testing.T) {
+	env := webhook.Envelope{Key: "line#acme#e1"}
+	e := webhook.JournalEntry{Handler: "crm", Step: "create-lead", Result: []byte(`{"id":"L-7"}`), CompletedAt: time.UnixMilli(5)}
+	u := NewUndo(env, e, 2, nil, nil)
+	if want := webhook.IdempotencyKey(env.Key, "crm", "$undo:create-lead"); u.IdempotencyKey != want {
+		t.Errorf("key: got %s, want %s", u.IdempotencyKey, want)
+	}
+	if u.IdempotencyKey == webhook.IdempotencyKey(env.Key, "crm", "create-lead") {
+		t.Error("the undo's key is the forward step's")
+	}
+	if u.Handler != "crm" || u.Step != "create-lead" || u.Attempt != 2 || !u.CompletedAt.Equal(e.CompletedAt) || u.Log == nil {
+		t.Errorf("got %+v", u)
+	}
+}
+
+func TestUndoResult(t *testing.T) {
+	type lead struct {
+		ID string `json:"id"`
+	}
+	u := NewUndo(webhook.Envelope{Key: "k"}, webhook.JournalEntry{Handler: "h", Step: "s", Result: []byte(`{"id":"L-7"}`)}, 1, nil, nil)
+	if l, err := UndoResult[lead](u); err != nil || l.ID != "L-7" {
+		t.Errorf("got %+v, %v", l, err)
+	}
+	for name, result := range map[string]string{"no result": "", "not its type": `"a string"`} {
+		u.Result = []byte(result)
+		if _, err := UndoResult[lead](u); !IsPermanent(err) {
+			t.Errorf("%s: got %v, want a permanent error", name, err)
+		}
+	}
+}
+
+func TestUndoHTTPClient(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get(HeaderIdempotencyKey))
+	}))
+	defer srv.Close()
+	u := NewUndo(webhook.Envelope{Key: "k"}, webhook.JournalEntry{Handler: "h", Step: "s"}, 1, nil, srv.Client().Transport)
+	for _, preset := range []string{"", "caller-set"} {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodDelete, srv.URL, nil)
+		if preset != "" {
+			req.Header.Set(HeaderIdempotencyKey, preset)
+		}
+		resp, err := u.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if len(got) != 2 || got[0] != u.IdempotencyKey || got[1] != "caller-set" {
+		t.Errorf("got %v, want [%s caller-set]", got, u.IdempotencyKey)
+	}
+}
+
+func TestUndoStepNames(t *testing.T) {
+	if UndoStep("tag") != "$undo:tag" {
+		t.Errorf("got %s", UndoStep("tag"))
+	}
+	for step, want := range map[string]string{"$undo:tag": "tag", "tag": "", "$done": "", "$undo:": ""} {
+		got, ok := IsUndoStep(step)
+		if got != want || ok != (want != "") {
+			t.Errorf("IsUndoStep(%q): got %q, %v; want %q", step, got, ok, want)
+		}
+	}
+	if validStepName(UndoStep("x")) == nil {
+		t.Error("an undo step name is accepted as a forward step name")
+	}
+}
+
+func TestCompensateRegistersTheUndo(t *testing.T) {
+	r := NewRegistry()
+	reg := Handle(r, "h", followType, func(context.Context, *Event[follow]) error { return nil })
+	if reg.Compensation() != nil {
+		t.Error("a new registration has a compensation")
+	}
+	called := false
+	if reg.Compensate(func(context.Context, *Undo) error { called = true; return nil }) != reg {
+		t.Error("Compensate does not return its registration")
+	}
+	if err := r.Handler("h").Compensation()(context.Background(), &Undo{}); err != nil || !called {
+		t.Errorf("the registered undo was not the one called: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Compensate(nil) did not panic")
+		}
+	}()
+	reg.Compensate(nil)
+}

@@ -1,0 +1,97 @@
+package settings
+
+import (
+	"strings"
+	"time"
+)
+
+// Compensator is the compensator's configuration (dead-letter mode and
+// sweep mode). Field comments name the variable.
+type Compensator struct {
+	Common
+	// DLQURL is the dead-letter queue the compensator consumes (retry
+	// visibility) and the sweeper sends stuck FAILED and COMPENSATING
+	// records to: DLQ_URL (required). QueueURL (QUEUE_URL) is where the
+	// sweeper re-enqueues stuck RECEIVED, RETRY and PROCESSING records.
+	DLQURL string
+	// EventBusName is the EventBridge bus for the outcome events, a name or
+	// ARN: EVENT_BUS_NAME (optional; empty: publishing off).
+	EventBusName string
+	// Lease is the compensation lease length; the heartbeat extends it every
+	// third of it: HOOKWALL_LEASE, 3s to 15m.
+	Lease time.Duration
+	// CompensationAttempts is the compensation attempt limit, after which
+	// the event is DEAD: HOOKWALL_COMPENSATION_ATTEMPTS, 1 to 100.
+	CompensationAttempts int
+	// RetryBase and RetryCap bound the backoff of a compensation retry (full
+	// jitter): HOOKWALL_RETRY_BASE and HOOKWALL_RETRY_CAP, 1s to 12h, the
+	// base not above the cap. The sweeper takes RetryCap as the longest
+	// retry backoff (set it as the processor's).
+	RetryBase time.Duration
+	RetryCap  time.Duration
+	// Retention is how long a COMPENSATED or DEAD record is kept:
+	// HOOKWALL_RETENTION, 24h to 8760h.
+	Retention time.Duration
+	// SweepLimit is the most records one sweep run reads:
+	// HOOKWALL_SWEEP_LIMIT, 1 to 100000.
+	SweepLimit int
+	// ReenqueueGrace is the receiver's re-enqueue grace: the sweeper takes a
+	// RECEIVED record for stuck once its last enqueue is older:
+	// HOOKWALL_REENQUEUE_GRACE, 1s to 1h (set it as the receiver's).
+	ReenqueueGrace time.Duration
+	// SweepStuckAfter is how long past its lease, retry time or failure a
+	// record must be before the sweeper takes it for stuck:
+	// HOOKWALL_SWEEP_STUCK_AFTER, 1m to 24h.
+	SweepStuckAfter time.Duration
+	// CRMLeadsURL and ApprovalsTable are the example team handlers'
+	// settings, as the processor's (CRM_LEADS_URL, APPROVALS_TABLE): the
+	// compensator builds the same registry to find their compensations.
+	CRMLeadsURL    string
+	ApprovalsTable string
+}
+
+// CompensatorDefaults are the compensator's defaults, which
+// [LoadCompensator] does not state itself: the compensator's
+// wiring.Defaults returns them from the engines' constants
+// (shared/compensate, shared/sweep).
+type CompensatorDefaults struct {
+	Lease                time.Duration // HOOKWALL_LEASE
+	CompensationAttempts int           // HOOKWALL_COMPENSATION_ATTEMPTS
+	RetryBase            time.Duration // HOOKWALL_RETRY_BASE
+	RetryCap             time.Duration // HOOKWALL_RETRY_CAP
+	Retention            time.Duration // HOOKWALL_RETENTION
+	SweepLimit           int           // HOOKWALL_SWEEP_LIMIT
+	ReenqueueGrace       time.Duration // HOOKWALL_REENQUEUE_GRACE
+	SweepStuckAfter      time.Duration // HOOKWALL_SWEEP_STUCK_AFTER
+}
+
+// LoadCompensator reads the compensator's configuration through getenv
+// (os.Getenv in main), with def for what is unset, and validates it. The
+// error joins one error per variable at fault, each naming it.
+func LoadCompensator(getenv func(string) string, def CompensatorDefaults) (Compensator, Warnings, error) {
+	r := newReader(getenv)
+	s := loadCompensator(r, def)
+	return s, r.warnings, r.err("compensator")
+}
+
+func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
+	s := Compensator{Common: r.common(), DLQURL: r.httpURL("DLQ_URL", true)}
+	if s.EventBusName = r.get("EVENT_BUS_NAME"); s.EventBusName != "" &&
+		!eventBusRE.MatchString(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
+		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
+	}
+	s.Lease, _ = r.durationIn("HOOKWALL_LEASE", "", 0, def.Lease, 3*time.Second, 15*time.Minute)
+	s.CompensationAttempts = int(r.integer("HOOKWALL_COMPENSATION_ATTEMPTS", "", int64(def.CompensationAttempts), 1, 100))
+	s.RetryBase, _ = r.durationIn("HOOKWALL_RETRY_BASE", "", 0, def.RetryBase, time.Second, maxVisibility)
+	s.RetryCap, _ = r.durationIn("HOOKWALL_RETRY_CAP", "", 0, def.RetryCap, time.Second, maxVisibility)
+	if s.RetryBase > s.RetryCap {
+		r.fail("HOOKWALL_RETRY_BASE (%s) is above HOOKWALL_RETRY_CAP (%s)", formatDuration(s.RetryBase), formatDuration(s.RetryCap))
+	}
+	s.Retention, _ = r.durationIn("HOOKWALL_RETENTION", "", 0, def.Retention, 24*time.Hour, 365*24*time.Hour)
+	s.SweepLimit = int(r.integer("HOOKWALL_SWEEP_LIMIT", "", int64(def.SweepLimit), 1, 100000))
+	s.ReenqueueGrace, _ = r.durationIn("HOOKWALL_REENQUEUE_GRACE", "", 0, def.ReenqueueGrace, time.Second, time.Hour)
+	s.SweepStuckAfter, _ = r.durationIn("HOOKWALL_SWEEP_STUCK_AFTER", "", 0, def.SweepStuckAfter, time.Minute, 24*time.Hour)
+	s.CRMLeadsURL = r.httpURL("CRM_LEADS_URL", false)
+	s.ApprovalsTable = r.table("APPROVALS_TABLE", false)
+	return s
+}

@@ -1,0 +1,151 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Stuck lists the records of sweep shard shard whose sweepAt is at or
+// before before, oldest first, at most limit from cursor, as
+// [store.Table.Stuck] queries the sweep index: records whose TTL passed are
+// listed too (DynamoDB deletes them late), and a full page returns a cursor
+// even when nothing follows. The cursor has the index's key attributes
+// (pk, sk, sweepShard, sweepAt), as DynamoDB's LastEvaluatedKey.
+func (s *Store) Stuck(_ context.Context, shard int, before time.Time, limit int32,
+	cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error) {
+	if shard < 0 || shard >= store.SweepShards {
+		return nil, nil, fmt.Errorf("memstore: stuck: shard %d is not in 0..%d", shard, store.SweepShards-1)
+	}
+	if limit <= 0 {
+		return nil, nil, fmt.Errorf("memstore: stuck: limit %d is not positive", limit)
+	}
+	name := fmt.Sprintf("%02d", shard)
+	var after *store.StuckRecord
+	if cursor != nil {
+		k, kok := cursor[store.AttrPK].(*types.AttributeValueMemberS)
+		a, aok := cursor[store.AttrSweepAt].(*types.AttributeValueMemberN)
+		if !kok || !aok {
+			return nil, nil, fmt.Errorf("memstore: stuck: the cursor is not one Stuck returned")
+		}
+		ms, err := strconv.ParseInt(a.Value, 10, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("memstore: stuck: the cursor's sweepAt: %w", err)
+		}
+		after = &store.StuckRecord{Key: k.Value, SweepAt: time.UnixMilli(ms)}
+	}
+	s.mu.Lock()
+	var found []store.StuckRecord
+	for _, r := range s.recs {
+		if r.SweepShard != name || r.SweepAt == 0 || r.SweepAt > before.UnixMilli() {
+			continue
+		}
+		e := store.StuckRecord{Key: r.Key, SweepAt: time.UnixMilli(r.SweepAt)}
+		if after != nil && compareStuck(e, *after) <= 0 {
+			continue
+		}
+		found = append(found, e)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(found, compareStuck)
+	if len(found) < int(limit) {
+		return found, nil, nil
+	}
+	found = found[:limit]
+	last := found[len(found)-1]
+	return found, map[string]types.AttributeValue{
+		store.AttrPK:         &types.AttributeValueMemberS{Value: last.Key},
+		store.AttrSK:         &types.AttributeValueMemberS{Value: store.SKEvent},
+		store.AttrSweepShard: &types.AttributeValueMemberS{Value: name},
+		store.AttrSweepAt:    &types.AttributeValueMemberN{Value: strconv.FormatInt(last.SweepAt.UnixMilli(), 10)},
+	}, nil
+}
+
+// compareStuck orders index entries as the index does: by sweepAt, then key.
+func compareStuck(a, b store.StuckRecord) int {
+	return cmp.Or(a.SweepAt.Compare(b.SweepAt), cmp.Compare(a.Key, b.Key))
+}
+
+// MarkRequeued sets enqueuedAt = now and sweepAt = now + SweepAfter if the
+// record is still as rec describes it (version, status, claim id,
+// enqueuedAt) and has not expired, as [store.Table.MarkRequeued]; a final
+// rec is refused without a write. On true, rec carries the new values.
+func (s *Store) MarkRequeued(_ context.Context, rec *store.Record) (bool, error) {
+	if rec.Status.Terminal() {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	r := s.recs[rec.Key]
+	if r == nil || r.ExpiresAt < now.Unix() || r.Version != rec.Version || r.Status != rec.Status ||
+		(rec.ClaimID != "" && r.ClaimID != rec.ClaimID) || r.EnqueuedAt != rec.EnqueuedAt {
+		return false, nil
+	}
+	r.EnqueuedAt = now.UnixMilli()
+	r.SweepShard, r.SweepAt = shardName(r.Key), now.Add(s.sweepAfter).UnixMilli()
+	rec.EnqueuedAt, rec.SweepShard, rec.SweepAt = r.EnqueuedAt, r.SweepShard, r.SweepAt
+	return true, nil
+}
+
+// Resweep moves the record's sweepAt to at if it is still at rec.Version
+// (and claim id), as [store.Table.Resweep]; a final rec is refused without
+// a write. On true, rec carries the new values.
+func (s *Store) Resweep(_ context.Context, rec *store.Record, at time.Time) (bool, error) {
+	if rec.Status.Terminal() {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[rec.Key]
+	if r == nil || r.Version != rec.Version || (rec.ClaimID != "" && r.ClaimID != rec.ClaimID) {
+		return false, nil
+	}
+	r.SweepShard, r.SweepAt = shardName(r.Key), at.UnixMilli()
+	rec.SweepShard, rec.SweepAt = r.SweepShard, r.SweepAt
+	return true, nil
+}
+
+// Replay sends the record of key back to RECEIVED, as [store.Table.Replay]:
+// refused for SUCCEEDED without Force and for a live lease; missing for an
+// absent or expired record.
+func (s *Store) Replay(_ context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	r := s.recs[key]
+	if r == nil || r.Expired(now) {
+		return store.ReplayResult{Outcome: store.ReplayMissing}, nil
+	}
+	switch r.Status {
+	case webhook.StatusSucceeded:
+		if !opts.Force {
+			return store.ReplayResult{Outcome: store.ReplayRefused, Record: clone(r)}, nil
+		}
+	case webhook.StatusProcessing, webhook.StatusCompensating:
+		if r.LeaseUntil >= now.UnixMilli() {
+			return store.ReplayResult{Outcome: store.ReplayRefused, Record: clone(r)}, nil
+		}
+	}
+	from := r.Status
+	r.Status = webhook.StatusReceived
+	r.Version++
+	r.Attempts, r.Compensations = 0, 0
+	r.LeaseOwner, r.LeaseUntil, r.LastError = "", 0, ""
+	r.EnqueuedAt, r.UpdatedAt = now.UnixMilli(), now.UnixMilli()
+	r.SweepShard, r.SweepAt = shardName(key), now.Add(s.sweepAfter).UnixMilli()
+	r.ExpiresAt = max(r.ExpiresAt, now.Add(opts.Window).Unix())
+	if opts.FreshSteps {
+		r.ClaimID = newClaimID()
+	}
+	s.addHistory(r, now, from, "", 0, "")
+	return store.ReplayResult{Outcome: store.Replayed, Record: clone(r)}, nil
+}

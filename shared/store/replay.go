@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// ReplayOptions configures [Table.Replay].
+type ReplayOptions struct {
+	// Force allows replaying a SUCCEEDED record.
+	Force bool
+	// FreshSteps gives the record a new claim id, so that the journal of
+	// the steps already done is ignored and every step runs again.
+	FreshSteps bool
+	// Window keeps the record at least this long from now (expiresAt is
+	// never moved earlier).
+	Window time.Duration
+}
+
+// ReplayOutcome says what [Table.Replay] did.
+type ReplayOutcome int
+
+// Replay outcomes.
+const (
+	// Replayed: the record is RECEIVED again; the caller must enqueue it.
+	Replayed ReplayOutcome = iota + 1
+	// ReplayRefused: the record is SUCCEEDED and Force was not given, or a
+	// worker holds a live lease on it; nothing was written.
+	ReplayRefused
+	// ReplayMissing: there is no record, or it has expired.
+	ReplayMissing
+)
+
+// String returns the outcome's name.
+func (o ReplayOutcome) String() string {
+	switch o {
+	case Replayed:
+		return "replayed"
+	case ReplayRefused:
+		return "refused"
+	case ReplayMissing:
+		return "missing"
+	}
+	return "unknown"
+}
+
+// ReplayResult is the outcome of [Table.Replay] and the record it concerns:
+// the record as replayed (Replayed) or as found (ReplayRefused); nil for
+// ReplayMissing.
+type ReplayResult struct {
+	Outcome ReplayOutcome
+	Record  *Record
+}
+
+// replayable reports whether Replay may move r at now with opts, and if
+// not, why.
+func replayable(r *Record, opts ReplayOptions, now time.Time) bool {
+	switch r.Status {
+	case webhook.StatusSucceeded:
+		return opts.Force
+	case webhook.StatusProcessing, webhook.StatusCompensating:
+		return r.LeaseUntil < now.UnixMilli()
+	}
+	return true
+}
+
+// Replay sends the record of key back to RECEIVED, to be enqueued again from
+// its stored payload: from FAILED, DEAD, COMPENSATED, RETRY or RECEIVED; from
+// PROCESSING or COMPENSATING only once their lease has run out; from
+// SUCCEEDED only with opts.Force. One strongly consistent read, then one
+// conditional UpdateItem pinned to the version and status read: version+1,
+// attempts and compensations 0, the lease and lastError removed, enqueuedAt
+// = now, the sweep attributes set (sweepAt = now + SweepAfter), expiresAt =
+// max(its own, now + opts.Window), a new claim id with opts.FreshSteps (the
+// journal of the old one is ignored), and the history entry. The caller
+// must enqueue the replayed record's envelope; if that fails, the sweeper
+// does it later.
+//
+// Outcomes: Replayed with the record as written, ReplayRefused with the
+// record as found (SUCCEEDED without Force, or a live lease), ReplayMissing.
+func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (ReplayResult, error) {
+	now := t.now()
+	cur, err := t.read(ctx, key)
+	if err != nil {
+		return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+	}
+	for range maxPinTries {
+		if cur == nil || cur.Expired(now) {
+			t.hints.drop(key)
+			return ReplayResult{Outcome: ReplayMissing}, nil
+		}
+		if !replayable(cur, opts, now) {
+			return ReplayResult{Outcome: ReplayRefused, Record: cur}, nil
+		}
+		s := stateOf(cur)
+		w := newWrite().
+			when("attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt >= :nowSec) AND "+
+				"(NOT (#s IN (:processing, :compensating)) OR attribute_not_exists(leaseUntil) OR leaseUntil < :nowMs)",
+				map[string]types.AttributeValue{
+					":nowSec":       avInt(now.Unix()),
+					":nowMs":        avInt(now.UnixMilli()),
+					":processing":   avString(string(webhook.StatusProcessing)),
+					":compensating": avString(string(webhook.StatusCompensating)),
+				}).
+			sets(map[string]types.AttributeValue{
+				AttrStatus:        avString(string(webhook.StatusReceived)),
+				AttrVersion:       avInt(s.version + 1),
+				AttrAttempts:      avInt(0),
+				AttrCompensations: avInt(0),
+				AttrEnqueuedAt:    avInt(now.UnixMilli()),
+				AttrUpdatedAt:     avInt(now.UnixMilli()),
+				AttrSweepShard:    avString(shardName(ShardOf(key))),
+				AttrSweepAt:       avInt(now.Add(t.sweepAfter).UnixMilli()),
+				AttrExpiresAt:     avInt(max(cur.ExpiresAt, now.Add(opts.Window).Unix())),
+			}).
+			removes(AttrLeaseOwner, AttrLeaseUntil, AttrLastError).
+			history(t.historyEntry(now, s.status, webhook.StatusReceived, s.version+1, 0, "", ""), t.keep)
+		if opts.FreshSteps {
+			w.sets(map[string]types.AttributeValue{AttrClaimID: avString(newClaimID())})
+		}
+		pin(w, s)
+		out, err := t.update(ctx, key, w, types.ReturnValueAllNew, true)
+		if err != nil {
+			old, ok := conditionFailed(err)
+			if !ok {
+				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+			}
+			if cur, err = decodeRecord(old); err != nil {
+				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+			}
+			continue
+		}
+		rec, err := decodeRecord(out.Attributes)
+		if err != nil || rec == nil {
+			return ReplayResult{}, fmt.Errorf("store: replay %s: no record returned: %w", key, err)
+		}
+		t.hints.put(key, stateOf(rec))
+		return ReplayResult{Outcome: Replayed, Record: rec}, nil
+	}
+	return ReplayResult{}, fmt.Errorf("store: replay %s: the record changed under %d writes in a row", key, maxPinTries)
+}

@@ -1,0 +1,200 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// keysInShard returns n event keys of the given sweep shard.
+func keysInShard(shard, n int) []string {
+	var keys []string
+	for i := 0; len(keys) < n; i++ {
+		if k := fmt.Sprintf("line#acme#S%d", i); store.ShardOf(k) == shard {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// stuck pages through the whole of shard up to before, limit entries a
+// page, and returns the keys listed (at most 20 pages).
+func (e *env) stuck(t *testing.T, shard int, before time.Time, limit int32) []string {
+	t.Helper()
+	var keys []string
+	var cursor map[string]types.AttributeValue
+	for range 20 {
+		page, next, err := e.s.Stuck(e.ctx, shard, before, limit, cursor)
+		if err != nil {
+			t.Fatalf("stuck: %v", err)
+		}
+		if len(page) > int(limit) {
+			t.Fatalf("stuck: got a page of %d, over the limit %d", len(page), limit)
+		}
+		for _, r := range page {
+			keys = append(keys, r.Key)
+		}
+		if next == nil {
+			return keys
+		}
+		cursor = next
+	}
+	t.Fatalf("stuck: no end after 20 pages")
+	return nil
+}
+
+// shardOfKey is the sweep shard of the suite's key.
+var shardOfKey = store.ShardOf(key)
+
+var sweepCases = []testCase{
+	{"a claim indexes the record in its shard, due SweepAfter later", func(t *testing.T, e *env) {
+		now := e.clk.Now()
+		rec := e.claimed(t)
+		if rec.SweepShard != fmt.Sprintf("%02d", shardOfKey) || rec.SweepAt != now.Add(SweepAfter).UnixMilli() {
+			t.Errorf("got shard %q, sweepAt %d; want %02d, %d", rec.SweepShard, rec.SweepAt, shardOfKey, now.Add(SweepAfter).UnixMilli())
+		}
+		if got := e.stuck(t, shardOfKey, now.Add(SweepAfter-time.Millisecond), 10); len(got) != 0 {
+			t.Errorf("before its sweepAt: got %v, want none", got)
+		}
+		if got := e.stuck(t, shardOfKey, now.Add(SweepAfter), 10); !slices.Equal(got, []string{key}) {
+			t.Errorf("at its sweepAt: got %v, want [%s]", got, key)
+		}
+		if got := e.stuck(t, (shardOfKey+1)%store.SweepShards, now.Add(time.Hour), 10); len(got) != 0 {
+			t.Errorf("another shard: got %v, want none", got)
+		}
+	}},
+	{"acquire, heartbeat, retry and fail keep sweepAt", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		l := e.leased(t, "w1")
+		held(t, "heartbeat")(e.s.Heartbeat(e.ctx, l, e.clk.Now().Add(LeaseFor)))
+		held(t, "retry")(e.s.Retry(e.ctx, l, "x"))
+		l = e.leased(t, "w1")
+		held(t, "fail")(e.s.Fail(e.ctx, l, "y"))
+		if got := e.mustGet(t); got.SweepShard != rec.SweepShard || got.SweepAt != rec.SweepAt {
+			t.Errorf("got shard %q sweepAt %d, want %q %d", got.SweepShard, got.SweepAt, rec.SweepShard, rec.SweepAt)
+		}
+	}},
+	{"a completed record leaves the index", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
+		if got := e.mustGet(t); got.SweepShard != "" || got.SweepAt != 0 {
+			t.Errorf("got shard %q sweepAt %d, want both removed", got.SweepShard, got.SweepAt)
+		}
+		if got := e.stuck(t, shardOfKey, e.clk.Now().Add(time.Hour), 10); len(got) != 0 {
+			t.Errorf("stuck: got %v, want none", got)
+		}
+	}},
+	{"stuck pages through its shard, oldest sweepAt first", func(t *testing.T, e *env) {
+		keys := keysInShard(3, 5)
+		for _, k := range slices.Backward(keys) { // claimed newest key first: the order is sweepAt's, not the key's
+			if res, err := e.s.Claim(e.ctx, newEvent(k, "h"), Window); err != nil || res.Outcome != store.Claimed {
+				t.Fatalf("claim %s: %v, %v", k, res.Outcome, err)
+			}
+			e.clk.Advance(time.Second)
+		}
+		other := keysInShard(4, 1)[0]
+		if _, err := e.s.Claim(e.ctx, newEvent(other, "h"), Window); err != nil {
+			t.Fatal(err)
+		}
+		slices.Reverse(keys)
+		before := e.clk.Now().Add(SweepAfter)
+		for _, limit := range []int32{1, 2, 5, 10} {
+			if got := e.stuck(t, 3, before, limit); !slices.Equal(got, keys) {
+				t.Errorf("limit %d: got %v, want %v", limit, got, keys)
+			}
+		}
+		// Due 5 s earlier: only the one claimed first.
+		if got := e.stuck(t, 3, before.Add(-5*time.Second), 2); !slices.Equal(got, keys[:1]) {
+			t.Errorf("due earlier: got %v, want %v", got, keys[:1])
+		}
+	}},
+	{"stuck refuses a shard out of range and a limit below 1", func(t *testing.T, e *env) {
+		for _, c := range []struct {
+			shard int
+			limit int32
+		}{{-1, 10}, {store.SweepShards, 10}, {0, 0}} {
+			if _, _, err := e.s.Stuck(e.ctx, c.shard, e.clk.Now(), c.limit, nil); err == nil {
+				t.Errorf("shard %d limit %d: got no error", c.shard, c.limit)
+			}
+		}
+	}},
+	{"mark requeued moves enqueuedAt and sweepAt, without a transition", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		seen := *rec
+		e.clk.Advance(time.Minute)
+		e.ops()
+		if ok := held(t, "mark requeued")(e.s.MarkRequeued(e.ctx, rec)); !ok {
+			t.Fatalf("mark requeued: got false")
+		}
+		e.expectOps(t, "mark requeued", map[string]int{"UpdateItem": 1})
+		now := e.clk.Now()
+		if rec.EnqueuedAt != now.UnixMilli() || rec.SweepAt != now.Add(SweepAfter).UnixMilli() {
+			t.Errorf("rec: got enqueuedAt %d sweepAt %d, want now and now+SweepAfter", rec.EnqueuedAt, rec.SweepAt)
+		}
+		got := e.mustGet(t)
+		if got.EnqueuedAt != now.UnixMilli() || got.SweepAt != now.Add(SweepAfter).UnixMilli() || got.Version != 1 || len(got.History) != 1 {
+			t.Errorf("stored: got enqueuedAt %d sweepAt %d version %d, %d history entries; want now, now+SweepAfter, 1, 1",
+				got.EnqueuedAt, got.SweepAt, got.Version, len(got.History))
+		}
+		if held(t, "mark requeued")(e.s.MarkRequeued(e.ctx, &seen)) {
+			t.Errorf("mark requeued with the enqueuedAt of before: got true, want false")
+		}
+	}},
+	{"mark requeued leaves a record that moved on or is final", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		l := e.leased(t, "w1")
+		if held(t, "mark requeued")(e.s.MarkRequeued(e.ctx, rec)) {
+			t.Errorf("after an acquire: got true")
+		}
+		cur := e.mustGet(t)
+		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
+		done := e.mustGet(t)
+		for name, r := range map[string]*store.Record{"the leased record as read": cur, "the final record": done} {
+			if held(t, "mark requeued")(e.s.MarkRequeued(e.ctx, r)) {
+				t.Errorf("%s: got true", name)
+			}
+		}
+		if got := e.mustGet(t); got.SweepShard != "" || got.SweepAt != 0 {
+			t.Errorf("the final record got sweep attributes back: %q %d", got.SweepShard, got.SweepAt)
+		}
+	}},
+	{"resweep moves sweepAt, fenced on the version", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		at := e.clk.Now().Add(time.Hour)
+		if !held(t, "resweep")(e.s.Resweep(e.ctx, rec, at)) {
+			t.Fatalf("resweep: got false")
+		}
+		if got := e.mustGet(t); got.SweepAt != at.UnixMilli() || got.Version != 1 {
+			t.Errorf("got sweepAt %d version %d, want %d, 1", got.SweepAt, got.Version, at.UnixMilli())
+		}
+		if got := e.stuck(t, shardOfKey, at.Add(-time.Millisecond), 10); len(got) != 0 {
+			t.Errorf("before the new sweepAt: got %v", got)
+		}
+		e.leased(t, "w1")
+		if held(t, "resweep")(e.s.Resweep(e.ctx, rec, e.clk.Now())) {
+			t.Errorf("resweep of a record that moved on: got true")
+		}
+		if got := e.mustGet(t); got.SweepAt != at.UnixMilli() {
+			t.Errorf("the refused resweep wrote sweepAt %d", got.SweepAt)
+		}
+	}},
+	{"resweep of a final record writes nothing", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
+		done := e.mustGet(t)
+		if held(t, "resweep")(e.s.Resweep(e.ctx, done, e.clk.Now())) {
+			t.Errorf("got true")
+		}
+		if got := e.mustGet(t); got.SweepAt != 0 || got.Status != webhook.StatusSucceeded {
+			t.Errorf("got %s sweepAt %d", got.Status, got.SweepAt)
+		}
+	}},
+}

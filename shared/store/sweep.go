@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// SweepIndex is the sweeper's global secondary index: partition key
+// sweepShard (S), sort key sweepAt (N), projection KEYS_ONLY. It is sparse:
+// only records that are not terminal carry its attributes.
+const SweepIndex = "sweep"
+
+// SweepShards is the number of sweepShard values ("00".."15"), so that the
+// index never forms one hot partition.
+const SweepShards = 16
+
+// ShardOf returns the sweep shard of key: fnv32a(key) mod [SweepShards].
+func ShardOf(key string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return int(h.Sum32() % SweepShards)
+}
+
+// shardName is the stored form of a shard: two digits.
+func shardName(shard int) string { return fmt.Sprintf("%02d", shard) }
+
+// StuckRecord is one entry of the sweep index: a record that is not terminal
+// and whose sweepAt has passed.
+type StuckRecord struct {
+	// Key is the event key.
+	Key string
+	// SweepAt is the record's sweepAt.
+	SweepAt time.Time
+}
+
+// Stuck queries the sweep index's partition shard for records whose sweepAt
+// is at or before before: at most limit of them, starting at cursor (nil:
+// from the start), oldest sweepAt first. It returns the cursor of the next
+// page, nil when there is none (a full page may be followed by an empty
+// one). It is one Query, never a Scan; the index is eventually consistent
+// and also lists records whose TTL passed but that DynamoDB has not deleted
+// yet, so read the record (Get) before acting on it.
+func (t *Table) Stuck(ctx context.Context, shard int, before time.Time, limit int32,
+	cursor map[string]types.AttributeValue) ([]StuckRecord, map[string]types.AttributeValue, error) {
+	if shard < 0 || shard >= SweepShards {
+		return nil, nil, fmt.Errorf("store: stuck: shard %d is not in 0..%d", shard, SweepShards-1)
+	}
+	if limit <= 0 {
+		return nil, nil, fmt.Errorf("store: stuck: limit %d is not positive", limit)
+	}
+	out, err := t.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                &t.name,
+		IndexName:                aws.String(SweepIndex),
+		KeyConditionExpression:   aws.String("#shard = :shard AND #at <= :before"),
+		ExpressionAttributeNames: map[string]string{"#shard": AttrSweepShard, "#at": AttrSweepAt},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":shard":  avString(shardName(shard)),
+			":before": avInt(before.UnixMilli()),
+		},
+		Limit:             aws.Int32(limit),
+		ExclusiveStartKey: cursor,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: stuck shard %d: %w", shard, err)
+	}
+	recs := make([]StuckRecord, 0, len(out.Items))
+	for _, item := range out.Items {
+		var k struct {
+			Key     string `dynamodbav:"pk"`
+			SweepAt int64  `dynamodbav:"sweepAt"`
+		}
+		if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+			return nil, nil, fmt.Errorf("store: stuck shard %d: decode: %w", shard, err)
+		}
+		recs = append(recs, StuckRecord{Key: k.Key, SweepAt: time.UnixMilli(k.SweepAt)})
+	}
+	next := out.LastEvaluatedKey
+	if len(next) == 0 {
+		next = nil
+	}
+	return recs, next, nil
+}
+
+// MarkRequeued records that the sweeper re-enqueued rec: enqueuedAt = now
+// and sweepAt = now + SweepAfter (and its sweep shard), on condition that
+// the record is still as rec describes it (version, status, claim id and
+// enqueuedAt, absent when rec's is 0) and has not expired. It is not a
+// transition: the version and the history are unchanged. It reports false
+// when the record moved on (leave it alone), and for a final rec, without
+// writing; on true, rec carries the new enqueuedAt and sweep attributes.
+func (t *Table) MarkRequeued(ctx context.Context, rec *Record) (bool, error) {
+	if rec.Status.Terminal() {
+		return false, nil
+	}
+	now := t.now()
+	shard, at := shardName(ShardOf(rec.Key)), now.Add(t.sweepAfter).UnixMilli()
+	w := newWrite().
+		sets(map[string]types.AttributeValue{AttrEnqueuedAt: avInt(now.UnixMilli()), AttrSweepShard: avString(shard), AttrSweepAt: avInt(at)}).
+		when("attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt >= :nowSec) AND version = :version AND #s = :status",
+			map[string]types.AttributeValue{":nowSec": avInt(now.Unix()), ":version": avInt(rec.Version), ":status": avString(string(rec.Status))})
+	if rec.ClaimID != "" {
+		w.when("claimId = :claim", map[string]types.AttributeValue{":claim": avString(rec.ClaimID)})
+	}
+	if rec.EnqueuedAt == 0 {
+		w.when("attribute_not_exists(enqueuedAt)", nil)
+	} else {
+		w.when("enqueuedAt = :enq", map[string]types.AttributeValue{":enq": avInt(rec.EnqueuedAt)})
+	}
+	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
+	ok, err := fenced(err, "mark requeued", rec.Key)
+	if ok {
+		rec.EnqueuedAt, rec.SweepShard, rec.SweepAt = now.UnixMilli(), shard, at
+	}
+	return ok, err
+}
+
+// Resweep moves rec's sweepAt to at (and sets its sweep shard), so the
+// sweeper looks at it again then, on condition that the record is still at
+// rec.Version (and claim id). It reports false when the record moved on,
+// and for a final rec, without writing; on true, rec carries the new sweep
+// attributes.
+func (t *Table) Resweep(ctx context.Context, rec *Record, at time.Time) (bool, error) {
+	if rec.Status.Terminal() {
+		return false, nil
+	}
+	shard := shardName(ShardOf(rec.Key))
+	w := newWrite().
+		sets(map[string]types.AttributeValue{AttrSweepShard: avString(shard), AttrSweepAt: avInt(at.UnixMilli())}).
+		when("attribute_exists(pk) AND version = :version", map[string]types.AttributeValue{":version": avInt(rec.Version)})
+	if rec.ClaimID != "" {
+		w.when("claimId = :claim", map[string]types.AttributeValue{":claim": avString(rec.ClaimID)})
+	}
+	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
+	ok, err := fenced(err, "resweep", rec.Key)
+	if ok {
+		rec.SweepShard, rec.SweepAt = shard, at.UnixMilli()
+	}
+	return ok, err
+}

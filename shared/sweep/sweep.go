@@ -1,0 +1,410 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Store is the events table as the sweeper needs it; *store.Table and
+// *memstore.Store satisfy it.
+type Store interface {
+	// Stuck returns at most limit records of GSI `sweep` partition shard
+	// whose sweepAt is at or before before, oldest first, from cursor (nil:
+	// the start), and the cursor of the rest (nil: no more).
+	Stuck(ctx context.Context, shard int, before time.Time, limit int32, cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error)
+	// Get reads a record with a strongly consistent read (nil: absent or expired).
+	Get(ctx context.Context, key string) (*store.Record, error)
+	// MarkRequeued sets enqueuedAt = now and sweepAt = now + SweepAfter,
+	// fenced on rec's version, status and enqueuedAt (false: moved on).
+	MarkRequeued(ctx context.Context, rec *store.Record) (bool, error)
+	// Resweep sets sweepAt = at, fenced on rec's version (false: moved on).
+	Resweep(ctx context.Context, rec *store.Record, at time.Time) (bool, error)
+}
+
+// Queue is the main queue; *queue.Queue satisfies it. Send leaves a large
+// payload in the record ([queue.EncodeMessage]).
+type Queue interface {
+	Send(ctx context.Context, envs []webhook.Envelope) error
+}
+
+// DeadLetters is the dead-letter queue; *queue.Queue satisfies it.
+type DeadLetters interface {
+	// SendDeadLetter sends body (an envelope message) with the event key and
+	// the reason as message attributes.
+	SendDeadLetter(ctx context.Context, key string, body []byte, reason string) error
+}
+
+// Defaults of [Config].
+const (
+	// DefaultGrace is the receiver's default re-enqueue grace
+	// (intake.DefaultBudget + intake.DefaultGraceMargin).
+	DefaultGrace = 3 * time.Second
+	// DefaultStuckAfter is how long past its lease (or its retry time) a
+	// record must be before the sweeper takes it for stuck.
+	DefaultStuckAfter = 5 * time.Minute
+	// DefaultRetryCap is the processor's default longest retry backoff
+	// (process.DefaultRetryCap).
+	DefaultRetryCap = 15 * time.Minute
+	// DefaultLimit is the most records one run reads.
+	DefaultLimit = 500
+	// DefaultReserve is the time kept back from the run's deadline: the run
+	// starts no new record after that.
+	DefaultReserve = 2 * time.Second
+	// pageSize bounds one query of the GSI.
+	pageSize = 100
+	// maxErrors is how many errors a run's error names.
+	maxErrors = 5
+)
+
+// Metric names (EMF, PascalCase) a run records. Run does not flush; the
+// caller does.
+const (
+	MetricRequeued     = "SweepRequeued"
+	MetricDeadLettered = "SweepDeadLettered"
+	MetricErrors       = "SweepErrors"
+	MetricScanned      = "SweepScanned"
+)
+
+// Config configures a [Sweeper].
+type Config struct {
+	// Store is the events table (required).
+	Store Store
+	// Queue is the main queue, for stuck RECEIVED, RETRY and PROCESSING records (required).
+	Queue Queue
+	// DLQ is the dead-letter queue, for stuck FAILED and COMPENSATING records (required).
+	DLQ DeadLetters
+	// Now is the clock (optional; default time.Now).
+	Now func() time.Time
+	// Logger logs one line per record acted on and one per run (optional; default discards).
+	Logger *slog.Logger
+	// Metrics receives the EMF counts (optional).
+	Metrics *obs.Metrics
+	// Grace is the receiver's re-enqueue grace: a RECEIVED record is stuck
+	// once its last enqueue is older (HOOKWALL_REENQUEUE_GRACE; optional;
+	// default DefaultGrace).
+	Grace time.Duration
+	// StuckAfter is how long past its lease, retry time or failure a record
+	// must be to count as stuck (HOOKWALL_SWEEP_STUCK_AFTER; optional;
+	// default 5 min).
+	StuckAfter time.Duration
+	// RetryCap is the longest retry backoff of the processor and the
+	// compensator: a RETRY record's message comes back within it
+	// (HOOKWALL_RETRY_CAP; optional; default 15 min).
+	RetryCap time.Duration
+	// Limit is the most records one run reads (HOOKWALL_SWEEP_LIMIT;
+	// optional; default 500).
+	Limit int
+	// Shards is the number of sweep shards, 0 to Shards-1 (optional; default
+	// store.SweepShards, the number the store writes: fewer leaves shards
+	// unswept).
+	Shards int
+	// Reserve is kept back from the context's deadline: no record is
+	// started after it (optional; default 2s).
+	Reserve time.Duration
+}
+
+// Defaults returns the tuning defaults of [Config] (Grace, StuckAfter,
+// RetryCap, Limit, Shards, Reserve), for the compensator's settings.
+func Defaults() Config {
+	return Config{
+		Grace:      DefaultGrace,
+		StuckAfter: DefaultStuckAfter,
+		RetryCap:   DefaultRetryCap,
+		Limit:      DefaultLimit,
+		Shards:     store.SweepShards,
+		Reserve:    DefaultReserve,
+	}
+}
+
+// Sweeper re-enqueues stuck records. It is safe for concurrent use; runs of
+// one Sweeper take turns.
+type Sweeper struct {
+	cfg Config
+
+	mu        sync.Mutex // one run at a time
+	nextShard int        // where the next run starts
+}
+
+// New returns the Sweeper described by cfg.
+func New(cfg Config) (*Sweeper, error) {
+	if cfg.Store == nil || cfg.Queue == nil || cfg.DLQ == nil {
+		return nil, errors.New("sweep: Store, Queue and DLQ are required")
+	}
+	def := Defaults()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = def.Grace
+	}
+	if cfg.StuckAfter <= 0 {
+		cfg.StuckAfter = def.StuckAfter
+	}
+	if cfg.RetryCap <= 0 {
+		cfg.RetryCap = def.RetryCap
+	}
+	if cfg.Limit <= 0 {
+		cfg.Limit = def.Limit
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = def.Shards
+	}
+	if cfg.Reserve <= 0 {
+		cfg.Reserve = def.Reserve
+	}
+	return &Sweeper{cfg: cfg}, nil
+}
+
+// Report is what one run did; the compensator answers a scheduled
+// invocation with it, as JSON (Elapsed in nanoseconds). Every record read is
+// counted once, in exactly one of Requeued, DeadLettered, Resweeped,
+// MovedOn, Ignored, Errors and Interrupted.
+type Report struct {
+	// Scanned is the number of records read.
+	Scanned int `json:"scanned"`
+	// Requeued were stuck and sent to the main queue.
+	Requeued int `json:"requeued"`
+	// DeadLettered were stuck (FAILED or COMPENSATING) and sent to the dead-letter queue.
+	DeadLettered int `json:"deadLettered"`
+	// Resweeped were due but not stuck yet: their sweepAt moved to when they would be.
+	Resweeped int `json:"resweeped"`
+	// MovedOn changed between the read and the fenced write, and were left alone.
+	MovedOn int `json:"movedOn"`
+	// Ignored were terminal or gone (the GSI lags the table).
+	Ignored int `json:"ignored"`
+	// Errors failed (a read, a write or a send); they stay due.
+	Errors int `json:"errors"`
+	// Interrupted were cut off by the end of the run's context; they stay due.
+	Interrupted int `json:"interrupted"`
+	// QueryErrors counts the GSI queries that failed (a shard left for the next run).
+	QueryErrors int `json:"queryErrors"`
+	// More says the run stopped at its limit or its deadline: due records
+	// may remain, and the next run continues with them.
+	More bool `json:"more"`
+	// Elapsed is the run's duration.
+	Elapsed time.Duration `json:"elapsed"`
+}
+
+// Run sweeps once: for each shard, page by page, it reads the due records
+// and re-enqueues, dead-letters or re-sweeps each (see the package doc).
+// It stops after Limit records or when the context is within Reserve of its
+// deadline, and reports what it did. The error, if any, joins the first
+// failures (the report counts them all); records that failed stay due.
+func (s *Sweeper) Run(ctx context.Context) (Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := time.Now()
+	r := &run{s: s, now: s.cfg.Now()}
+	first := s.nextShard % s.cfg.Shards
+	r.last = first
+	for i := range s.cfg.Shards {
+		if !r.shard(ctx, (first+i)%s.cfg.Shards) {
+			r.rep.More = true
+			break
+		}
+	}
+	// The next run starts one shard after the last one read from, so that
+	// a shard whose head keeps failing, or a backlog larger than Limit in
+	// one shard, never starves the others.
+	s.nextShard = (r.last + 1) % s.cfg.Shards
+	r.rep.Elapsed = time.Since(start)
+	s.cfg.Metrics.Count(MetricScanned, r.rep.Scanned)
+	s.cfg.Metrics.Count(MetricRequeued, r.rep.Requeued)
+	s.cfg.Metrics.Count(MetricDeadLettered, r.rep.DeadLettered)
+	s.cfg.Metrics.Count(MetricErrors, r.rep.Errors+r.rep.QueryErrors)
+	level := slog.LevelInfo
+	if r.rep.Errors+r.rep.QueryErrors > 0 {
+		level = slog.LevelWarn
+	}
+	s.cfg.Logger.Log(ctx, level, "sweep done",
+		slog.Int("scanned", r.rep.Scanned), slog.Int("requeued", r.rep.Requeued),
+		slog.Int("dead_lettered", r.rep.DeadLettered), slog.Int("resweeped", r.rep.Resweeped),
+		slog.Int("moved_on", r.rep.MovedOn), slog.Int("ignored", r.rep.Ignored),
+		slog.Int("errors", r.rep.Errors), slog.Int("query_errors", r.rep.QueryErrors), slog.Int("interrupted", r.rep.Interrupted),
+		slog.Bool("more", r.rep.More), slog.Duration("elapsed", r.rep.Elapsed))
+	if n := r.rep.Errors + r.rep.QueryErrors; n > 0 {
+		return r.rep, fmt.Errorf("sweep: %d failure(s): %w", n, errors.Join(r.errs...))
+	}
+	return r.rep, nil
+}
+
+// run is the state of one Run.
+type run struct {
+	s    *Sweeper
+	now  time.Time // fixed for the run: the query bound and every stuck test
+	last int       // the shard the last record came from
+	rep  Report
+	errs []error // the first maxErrors
+}
+
+func (r *run) fail(err error) {
+	if len(r.errs) < maxErrors {
+		r.errs = append(r.errs, err)
+	}
+}
+
+// stop reports whether the run must not start another record: its limit is
+// reached or its context is (nearly) over.
+func (r *run) stop(ctx context.Context) bool {
+	if r.rep.Scanned >= r.s.cfg.Limit || ctx.Err() != nil {
+		return true
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < r.s.cfg.Reserve {
+		return true
+	}
+	return false
+}
+
+// shard sweeps one shard, page by page. It returns false when the run must
+// stop (limit or deadline) before the shard is done.
+func (r *run) shard(ctx context.Context, shard int) bool {
+	var cursor map[string]types.AttributeValue
+	for {
+		if r.stop(ctx) {
+			return false
+		}
+		page := min(r.s.cfg.Limit-r.rep.Scanned, pageSize)
+		due, next, err := r.s.cfg.Store.Stuck(ctx, shard, r.now, int32(page), cursor)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			r.rep.QueryErrors++
+			r.fail(fmt.Errorf("query shard %d: %w", shard, err))
+			r.s.cfg.Logger.ErrorContext(ctx, "sweep query failed", slog.Int("shard", shard), slog.Any("error", err))
+			return true // the other shards still get their turn
+		}
+		for _, d := range due {
+			if r.stop(ctx) {
+				return false
+			}
+			r.last = shard
+			r.record(ctx, d)
+		}
+		if next == nil {
+			return true
+		}
+		cursor = next
+	}
+}
+
+// record handles one due record.
+func (r *run) record(ctx context.Context, d store.StuckRecord) {
+	r.rep.Scanned++
+	log := r.s.cfg.Logger.With(slog.String(obs.KeyEventKey, d.Key))
+	rec, err := r.s.cfg.Store.Get(ctx, d.Key)
+	if err != nil {
+		r.failed(ctx, log, d.Key, "read", err)
+		return
+	}
+	if rec == nil || rec.Status.Terminal() {
+		r.rep.Ignored++ // the GSI lags the write that made it terminal (or deleted it)
+		return
+	}
+	log = log.With(slog.String(obs.KeyProvider, rec.Provider), slog.String(obs.KeyTenant, rec.Tenant),
+		slog.String(obs.KeyStatus, string(rec.Status)), slog.Int64(obs.KeyAttempt, rec.Attempts))
+	v := r.s.verdict(rec, r.now)
+	switch {
+	case v.action == ignore:
+		r.rep.Ignored++
+		log.WarnContext(ctx, "sweep found a record in an unknown status; left alone")
+	case v.action == wait:
+		moved, err := r.s.cfg.Store.Resweep(ctx, rec, v.stuckAt)
+		switch {
+		case err != nil:
+			r.failed(ctx, log, d.Key, "resweep", err)
+		case !moved:
+			r.rep.MovedOn++
+		default:
+			r.rep.Resweeped++
+			log.DebugContext(ctx, "record due but not stuck yet: swept again later", slog.Time("sweep_at", v.stuckAt))
+		}
+	default:
+		r.resend(ctx, log, rec, v)
+	}
+}
+
+// resend marks a stuck record and sends it to the main queue or the DLQ.
+func (r *run) resend(ctx context.Context, log *slog.Logger, rec *store.Record, v verdict) {
+	env := rec.Envelope()
+	var body []byte
+	if v.action == deadLetter {
+		b, err := queue.EncodeMessage(&env)
+		if err != nil {
+			r.failed(ctx, log, rec.Key, "encode", err)
+			return
+		}
+		body = b
+	}
+	marked, err := r.s.cfg.Store.MarkRequeued(ctx, rec)
+	if err != nil {
+		r.failed(ctx, log, rec.Key, "mark requeued", err)
+		return
+	}
+	if !marked {
+		r.rep.MovedOn++
+		log.InfoContext(ctx, "stuck record moved on before the sweeper could re-enqueue it: left alone")
+		return
+	}
+	stuckFor := r.now.Sub(v.stuckAt)
+	if v.action == deadLetter {
+		reason := fmt.Sprintf("sweeper: %s since %s", rec.Status, v.since.UTC().Format(time.RFC3339))
+		if rec.LastError != "" {
+			reason += ": " + rec.LastError
+		}
+		err = r.s.cfg.DLQ.SendDeadLetter(ctx, rec.Key, body, reason)
+	} else {
+		err = r.s.cfg.Queue.Send(ctx, []webhook.Envelope{env})
+	}
+	if err != nil {
+		// The record is still stuck: put its sweepAt back to when it counts
+		// as stuck again (rec now carries MarkRequeued's enqueuedAt), so
+		// that the next run sends it again. Failing that, MarkRequeued's
+		// sweepAt, now + SweepAfter, brings it back one SweepAfter later.
+		again := r.s.verdict(rec, r.now).stuckAt
+		if again.Before(r.now) {
+			again = r.now
+		}
+		if _, rerr := r.s.cfg.Store.Resweep(ctx, rec, again); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("resweep after a failed send: %w", rerr))
+		}
+		r.failed(ctx, log, rec.Key, "send", err)
+		return
+	}
+	if v.action == deadLetter {
+		r.rep.DeadLettered++
+		log.WarnContext(ctx, "stuck record sent to the dead-letter queue again", slog.Time("since", v.since),
+			slog.Duration("stuck_for", stuckFor), slog.String("last_error", rec.LastError))
+		return
+	}
+	r.rep.Requeued++
+	log.WarnContext(ctx, "stuck record re-enqueued from its stored payload", slog.Time("since", v.since),
+		slog.Duration("stuck_for", stuckFor))
+}
+
+// failed counts and logs a failed call on one record, which stays due. A
+// call cut off by the end of the run's context is counted as interrupted.
+func (r *run) failed(ctx context.Context, log *slog.Logger, key, op string, err error) {
+	if ctx.Err() != nil {
+		r.rep.Interrupted++
+		log.WarnContext(ctx, "sweep "+op+" cut off by the end of the run; the record stays due", slog.Any("error", err))
+		return
+	}
+	r.rep.Errors++
+	r.fail(fmt.Errorf("%s %s: %w", op, key, err))
+	log.ErrorContext(ctx, "sweep "+op+" failed; the record stays due", slog.Any("error", err))
+}
