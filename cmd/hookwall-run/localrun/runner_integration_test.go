@@ -325,6 +325,23 @@ func (r *runner) waitStatus(key string, s webhook.Status, timeout time.Duration)
 	}
 }
 
+// waitUntil polls cond until it holds, failing the test after timeout or
+// when the runner exits.
+func (r *runner) waitUntil(what string, timeout time.Duration, cond func() bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%s: not within %s", what, timeout)
+		}
+		select {
+		case <-r.exited:
+			r.t.Fatalf("hookwall-run exited: %v", r.cmd.ProcessState)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
 // logLines returns the JSON log lines about key with msg (any msg if empty).
 func (r *runner) logLines(key, msg string) []map[string]any {
 	var out []map[string]any
@@ -379,6 +396,19 @@ func TestMakeRun(t *testing.T) {
 		t.Fatalf("LINE command: %s", out)
 	}
 	ev := r.waitStatus(key, webhook.StatusSucceeded, 30*time.Second)
+	// The outcome is published after the record is SUCCEEDED: wait for it
+	// (and its log line) before counting, or a loaded machine fails the test.
+	r.waitUntil("the outcome event and its log line", 30*time.Second, func() bool {
+		if r.countLines(OutcomesFile, "detail.key", key) == 0 {
+			return false
+		}
+		for _, l := range r.logLines(key, "") {
+			if l[AttrStage] == StageOutcome {
+				return true
+			}
+		}
+		return false
+	})
 
 	if n := r.countLines(ForwardedFile, "key", key); n != 1 {
 		t.Errorf("the forward target got the event %d times, want 1", n)
