@@ -49,7 +49,7 @@ LAMBDA_GOARCH ?= arm64
 LAMBDA_BUILD = GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 \
 	$(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 
-.PHONY: help services-up services-down unit test bench fuzz lint build sam-tools sam-validate sam-build \
+.PHONY: help services-up services-down unit test bench fuzz lint build sam-tools sam-validate sam-build sam-local-prep model \
 	build-ReceiverFunction build-ProcessorFunction build-CompensatorFunction events clean distclean
 
 help: ## list targets
@@ -96,6 +96,9 @@ bench: ## benchmarks (BENCH_PKGS, BENCHTIME, BENCH pattern)
 
 fuzz: ## run every fuzz target for FUZZTIME each (scripts/fuzz.sh)
 	@FUZZTIME=$(FUZZTIME) FUZZ_PKGS='$(FUZZ_PKGS)' GO=$(GO) $(ROOT)/scripts/fuzz.sh
+
+model: ## check the delivery protocol's Promela model exhaustively with spin (model/, scripts/model.sh; installs spin when missing)
+	@$(ROOT)/scripts/model.sh
 
 lint: ## gofmt -l (fails if any file listed), go vet, go vet -tags integration
 	@files=$$(find . -type f -name '*.go' -not -path './.*' -not -path '*/testdata/*' -not -path './build/*' -print0 \
@@ -145,6 +148,18 @@ sam-validate: sam-tools ## sam validate --lint (cfn-lint) on template.yaml; work
 
 sam-build: sam-tools ## sam build: every function through its build-<LogicalId> target (no Docker)
 	cd $(ROOT) && $(SAM) build --template-file template.yaml
+
+# `sam local` (Docker): the functions read HOOKWALL_TENANTS_FILE=/var/task/local-tenants.json
+# (env.json); /var/task is the build output, so the local tenants document (made-up secrets)
+# is copied there after `sam build`. `sam build` rewrites .aws-sam/build, so this never
+# reaches a deploy that builds first. Then the signed samples are re-signed (`make events`).
+SAM_LOCAL_TENANTS ?= $(ROOT)/infra/local/tenants.json
+SAM_FUNCTIONS := ReceiverFunction ProcessorFunction CompensatorFunction
+
+sam-local-prep: sam-build ## sam build, copy the local tenants into each build output, re-sign events/receiver (then sam local …)
+	@for fn in $(SAM_FUNCTIONS); do cp $(SAM_LOCAL_TENANTS) $(ROOT)/.aws-sam/build/$$fn/local-tenants.json; done
+	@echo "sam-local-prep: $(SAM_LOCAL_TENANTS) -> .aws-sam/build/<fn>/local-tenants.json"
+	@$(MAKE) events
 
 events: ## regenerate the signed sample API Gateway events in events/receiver (local tenants)
 	$(GO) test ./functions/receiver -run TestSampleEvents -count=1 -update

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/fanout"
+	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -42,18 +43,7 @@ func (c *Compensator) Compensate(ctx context.Context, m process.Message) Result 
 // (concurrency < 1 means 1), publishes their outcome events in one call, and
 // returns the results in the order of ms.
 func (c *Compensator) CompensateBatch(ctx context.Context, ms []process.Message, concurrency int) []Result {
-	concurrency = max(concurrency, 1)
-	results := make([]Result, len(ms))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
-	for i := range ms {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			results[i] = c.compensate(ctx, ms[i])
-		})
-	}
-	wg.Wait()
+	results := fanout.Map(ms, concurrency, func(m process.Message) Result { return c.compensate(ctx, m) })
 	var evs []webhook.Outcome
 	for _, r := range results {
 		if r.Event != nil {
@@ -79,16 +69,12 @@ func (c *Compensator) publish(ctx context.Context, evs []webhook.Outcome) {
 // finishContext returns a context for the closing writes: not cancelled with
 // ctx, bounded by FinishReserve (at least one second).
 func (c *Compensator) finishContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), max(c.cfg.FinishReserve, time.Second))
+	return lease.FinishContext(ctx, c.cfg.FinishReserve)
 }
 
 // leaseUntil is now + LeaseDuration, never past ctx's deadline.
 func (c *Compensator) leaseUntil(ctx context.Context) time.Time {
-	until := c.cfg.Now().Add(c.cfg.LeaseDuration)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
-		until = dl
-	}
-	return until
+	return lease.Until(ctx, c.cfg.Now(), c.cfg.LeaseDuration)
 }
 
 func (c *Compensator) compensate(ctx context.Context, m process.Message) Result {

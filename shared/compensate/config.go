@@ -1,18 +1,14 @@
 package compensate
 
 import (
-	"crypto/rand"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	mrand "math/rand/v2"
 	"net/http"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Metric names (EMF, PascalCase) the compensator records, under the
@@ -49,7 +45,7 @@ const (
 // Defaults of [Config].
 const (
 	DefaultLeaseDuration = process.DefaultLeaseDuration
-	DefaultMaxAttempts   = 5
+	DefaultMaxAttempts   = lease.DefaultMaxAttempts
 	DefaultRetryBase     = process.DefaultRetryBase
 	DefaultRetryCap      = process.DefaultRetryCap
 	DefaultRetention     = process.DefaultRetention
@@ -98,7 +94,7 @@ type Config struct {
 	Now func() time.Time
 	// Jitter returns a uniform random number in [0, n) (optional; default math/rand/v2).
 	Jitter func(n int64) int64
-	// NewOwner returns a unique lease owner token (optional; default 130 random bits, base32).
+	// NewOwner returns a unique lease owner token (optional; default [lease.NewOwner]: 130 random bits, base32).
 	NewOwner func() string
 }
 
@@ -111,50 +107,15 @@ func (c *Config) Validate() error {
 		return errors.New("compensate: config: nil Store")
 	case c.Queue == nil:
 		return errors.New("compensate: config: nil Queue")
-	case c.LeaseDuration < 0, c.MaxAttempts < 0, c.Timeout < 0, c.RetryBase < 0, c.RetryCap < 0,
-		c.Retention < 0, c.FinishReserve < 0:
-		return errors.New("compensate: config: negative duration or count")
-	case c.RetryCap > webhook.MaxQueueDelay:
-		return fmt.Errorf("compensate: config: RetryCap %v above SQS's maximum %v", c.RetryCap, webhook.MaxQueueDelay)
 	}
-	return nil
+	return c.settings().Validate("compensate")
 }
 
-func (c *Config) setDefaults() {
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
-	}
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = DefaultLeaseDuration
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.RetryBase == 0 {
-		c.RetryBase = DefaultRetryBase
-	}
-	if c.RetryCap == 0 {
-		c.RetryCap = DefaultRetryCap
-	}
-	if c.RetryCap < c.RetryBase {
-		c.RetryCap = c.RetryBase
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.FinishReserve == 0 {
-		c.FinishReserve = DefaultFinishReserve
-	}
-	if c.Transport == nil {
-		c.Transport = http.DefaultTransport
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Jitter == nil {
-		c.Jitter = mrand.Int64N
-	}
-	if c.NewOwner == nil {
-		c.NewOwner = rand.Text
-	}
+// settings points at c's lease, retry and clock fields.
+func (c *Config) settings() lease.Settings {
+	return lease.Settings{Duration: &c.LeaseDuration, Timeout: &c.Timeout, RetryBase: &c.RetryBase, RetryCap: &c.RetryCap,
+		Retention: &c.Retention, FinishReserve: &c.FinishReserve, MaxAttempts: &c.MaxAttempts, Logger: &c.Logger,
+		Transport: &c.Transport, Now: &c.Now, Jitter: &c.Jitter, NewOwner: &c.NewOwner}
 }
+
+func (c *Config) setDefaults() { c.settings().SetDefaults() }

@@ -8,10 +8,8 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
-	"sync"
-	"sync/atomic"
-	"time"
 
+	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -20,23 +18,15 @@ import (
 // run is one compensation attempt at one event: the lease, the heartbeat,
 // the journal and the undos.
 type run struct {
-	c      *Compensator
-	lease  webhook.Lease
-	env    webhook.Envelope
-	log    *slog.Logger
-	lost   atomic.Bool
-	cancel context.CancelCauseFunc
+	c     *Compensator
+	lease webhook.Lease
+	env   webhook.Envelope
+	log   *slog.Logger
+	keep  lease.Keeper // the heartbeat; lost lease
 
 	undone  []string // "handler/step" undone by this attempt, in order
 	skipped []string // "handler/step" found undone by an earlier attempt
 	failed  string   // "handler/step" whose undo ended the attempt
-}
-
-// markLost records that the lease is gone and cancels the undos.
-func (r *run) markLost() {
-	if r.lost.CompareAndSwap(false, true) && r.cancel != nil {
-		r.cancel(process.ErrLeaseLost)
-	}
 }
 
 // todo is one forward step to undo.
@@ -50,18 +40,11 @@ type todo struct {
 // true when no journaled step has a compensation; err is the first undo (or
 // journal) error.
 func (r *run) run(ctx context.Context) (nothing bool, err error) {
-	hctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	r.cancel = cancel
-	if dl, ok := ctx.Deadline(); ok {
-		var c context.CancelFunc
-		hctx, c = context.WithDeadline(hctx, dl.Add(-r.c.cfg.FinishReserve))
-		defer c()
-	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() { r.heartbeat(ctx, stop) })
-	defer func() { close(stop); wg.Wait() }()
+	hctx, stop := r.keep.Start(ctx, r.c.cfg.LeaseDuration, r.c.cfg.FinishReserve, process.ErrLeaseLost, r.log,
+		func(ctx context.Context) (bool, error) {
+			return r.c.cfg.Store.HeartbeatCompensation(ctx, r.lease, r.c.leaseUntil(ctx))
+		})
+	defer stop()
 
 	entries, err := r.c.cfg.Store.Journal(hctx, r.lease)
 	if err != nil {
@@ -72,7 +55,7 @@ func (r *run) run(ctx context.Context) (nothing bool, err error) {
 		return true, nil
 	}
 	for _, td := range plan {
-		if r.lost.Load() {
+		if r.keep.Lost() {
 			return false, process.ErrLeaseLost
 		}
 		id := td.entry.Handler + "/" + td.entry.Step
@@ -84,7 +67,7 @@ func (r *run) run(ctx context.Context) (nothing bool, err error) {
 		}
 		if err := r.undo(hctx, td); err != nil {
 			r.failed = id
-			if r.lost.Load() {
+			if r.keep.Lost() {
 				return false, process.ErrLeaseLost
 			}
 			return false, fmt.Errorf("undo %s: %w", id, err)
@@ -96,7 +79,7 @@ func (r *run) run(ctx context.Context) (nothing bool, err error) {
 			return false, fmt.Errorf("journal undo %s: %w", id, err)
 		}
 		if !held {
-			r.markLost()
+			r.keep.MarkLost()
 			return false, process.ErrLeaseLost
 		}
 		r.c.cfg.Metrics.Count(MetricUndone, 1)
@@ -166,30 +149,8 @@ func (r *run) undo(ctx context.Context, td todo) (err error) {
 	}()
 	u := process.NewUndo(r.env, td.entry, r.lease.Attempt, log, r.c.cfg.Transport)
 	err = td.reg.Compensation()(ctx, u)
-	if err == nil && ctx.Err() != nil && r.lost.Load() {
+	if err == nil && ctx.Err() != nil && r.keep.Lost() {
 		err = process.ErrLeaseLost
 	}
 	return err
-}
-
-func (r *run) heartbeat(ctx context.Context, stop <-chan struct{}) {
-	t := time.NewTicker(max(r.c.cfg.LeaseDuration/3, time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		held, err := r.c.cfg.Store.HeartbeatCompensation(ctx, r.lease, r.c.leaseUntil(ctx))
-		switch {
-		case err != nil:
-			r.log.WarnContext(ctx, "heartbeat", slog.Any("error", err))
-		case !held:
-			r.markLost()
-			return
-		}
-	}
 }

@@ -13,7 +13,7 @@ import (
 // finish writes the attempt's outcome, fenced on the lease.
 func (c *Compensator) finish(ctx context.Context, r *run, m process.Message, acq webhook.Acquisition, nothing bool, herr error, res Result) Result {
 	log, lease, env := r.log, r.lease, r.env
-	if r.lost.Load() {
+	if r.keep.Lost() {
 		return c.leaseLost(ctx, r, res)
 	}
 	fctx, cancel := c.finishContext(ctx)

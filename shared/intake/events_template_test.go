@@ -8,7 +8,7 @@ import (
 )
 
 // TestTemplateProtectsOnlyTheEventsAPI holds template.yaml to the rule: the
-// events API route is IAM-authorized, the webhook route (which platforms
+// events API route is IAM-authorized, the webhook routes, GET and POST (which platforms
 // call, and which checks their signatures itself) is not, and the API has
 // no default authorizer that would change either.
 func TestTemplateProtectsOnlyTheEventsAPI(t *testing.T) {
@@ -64,14 +64,16 @@ func TestTemplateProtectsOnlyTheEventsAPI(t *testing.T) {
 					t.Errorf("WebhookApi does not set Auth.EnableIamAuthorizer, which AWS_IAM on a route needs")
 				}
 			case "ANY " + Route:
-				found["webhooks"] = true
+				t.Errorf("%s.%s routes ANY %s: declare GET (handshakes) and POST only", id, name, Route)
+			case "GET " + Route, "POST " + Route:
+				found[p.Method+" webhooks"] = true
 				if authorizer != "" {
 					t.Errorf("%s.%s (%s) has authorizer %q: platforms cannot sign with IAM", id, name, Route, authorizer)
 				}
 			}
 		}
 	}
-	if !found["events"] || !found["webhooks"] {
-		t.Errorf("template.yaml routes found: %v; want the webhook route and %s", found, EventsRoute)
+	if !found["events"] || !found["GET webhooks"] || !found["POST webhooks"] {
+		t.Errorf("template.yaml routes found: %v; want GET and POST %s and %s", found, Route, EventsRoute)
 	}
 }

@@ -5,9 +5,8 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
-	"time"
 
+	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -18,8 +17,7 @@ type attempt struct {
 	lease  webhook.Lease
 	env    webhook.Envelope
 	log    *slog.Logger
-	lost   atomic.Bool
-	cancel context.CancelCauseFunc
+	keep   lease.Keeper  // the heartbeat; lost lease
 	failed *Registration // the handler whose error ended the attempt
 
 	mu      sync.Mutex
@@ -34,31 +32,13 @@ func (a *attempt) failedName() string {
 	return a.failed.name
 }
 
-// markLost records that the lease is gone and cancels the handlers.
-func (a *attempt) markLost() {
-	if a.lost.CompareAndSwap(false, true) && a.cancel != nil {
-		a.cancel(ErrLeaseLost)
-	}
-}
-
 // run runs the handlers under the heartbeat and returns the first error.
 func (a *attempt) run(ctx context.Context, regs []*Registration) error {
-	hctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	a.cancel = cancel
-	if dl, ok := ctx.Deadline(); ok {
-		var c context.CancelFunc
-		hctx, c = context.WithDeadline(hctx, dl.Add(-a.d.cfg.FinishReserve))
-		defer c()
-	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		a.heartbeat(ctx, stop)
-	}()
-	defer func() { close(stop); wg.Wait() }()
+	hctx, stop := a.keep.Start(ctx, a.d.cfg.LeaseDuration, a.d.cfg.FinishReserve, ErrLeaseLost, a.log,
+		func(ctx context.Context) (bool, error) {
+			return a.d.cfg.Store.Heartbeat(ctx, a.lease, a.d.leaseUntil(ctx))
+		})
+	defer stop()
 
 	if a.lease.Attempt > 1 && len(regs) > 1 {
 		// Completed handlers are to be skipped: read the journal now.
@@ -67,7 +47,7 @@ func (a *attempt) run(ctx context.Context, regs []*Registration) error {
 		}
 	}
 	for i, reg := range regs {
-		if a.lost.Load() {
+		if a.keep.Lost() {
 			return ErrLeaseLost
 		}
 		if a.journaled(reg.name, webhook.DoneStep) {
@@ -88,28 +68,6 @@ func (a *attempt) run(ctx context.Context, regs []*Registration) error {
 		}
 	}
 	return nil
-}
-
-func (a *attempt) heartbeat(ctx context.Context, stop <-chan struct{}) {
-	t := time.NewTicker(max(a.d.cfg.LeaseDuration/3, time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		held, err := a.d.cfg.Store.Heartbeat(ctx, a.lease, a.d.leaseUntil(ctx))
-		switch {
-		case err != nil:
-			a.log.WarnContext(ctx, "heartbeat", slog.Any("error", err))
-		case !held:
-			a.markLost()
-			return
-		}
-	}
 }
 
 func (a *attempt) runHandler(ctx context.Context, reg *Registration) (err error) {
@@ -133,7 +91,7 @@ func (a *attempt) runHandler(ctx context.Context, reg *Registration) (err error)
 	}()
 	run := &handlerRun{att: a, handler: reg.name, used: map[string]bool{}}
 	err = reg.run(ctx, eventInfo{env: a.env, attempt: a.lease.Attempt, log: log, run: run})
-	if err == nil && ctx.Err() != nil && a.lost.Load() {
+	if err == nil && ctx.Err() != nil && a.keep.Lost() {
 		err = ErrLeaseLost
 	}
 	return err

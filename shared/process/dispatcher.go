@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/fanout"
+	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -43,19 +44,7 @@ func (d *Dispatcher) Process(ctx context.Context, dv Message) Result {
 // (concurrency < 1 means 1), publishes their outcome events in one call, and
 // returns the results in the order of ds.
 func (d *Dispatcher) ProcessBatch(ctx context.Context, ds []Message, concurrency int) []Result {
-	concurrency = max(concurrency, 1)
-	results := make([]Result, len(ds))
-	sem := make(chan struct{}, concurrency)
-	var wg sync.WaitGroup
-	for i := range ds {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[i] = d.process(ctx, ds[i])
-		}()
-	}
-	wg.Wait()
+	results := fanout.Map(ds, concurrency, func(dv Message) Result { return d.process(ctx, dv) })
 	var evs []webhook.Outcome
 	for _, r := range results {
 		if r.Event != nil {
@@ -81,16 +70,12 @@ func (d *Dispatcher) publish(ctx context.Context, evs []webhook.Outcome) {
 // finishContext returns a context for the closing writes: not cancelled with
 // ctx, bounded by FinishReserve (at least one second).
 func (d *Dispatcher) finishContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), max(d.cfg.FinishReserve, time.Second))
+	return lease.FinishContext(ctx, d.cfg.FinishReserve)
 }
 
 // leaseUntil is now + LeaseDuration, never past ctx's deadline.
 func (d *Dispatcher) leaseUntil(ctx context.Context) time.Time {
-	until := d.cfg.Now().Add(d.cfg.LeaseDuration)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
-		until = dl
-	}
-	return until
+	return lease.Until(ctx, d.cfg.Now(), d.cfg.LeaseDuration)
 }
 
 func (d *Dispatcher) process(ctx context.Context, dv Message) Result {

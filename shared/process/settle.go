@@ -12,7 +12,7 @@ import (
 // finish writes the attempt's outcome, fenced on the lease.
 func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Message, regs []*Registration, herr error, res Result) Result {
 	log, lease, env := att.log, att.lease, att.env
-	if att.lost.Load() {
+	if att.keep.Lost() {
 		return d.leaseLost(ctx, att, res)
 	}
 	fctx, cancel := d.finishContext(ctx)

@@ -47,7 +47,7 @@ func (a *attempt) save(ctx context.Context, e webhook.JournalEntry) (bool, error
 		return false, fmt.Errorf("journal step %s/%s: %w", e.Handler, e.Step, err)
 	}
 	if !held {
-		a.markLost()
+		a.keep.MarkLost()
 		return false, ErrLeaseLost
 	}
 	a.mu.Lock()
@@ -79,7 +79,7 @@ func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.
 	if dup {
 		return nil, Permanent(fmt.Errorf("step %q used twice in handler %s", name, h.handler))
 	}
-	if a.lost.Load() {
+	if a.keep.Lost() {
 		return nil, ErrLeaseLost
 	}
 	if err := a.load(ctx); err != nil {
@@ -96,7 +96,7 @@ func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.
 	key := webhook.IdempotencyKey(a.env.Key, h.handler, name)
 	result, err := fn(context.WithValue(ctx, idemKeyCtx{}, key), key)
 	if err != nil {
-		if a.lost.Load() {
+		if a.keep.Lost() {
 			return nil, ErrLeaseLost
 		}
 		return nil, err

@@ -34,10 +34,6 @@ var functions = []struct {
 	{"compensator", "CompensatorFunction", func(r *reader) { loadCompensator(r, CompensatorDefaults{}) }},
 }
 
-// localOnly are read but not deployed: the template gives the tenants
-// document as TENANTS_SECRET_ARN.
-var localOnly = map[string]bool{"HOOKWALL_TENANTS_FILE": true}
-
 // sdkVariable reports a variable the AWS SDK reads itself, which README
 // documents but no loader reads.
 func sdkVariable(name string) bool { return strings.HasPrefix(name, "AWS_ENDPOINT_URL_") }
@@ -159,13 +155,13 @@ func TestTemplateDeclaresEveryVariable(t *testing.T) {
 		}
 		rd := readsOf(fn.load)
 		for _, name := range sorted(rd.current) {
-			if _, ok := declared[name]; !ok && !localOnly[name] {
+			if _, ok := declared[name]; !ok {
 				t.Errorf("%s reads %s, which %s declares neither in Globals.Function nor in %s's Environment.Variables",
 					fn.name, name, templateName, fn.logicalID)
 			}
 		}
 		for _, name := range sorted(declared) {
-			if !rd.current[name] {
+			if !rd.current[name] && !sdkVariable(name) {
 				t.Errorf("%s gives %s the variable %s, which it does not read (deprecated or unknown)", templateName, fn.logicalID, name)
 			}
 			if v := declared[name]; v.Tag == "!Ref" && !known[v.Value] {
@@ -266,4 +262,25 @@ func sorted[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// The exported lists (for infra/templatetest) are what the loaders read.
+func TestVariablesAreWhatTheLoadersRead(t *testing.T) {
+	exported := map[string]func() []string{
+		"receiver": ReceiverVariables, "processor": ProcessorVariables, "compensator": CompensatorVariables}
+	for _, fn := range functions {
+		list, ok := exported[fn.name]
+		if !ok {
+			t.Errorf("no exported variable list for %s", fn.name)
+			continue
+		}
+		if got, want := list(), sorted(readsOf(fn.load).current); !slices.Equal(got, want) {
+			t.Errorf("%sVariables() = %v, want %v", fn.name, got, want)
+		}
+	}
+	for _, name := range LocalOnlyVariables() {
+		if !readsOf(functions[0].load).current[name] {
+			t.Errorf("LocalOnlyVariables lists %s, which the receiver does not read", name)
+		}
+	}
 }

@@ -57,90 +57,28 @@ func (t *Table) AcquireCompensation(ctx context.Context, key, owner string, unti
 			return webhook.Acquisition{}, fmt.Errorf("store: acquire compensation %s: %w", key, err)
 		}
 		if !compensable(rec, now) {
-			return lostCompensation(rec, now), nil
+			return LostCompensation(rec, now), nil
 		}
 		guess = stateOf(rec)
 	}
-	for range maxPinTries {
-		w := newWrite().
-			when(compensateCondition, map[string]types.AttributeValue{
-				":failed":       avString(string(webhook.StatusFailed)),
-				":received":     avString(string(webhook.StatusReceived)),
-				":retry":        avString(string(webhook.StatusRetry)),
-				":processing":   avString(string(webhook.StatusProcessing)),
-				":compensating": avString(string(webhook.StatusCompensating)),
-				":nowMs":        avInt(now.UnixMilli()),
-				":nowSec":       avInt(now.Unix()),
-			}).
-			sets(map[string]types.AttributeValue{
-				AttrStatus:        avString(string(webhook.StatusCompensating)),
-				AttrLeaseOwner:    avString(owner),
-				AttrLeaseUntil:    avInt(until.UnixMilli()),
-				AttrUpdatedAt:     avInt(now.UnixMilli()),
-				AttrCompensations: avInt(guess.compensations + 1),
-				AttrVersion:       avInt(guess.version + 1),
-			}).
-			history(t.historyEntry(now, guess.status, webhook.StatusCompensating, guess.version+1,
-				int(guess.compensations+1), owner, ""), t.keep)
-		pin(w, guess)
-		out, err := t.update(ctx, key, w, types.ReturnValueAllNew, true)
-		if err != nil {
-			old, ok := conditionFailed(err)
-			if !ok {
-				return webhook.Acquisition{}, fmt.Errorf("store: acquire compensation %s: %w", key, err)
-			}
-			rec, err := decodeRecord(old)
-			if err != nil {
-				return webhook.Acquisition{}, fmt.Errorf("store: acquire compensation %s: %w", key, err)
-			}
-			if !compensable(rec, now) {
-				t.learn(key, rec, now)
-				return lostCompensation(rec, now), nil
-			}
-			guess = stateOf(rec)
-			continue
-		}
-		rec, err := decodeRecord(out.Attributes)
-		if err != nil || rec == nil {
-			return webhook.Acquisition{}, fmt.Errorf("store: acquire compensation %s: no record returned: %w", key, err)
-		}
-		t.hints.put(key, stateOf(rec))
-		return webhook.Acquisition{
-			Outcome:   webhook.Acquired,
-			Lease:     compensationLeaseOf(rec),
-			Status:    guess.status,
-			Attempts:  int(rec.Attempts),
-			LastError: rec.LastError,
-			Payload:   rec.Payload,
-		}, nil
-	}
-	return webhook.Acquisition{}, fmt.Errorf("store: acquire compensation %s: the record changed under %d writes in a row", key, maxPinTries)
-}
-
-// lostCompensation classifies the record AcquireCompensation could not take.
-func lostCompensation(rec *Record, now time.Time) webhook.Acquisition {
-	if rec == nil || rec.Expired(now) {
-		return webhook.Acquisition{Outcome: webhook.AcquireMissing}
-	}
-	a := webhook.Acquisition{Status: rec.Status, Attempts: int(rec.Attempts), LastError: rec.LastError}
-	switch {
-	case rec.Status.Terminal():
-		a.Outcome = webhook.AcquireDone
-	case rec.Status == webhook.StatusProcessing || rec.Status == webhook.StatusCompensating:
-		a.Outcome = webhook.AcquireBusy
-		a.RetryAfter = max(time.UnixMilli(rec.LeaseUntil).Sub(now), 0)
-	default:
-		a.Outcome = webhook.AcquireMissing
-	}
-	return a
-}
-
-// compensationLeaseOf is the compensation lease a record holds: its Attempt
-// counts compensations.
-func compensationLeaseOf(rec *Record) webhook.Lease {
-	l := leaseOf(rec)
-	l.Attempt = int(rec.Compensations)
-	return l
+	return t.take(ctx, key, owner, until, now, guess, taking{
+		op:        "acquire compensation",
+		condition: compensateCondition,
+		values: map[string]types.AttributeValue{
+			":failed":       avString(string(webhook.StatusFailed)),
+			":received":     avString(string(webhook.StatusReceived)),
+			":retry":        avString(string(webhook.StatusRetry)),
+			":processing":   avString(string(webhook.StatusProcessing)),
+			":compensating": avString(string(webhook.StatusCompensating)),
+		},
+		to:         webhook.StatusCompensating,
+		counter:    AttrCompensations,
+		count:      func(s state) int64 { return s.compensations },
+		may:        compensable,
+		lost:       LostCompensation,
+		lease:      (*Record).CompensationLease,
+		reportFrom: true,
+	})
 }
 
 // read is a strongly consistent GetItem of the record of key (nil if absent).

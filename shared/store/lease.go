@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -64,62 +66,97 @@ func claimable(r *Record, now time.Time) bool {
 // write returned (one more call, for a later attempt that another process
 // prepared).
 func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
-	now := t.now()
 	guess, ok := t.hints.get(key)
 	if !ok {
 		guess = claimedState
 	}
+	return t.take(ctx, key, owner, until, t.now(), guess, taking{
+		op:        "acquire",
+		condition: acquireCondition,
+		values: map[string]types.AttributeValue{
+			":received":   avString(string(webhook.StatusReceived)),
+			":retry":      avString(string(webhook.StatusRetry)),
+			":processing": avString(string(webhook.StatusProcessing)),
+		},
+		to:      webhook.StatusProcessing,
+		counter: AttrAttempts,
+		count:   func(s state) int64 { return s.attempts },
+		may:     claimable,
+		lost:    LostAcquisition,
+		lease:   (*Record).Lease,
+	})
+}
+
+// taking is one way of taking a lease: the processor's or the compensator's.
+type taking struct {
+	op         string                          // in error messages
+	condition  string                          // uses :nowMs and :nowSec besides values
+	values     map[string]types.AttributeValue // of condition
+	to         webhook.Status                  // the status the lease holds the record in
+	counter    string                          // the attribute counting the leases taken
+	count      func(state) int64               // counter's value in a state
+	may        func(*Record, time.Time) bool   // condition, evaluated on a record
+	lost       func(*Record, time.Time) webhook.Acquisition
+	lease      func(*Record) webhook.Lease
+	reportFrom bool // Acquired's Status is the status taken from (else the record's)
+}
+
+// take writes k's lease on key in one conditional UpdateItem pinned to
+// guess, and again pinned to the state a failed write returns while the
+// record may still be taken (at most maxPinTries writes).
+func (t *Table) take(ctx context.Context, key, owner string, until, now time.Time, guess state, k taking) (webhook.Acquisition, error) {
 	for range maxPinTries {
+		values := map[string]types.AttributeValue{":nowMs": avInt(now.UnixMilli()), ":nowSec": avInt(now.Unix())}
+		maps.Copy(values, k.values)
+		n := k.count(guess) + 1
 		w := newWrite().
-			when(acquireCondition, map[string]types.AttributeValue{
-				":received":   avString(string(webhook.StatusReceived)),
-				":retry":      avString(string(webhook.StatusRetry)),
-				":processing": avString(string(webhook.StatusProcessing)),
-				":nowMs":      avInt(now.UnixMilli()),
-				":nowSec":     avInt(now.Unix()),
-			}).
+			when(k.condition, values).
 			sets(map[string]types.AttributeValue{
-				AttrStatus:     avString(string(webhook.StatusProcessing)),
+				AttrStatus:     avString(string(k.to)),
 				AttrLeaseOwner: avString(owner),
 				AttrLeaseUntil: avInt(until.UnixMilli()),
 				AttrUpdatedAt:  avInt(now.UnixMilli()),
-				AttrAttempts:   avInt(guess.attempts + 1),
+				k.counter:      avInt(n),
 				AttrVersion:    avInt(guess.version + 1),
 			}).
-			history(t.historyEntry(now, guess.status, webhook.StatusProcessing, guess.version+1, int(guess.attempts+1), owner, ""), t.keep)
+			history(t.historyEntry(now, guess.status, k.to, guess.version+1, int(n), owner, ""), t.keep)
 		pin(w, guess)
 		out, err := t.update(ctx, key, w, types.ReturnValueAllNew, true)
 		if err != nil {
 			old, ok := conditionFailed(err)
 			if !ok {
-				return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
+				return webhook.Acquisition{}, fmt.Errorf("store: %s %s: %w", k.op, key, err)
 			}
 			rec, err := decodeRecord(old)
 			if err != nil {
-				return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: %w", key, err)
+				return webhook.Acquisition{}, fmt.Errorf("store: %s %s: %w", k.op, key, err)
 			}
-			if !claimable(rec, now) {
+			if !k.may(rec, now) {
 				t.learn(key, rec, now)
-				return lostAcquisition(rec, now), nil
+				return k.lost(rec, now), nil
 			}
 			guess = stateOf(rec)
 			continue
 		}
 		rec, err := decodeRecord(out.Attributes)
 		if err != nil || rec == nil {
-			return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: no record returned: %w", key, err)
+			return webhook.Acquisition{}, fmt.Errorf("store: %s %s: no record returned: %w", k.op, key, err)
 		}
 		t.hints.put(key, stateOf(rec))
-		return webhook.Acquisition{
+		a := webhook.Acquisition{
 			Outcome:   webhook.Acquired,
-			Lease:     leaseOf(rec),
+			Lease:     k.lease(rec),
 			Status:    rec.Status,
 			Attempts:  int(rec.Attempts),
 			LastError: rec.LastError,
 			Payload:   rec.Payload,
-		}, nil
+		}
+		if k.reportFrom {
+			a.Status = guess.status
+		}
+		return a, nil
 	}
-	return webhook.Acquisition{}, fmt.Errorf("store: acquire %s: the record changed under %d writes in a row", key, maxPinTries)
+	return webhook.Acquisition{}, fmt.Errorf("store: %s %s: the record changed under %d writes in a row", k.op, key, maxPinTries)
 }
 
 // learn remembers the state of rec (nothing for a record gone or final).
@@ -131,8 +168,25 @@ func (t *Table) learn(key string, rec *Record, now time.Time) {
 	t.hints.put(key, stateOf(rec))
 }
 
-// lostAcquisition classifies the record that made an acquisition fail.
-func lostAcquisition(rec *Record, now time.Time) webhook.Acquisition {
+// LostAcquisition classifies the record (nil if absent) that made Acquire
+// fail at now: AcquireMissing (absent or expired), AcquireDone (final),
+// AcquireBusy (PROCESSING, with the lease's remaining time) or
+// AcquireFailedState (FAILED or COMPENSATING).
+func LostAcquisition(rec *Record, now time.Time) webhook.Acquisition {
+	return lost(rec, now, []webhook.Status{webhook.StatusProcessing},
+		[]webhook.Status{webhook.StatusFailed, webhook.StatusCompensating})
+}
+
+// LostCompensation classifies the record (nil if absent) that
+// AcquireCompensation could not take at now: AcquireMissing, AcquireDone or
+// AcquireBusy (PROCESSING or COMPENSATING).
+func LostCompensation(rec *Record, now time.Time) webhook.Acquisition {
+	return lost(rec, now, []webhook.Status{webhook.StatusProcessing, webhook.StatusCompensating}, nil)
+}
+
+// lost classifies a record a lease could not be taken on: busy statuses
+// hold a live lease, failed ones are AcquireFailedState.
+func lost(rec *Record, now time.Time, busy, failed []webhook.Status) webhook.Acquisition {
 	if rec == nil || rec.Expired(now) {
 		return webhook.Acquisition{Outcome: webhook.AcquireMissing}
 	}
@@ -140,10 +194,10 @@ func lostAcquisition(rec *Record, now time.Time) webhook.Acquisition {
 	switch {
 	case rec.Status.Terminal():
 		a.Outcome = webhook.AcquireDone
-	case rec.Status == webhook.StatusProcessing:
+	case slices.Contains(busy, rec.Status):
 		a.Outcome = webhook.AcquireBusy
 		a.RetryAfter = max(time.UnixMilli(rec.LeaseUntil).Sub(now), 0)
-	case rec.Status == webhook.StatusFailed || rec.Status == webhook.StatusCompensating:
+	case slices.Contains(failed, rec.Status):
 		a.Outcome = webhook.AcquireFailedState
 	default:
 		a.Outcome = webhook.AcquireMissing
@@ -151,7 +205,8 @@ func lostAcquisition(rec *Record, now time.Time) webhook.Acquisition {
 	return a
 }
 
-func leaseOf(rec *Record) webhook.Lease {
+// Lease is the processing lease rec holds: its Attempt counts attempts.
+func (rec *Record) Lease() webhook.Lease {
 	l := webhook.Lease{
 		Key:     rec.Key,
 		Owner:   rec.LeaseOwner,
@@ -164,6 +219,14 @@ func leaseOf(rec *Record) webhook.Lease {
 	if rec.ExpiresAt > 0 {
 		l.ExpiresAt = time.Unix(rec.ExpiresAt, 0)
 	}
+	return l
+}
+
+// CompensationLease is the compensation lease rec holds: its Attempt counts
+// compensations.
+func (rec *Record) CompensationLease() webhook.Lease {
+	l := rec.Lease()
+	l.Attempt = int(rec.Compensations)
 	return l
 }
 

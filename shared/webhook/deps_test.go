@@ -28,11 +28,18 @@ func TestImportRules(t *testing.T) {
 		{"shared/provider/wechat", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
 		// The processor engine: no AWS SDK and no adapter; it declares the
 		// interfaces it needs and store, queue and bus satisfy them.
-		{"shared/process", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs"}},
-		{"shared/process/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/process"}},
+		{"shared/process", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout"}},
+		{"shared/process/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process"}},
+		// What the two engines share about an attempt under a lease
+		// (settings, heartbeat): the domain only, no SDK.
+		{"shared/lease", []string{"github.com/"}, []string{"shared/webhook"}},
+		{"shared/internal/fanout", []string{"github.com/"}, []string{}},
 		// The compensator engine: like the processor's, no AWS SDK (nor the
 		// Lambda library); it uses the processor's registry and ports.
-		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/process"}},
+		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process"}},
+		// What the test kits processtest and compensatetest share: the
+		// store's types, nothing of the engines.
+		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/store"}},
 		// Adapters import the domain and the SDK, never the engine or each other.
 		{"shared/batch", []string{"github.com/"}, []string{}},
 		{"shared/store", nil, []string{"shared/webhook"}},
@@ -41,6 +48,10 @@ func TestImportRules(t *testing.T) {
 		{"shared/bus", nil, []string{"shared/webhook", "shared/batch"}},
 		// The sweeper: the store and the queues, never the processor engine.
 		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch"}},
+		// The AWS side of the processor's and the compensator's wiring: the
+		// adapters and the engines' ports, never an engine's wiring.
+		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process",
+			"shared/awslog", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}},
 		{"shared/awslog", nil, []string{}},
 		{"shared/tenants", nil, []string{}},
 		// The configuration: the standard library and the domain only (no

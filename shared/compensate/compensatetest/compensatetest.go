@@ -2,10 +2,6 @@ package compensatetest
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/internal/testkit"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/store"
@@ -152,7 +149,7 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 	for _, opt := range opts {
 		opt(&o)
 	}
-	body, err := encode(payload)
+	body, err := testkit.Encode(payload)
 	if err != nil {
 		t.Fatalf("compensatetest: encode payload: %v", err)
 	}
@@ -167,7 +164,7 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 	defer cancel()
 
 	rep := &Report{}
-	plain := &scenario{crashAt: -1, saved: map[string]bool{}}
+	plain := newScenario(-1, false)
 	rep.Events = append(rep.Events, k.run(ctx, plain))
 	rep.EventReport = rep.Events[0]
 	if o.crash {
@@ -177,7 +174,7 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 		}
 		for i := range steps {
 			for _, journaled := range []bool{false, true} {
-				sc := &scenario{crashAt: i, journaled: journaled, saved: map[string]bool{}}
+				sc := newScenario(i, journaled)
 				ev := k.run(ctx, sc)
 				rep.Events = append(rep.Events, ev)
 				k.check(sc, ev, rep.EventReport)
@@ -191,16 +188,6 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 		rep.Deliveries += ev.Deliveries
 	}
 	return rep
-}
-
-func encode(payload any) ([]byte, error) {
-	switch p := payload.(type) {
-	case []byte:
-		return p, nil
-	case json.RawMessage:
-		return p, nil
-	}
-	return json.Marshal(payload)
 }
 
 // kit is one Run's fixed parts.
@@ -222,17 +209,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	t := k.t
 	t.Helper()
-	key := fmt.Sprintf("%s#%s#compensatetest-%s", k.provider, k.opts.tenant, rand.Text())
-	sum := sha256.Sum256(k.payload)
-	claim, err := k.table.Claim(ctx, store.NewEvent{Key: key, Provider: k.provider, Tenant: k.opts.tenant,
-		EventType: k.eventType, PayloadHash: hex.EncodeToString(sum[:]), Payload: k.payload}, 24*time.Hour)
-	if err != nil || claim.Outcome != store.Claimed {
-		t.Fatalf("compensatetest: claim %s: %v (%v)", key, claim.Outcome, err)
-	}
-	msg, err := json.Marshal(claim.Record.Envelope())
-	if err != nil {
-		t.Fatalf("compensatetest: encode envelope: %v", err)
-	}
+	key, msg := testkit.Claim(ctx, t, k.table, "compensatetest", k.provider, k.opts.tenant, k.eventType, k.payload)
 	ev := EventReport{Key: key, Verdicts: map[compensate.Verdict]int{}}
 	dead := k.process(ctx, key, msg)
 	rec := k.get(ctx, key)
@@ -247,7 +224,7 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	}
 	for round := 1; ; round++ {
 		results := make([]compensate.Result, k.opts.copies)
-		ks.startRound(k.opts.copies)
+		ks.rounds.Start(k.opts.copies)
 		var wg sync.WaitGroup
 		for i := range results {
 			wg.Go(func() {
@@ -278,9 +255,9 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 		t.Fatalf("compensatetest: read journal of %s: %v", key, err)
 	}
 	ev.Outcomes = pub.outcomes()
-	sc.mu.Lock()
-	ev.Crash, ev.Undone = sc.fired, slices.Clone(sc.order)
-	sc.mu.Unlock()
+	sc.Mu.Lock()
+	ev.Crash, ev.Undone = sc.Fired, slices.Clone(sc.order)
+	sc.Mu.Unlock()
 	return ev
 }
 
@@ -326,14 +303,14 @@ func (k *kit) get(ctx context.Context, key string) *store.Record {
 func (k *kit) check(sc *scenario, ev, plain EventReport) {
 	t := k.t
 	t.Helper()
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	where := fmt.Sprintf("crash at undo point %d (journaled: %v)", sc.crashAt, sc.journaled)
-	if sc.fired == nil {
+	sc.Mu.Lock()
+	defer sc.Mu.Unlock()
+	where := fmt.Sprintf("crash at undo point %d (journaled: %v)", sc.CrashAt, sc.Journaled)
+	if sc.Fired == nil {
 		t.Errorf("compensatetest: %s: never reached; the compensation took another path than in the plain run", where)
 		return
 	}
-	p := *sc.fired
+	p := *sc.Fired
 	where = fmt.Sprintf("crash after the undo of %s/%s (journaled: %v)", p.Handler, p.Step, p.Journaled)
 	if len(sc.again) > 0 {
 		t.Errorf("compensatetest: %s: undos %v ran again after they were journaled", where, sc.again)

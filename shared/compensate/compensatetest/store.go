@@ -3,10 +3,10 @@ package compensatetest
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/internal/testkit"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -29,38 +29,24 @@ var errCrashed = errors.New("compensatetest: simulated crash of the worker")
 
 // scenario is one event's crash injection and the undo points it saw.
 type scenario struct {
-	crashAt   int // index among the points with Journaled == journaled; -1: no crash
-	journaled bool
-
-	mu     sync.Mutex
-	seen   int
-	fired  *Point
-	dead   string // the lease owner of the crashed attempt
-	points []Point
-	saved  map[string]bool // "handler/$undo:step" journaled
-	again  []string        // undo steps journaled a second time (ran again after being journaled)
-	order  []string        // "handler/step" of every undo journal write that landed, in order
+	testkit.Scenario[Point]
+	saved map[string]bool // "handler/$undo:step" journaled
+	again []string        // undo steps journaled a second time (ran again after being journaled)
+	order []string        // "handler/step" of every undo journal write that landed, in order
 }
 
-func (s *scenario) at(p Point, owner string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.points = append(s.points, p)
-	if s.crashAt < 0 || s.fired != nil || p.Journaled != s.journaled {
-		return false
-	}
-	if s.seen < s.crashAt {
-		s.seen++
-		return false
-	}
-	s.fired, s.dead = &p, owner
-	return true
+// newScenario crashes at the crashAt-th point (-1: none) whose Journaled
+// is journaled.
+func newScenario(crashAt int, journaled bool) *scenario {
+	return &scenario{Scenario: testkit.Scenario[Point]{CrashAt: crashAt, Journaled: journaled}, saved: map[string]bool{}}
 }
+
+func (s *scenario) at(p Point, owner string) bool { return s.At(p, p.Journaled, owner) }
 
 func (s *scenario) isDead(owner string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fired != nil && owner == s.dead
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.DeadLocked(owner)
 }
 
 // kitStore is the events table as one scenario's compensator sees it: it
@@ -70,48 +56,13 @@ func (s *scenario) isDead(owner string) bool {
 // never land.
 type kitStore struct {
 	compensate.Store
-	sc *scenario
-
-	mu    sync.Mutex
-	round *gate
-}
-
-// gate holds the n deliveries of a round after their acquisition until all
-// n have tried, so that they contend for the lease at once.
-type gate struct {
-	n    int
-	mu   sync.Mutex
-	in   int
-	open chan struct{}
-}
-
-func (g *gate) wait(ctx context.Context) {
-	g.mu.Lock()
-	g.in++
-	if g.in == g.n {
-		close(g.open)
-	}
-	g.mu.Unlock()
-	select {
-	case <-g.open:
-	case <-ctx.Done():
-	}
-}
-
-func (c *kitStore) startRound(n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.round = &gate{n: n, open: make(chan struct{})}
+	sc     *scenario
+	rounds testkit.Rounds
 }
 
 func (c *kitStore) AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
 	acq, err := c.Store.AcquireCompensation(ctx, key, owner, until)
-	c.mu.Lock()
-	g := c.round
-	c.mu.Unlock()
-	if g != nil {
-		g.wait(ctx)
-	}
+	c.rounds.Wait(ctx)
 	return acq, err
 }
 
@@ -160,13 +111,13 @@ func (c *kitStore) SaveStep(ctx context.Context, l webhook.Lease, e webhook.Jour
 		return held, err
 	}
 	id := e.Handler + "/" + fwd
-	c.sc.mu.Lock()
+	c.sc.Mu.Lock()
 	if c.sc.saved[id] {
 		c.sc.again = append(c.sc.again, id)
 	}
 	c.sc.saved[id] = true
 	c.sc.order = append(c.sc.order, id)
-	c.sc.mu.Unlock()
+	c.sc.Mu.Unlock()
 	p.Journaled = true
 	if c.sc.at(p, l.Owner) {
 		return false, errCrashed

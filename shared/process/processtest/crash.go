@@ -3,9 +3,9 @@ package processtest
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/testkit"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -25,38 +25,24 @@ var errCrashed = errors.New("processtest: simulated crash of the worker")
 
 // scenario is one event's crash injection and the step points it saw.
 type scenario struct {
-	crashAt   int // index among the points with Journaled == journaled; -1: no crash
-	journaled bool
+	testkit.Scenario[Point]
+	late []string // the dead attempt's writes after the crash, heartbeats left out
+}
 
-	mu     sync.Mutex
-	seen   int
-	fired  *Point
-	dead   string   // the lease owner of the crashed attempt
-	late   []string // the dead attempt's writes after the crash, heartbeats left out
-	points []Point
+// newScenario crashes at the crashAt-th point (-1: none) whose Journaled
+// is journaled.
+func newScenario(crashAt int, journaled bool) *scenario {
+	return &scenario{Scenario: testkit.Scenario[Point]{CrashAt: crashAt, Journaled: journaled}}
 }
 
 // at records p, reached by the attempt of owner, and reports whether the crash is to happen there.
-func (s *scenario) at(p Point, owner string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.points = append(s.points, p)
-	if s.crashAt < 0 || s.fired != nil || p.Journaled != s.journaled {
-		return false
-	}
-	if s.seen < s.crashAt {
-		s.seen++
-		return false
-	}
-	s.fired, s.dead = &p, owner
-	return true
-}
+func (s *scenario) at(p Point, owner string) bool { return s.At(p, p.Journaled, owner) }
 
 // isDead reports whether owner is the crashed attempt, and records op.
 func (s *scenario) isDead(owner, op string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fired == nil || owner != s.dead {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if !s.DeadLocked(owner) {
 		return false
 	}
 	if op != "heartbeat" {
@@ -71,52 +57,13 @@ func (s *scenario) isDead(owner, op string) bool {
 // scenario's point and then drops every write of the crashed attempt.
 type kitStore struct {
 	Store
-	sc *scenario
-
-	mu    sync.Mutex
-	round *gate
-}
-
-// gate holds the n deliveries of a round after their Acquire until all n
-// have acquired (or found the lease busy), so that they contend for the
-// lease at once however fast the table answers.
-type gate struct {
-	n    int
-	mu   sync.Mutex
-	in   int
-	open chan struct{}
-}
-
-func newGate(n int) *gate { return &gate{n: n, open: make(chan struct{})} }
-
-func (g *gate) wait(ctx context.Context) {
-	g.mu.Lock()
-	g.in++
-	if g.in == g.n {
-		close(g.open)
-	}
-	g.mu.Unlock()
-	select {
-	case <-g.open:
-	case <-ctx.Done():
-	}
-}
-
-// startRound makes the next n acquisitions wait for each other.
-func (c *kitStore) startRound(n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.round = newGate(n)
+	sc     *scenario
+	rounds testkit.Rounds // see [Redeliver]
 }
 
 func (c *kitStore) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
 	acq, err := c.Store.Acquire(ctx, key, owner, until)
-	c.mu.Lock()
-	g := c.round
-	c.mu.Unlock()
-	if g != nil {
-		g.wait(ctx)
-	}
+	c.rounds.Wait(ctx)
 	return acq, err
 }
 

@@ -2,10 +2,6 @@ package processtest
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/testkit"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -162,7 +159,7 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 	for _, opt := range opts {
 		opt(&o)
 	}
-	body, err := encode(payload)
+	body, err := testkit.Encode(payload)
 	if err != nil {
 		t.Fatalf("processtest: encode payload: %v", err)
 	}
@@ -173,12 +170,12 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 	defer cancel()
 
 	rep := &Report{}
-	plain := &scenario{crashAt: -1}
+	plain := newScenario(-1, false)
 	rep.Events = append(rep.Events, k.run(ctx, plain))
 	rep.EventReport = rep.Events[0]
 	if o.crash {
 		steps := 0
-		for _, p := range plain.points {
+		for _, p := range plain.Points {
 			if p.Journaled {
 				steps++
 			}
@@ -188,7 +185,7 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 		}
 		for i := range steps {
 			for _, journaled := range []bool{false, true} {
-				sc := &scenario{crashAt: i, journaled: journaled}
+				sc := newScenario(i, journaled)
 				ev := k.run(ctx, sc)
 				rep.Events = append(rep.Events, ev)
 				k.check(sc, ev, rep.EventReport)
@@ -203,16 +200,6 @@ func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payloa
 	}
 	rep.DeadLetters = k.q.deadLetters()
 	return rep
-}
-
-func encode(payload any) ([]byte, error) {
-	switch p := payload.(type) {
-	case []byte:
-		return p, nil
-	case json.RawMessage:
-		return p, nil
-	}
-	return json.Marshal(payload)
 }
 
 // kit is one Run's fixed parts.
@@ -233,17 +220,7 @@ type kit struct {
 func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	t := k.t
 	t.Helper()
-	key := fmt.Sprintf("%s#%s#processtest-%s", k.provider, k.opts.tenant, rand.Text())
-	sum := sha256.Sum256(k.payload)
-	claim, err := k.table.Claim(ctx, store.NewEvent{Key: key, Provider: k.provider, Tenant: k.opts.tenant,
-		EventType: k.eventType, PayloadHash: hex.EncodeToString(sum[:]), Payload: k.payload}, 24*time.Hour)
-	if err != nil || claim.Outcome != store.Claimed {
-		t.Fatalf("processtest: claim %s: %v (%v)", key, claim.Outcome, err)
-	}
-	msg, err := json.Marshal(claim.Record.Envelope())
-	if err != nil {
-		t.Fatalf("processtest: encode envelope: %v", err)
-	}
+	key, msg := testkit.Claim(ctx, t, k.table, "processtest", k.provider, k.opts.tenant, k.eventType, k.payload)
 	ks := &kitStore{Store: k.table, sc: sc}
 	d, err := process.New(process.Config{
 		Registry: k.reg, Store: ks, Queue: k.q, DLQ: k.q, LeaseDuration: Lease,
@@ -256,7 +233,7 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	var rec *store.Record
 	for round := 1; ; round++ {
 		results := make([]process.Result, k.opts.copies)
-		ks.startRound(k.opts.copies)
+		ks.rounds.Start(k.opts.copies)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range results {
@@ -291,9 +268,9 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	if ev.Journal, err = k.table.Steps(ctx, key, rec.ClaimID); err != nil {
 		t.Fatalf("processtest: read journal of %s: %v", key, err)
 	}
-	sc.mu.Lock()
-	ev.Crash = sc.fired
-	sc.mu.Unlock()
+	sc.Mu.Lock()
+	ev.Crash = sc.Fired
+	sc.Mu.Unlock()
 	return ev
 }
 
@@ -301,14 +278,14 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 func (k *kit) check(sc *scenario, ev, plain EventReport) {
 	t := k.t
 	t.Helper()
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	where := fmt.Sprintf("crash at journal point %d (journaled: %v)", sc.crashAt, sc.journaled)
-	if sc.fired == nil {
+	sc.Mu.Lock()
+	defer sc.Mu.Unlock()
+	where := fmt.Sprintf("crash at journal point %d (journaled: %v)", sc.CrashAt, sc.Journaled)
+	if sc.Fired == nil {
 		t.Errorf("processtest: %s: never reached; the handlers took another path than in the plain run", where)
 		return
 	}
-	p := *sc.fired
+	p := *sc.Fired
 	where = fmt.Sprintf("crash after step %s/%s (journaled: %v)", p.Handler, p.Step, p.Journaled)
 	if len(sc.late) == 0 || (sc.late[0] != "retry" && sc.late[0] != "fail") {
 		t.Errorf("processtest: %s: the attempt did not end (its next write was %v); the handler must return the error of Step (wrapped with %%w)",
@@ -316,7 +293,7 @@ func (k *kit) check(sc *scenario, ev, plain EventReport) {
 	}
 	journaled := map[string]bool{}
 	rerun := false
-	for _, q := range sc.points {
+	for _, q := range sc.Points {
 		id := q.Handler + "/" + q.Step
 		switch {
 		case q.Journaled:

@@ -36,7 +36,7 @@ func (s *Store) AcquireCompensation(_ context.Context, key, owner string, until 
 	now := s.now()
 	r := s.recs[key]
 	if !compensable(r, now) {
-		return lostCompensation(r, now), nil
+		return store.LostCompensation(r, now), nil
 	}
 	from := r.Status
 	r.Status = webhook.StatusCompensating
@@ -46,34 +46,14 @@ func (s *Store) AcquireCompensation(_ context.Context, key, owner string, until 
 	r.Compensations++
 	r.Version++
 	s.addHistory(r, now, from, owner, int(r.Compensations), "")
-	l := leaseOf(r)
-	l.Attempt = int(r.Compensations)
 	return webhook.Acquisition{
 		Outcome:   webhook.Acquired,
-		Lease:     l,
+		Lease:     r.CompensationLease(),
 		Status:    from,
 		Attempts:  int(r.Attempts),
 		LastError: r.LastError,
 		Payload:   slices.Clone([]byte(r.Payload)),
 	}, nil
-}
-
-// lostCompensation classifies the record AcquireCompensation could not take.
-func lostCompensation(r *store.Record, now time.Time) webhook.Acquisition {
-	if r == nil || r.Expired(now) {
-		return webhook.Acquisition{Outcome: webhook.AcquireMissing}
-	}
-	a := webhook.Acquisition{Status: r.Status, Attempts: int(r.Attempts), LastError: r.LastError}
-	switch {
-	case r.Status.Terminal():
-		a.Outcome = webhook.AcquireDone
-	case r.Status == webhook.StatusProcessing || r.Status == webhook.StatusCompensating:
-		a.Outcome = webhook.AcquireBusy
-		a.RetryAfter = max(time.UnixMilli(r.LeaseUntil).Sub(now), 0)
-	default:
-		a.Outcome = webhook.AcquireMissing
-	}
-	return a
 }
 
 // HeartbeatCompensation extends the compensation lease l to until if it

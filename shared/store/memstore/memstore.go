@@ -226,7 +226,7 @@ func (s *Store) Acquire(_ context.Context, key, owner string, until time.Time) (
 		(r.Status == webhook.StatusReceived || r.Status == webhook.StatusRetry ||
 			(r.Status == webhook.StatusProcessing && (r.LeaseUntil == 0 || r.LeaseUntil < now.UnixMilli())))
 	if !claimable {
-		return lostAcquisition(r, now), nil
+		return store.LostAcquisition(r, now), nil
 	}
 	from := r.Status
 	r.Status = webhook.StatusProcessing
@@ -238,48 +238,12 @@ func (s *Store) Acquire(_ context.Context, key, owner string, until time.Time) (
 	s.addHistory(r, now, from, owner, int(r.Attempts), "")
 	return webhook.Acquisition{
 		Outcome:   webhook.Acquired,
-		Lease:     leaseOf(r),
+		Lease:     r.Lease(),
 		Status:    r.Status,
 		Attempts:  int(r.Attempts),
 		LastError: r.LastError,
 		Payload:   slices.Clone([]byte(r.Payload)),
 	}, nil
-}
-
-// lostAcquisition classifies the record that made an acquisition fail.
-func lostAcquisition(r *store.Record, now time.Time) webhook.Acquisition {
-	if r == nil || r.Expired(now) {
-		return webhook.Acquisition{Outcome: webhook.AcquireMissing}
-	}
-	a := webhook.Acquisition{Status: r.Status, Attempts: int(r.Attempts), LastError: r.LastError}
-	switch {
-	case r.Status.Terminal():
-		a.Outcome = webhook.AcquireDone
-	case r.Status == webhook.StatusProcessing:
-		a.Outcome = webhook.AcquireBusy
-		a.RetryAfter = max(time.UnixMilli(r.LeaseUntil).Sub(now), 0)
-	case r.Status == webhook.StatusFailed || r.Status == webhook.StatusCompensating:
-		a.Outcome = webhook.AcquireFailedState
-	default:
-		a.Outcome = webhook.AcquireMissing
-	}
-	return a
-}
-
-func leaseOf(r *store.Record) webhook.Lease {
-	l := webhook.Lease{
-		Key:     r.Key,
-		Owner:   r.LeaseOwner,
-		Version: r.Version,
-		ClaimID: r.ClaimID,
-		Attempt: int(r.Attempts),
-		Until:   time.UnixMilli(r.LeaseUntil),
-		Status:  r.Status,
-	}
-	if r.ExpiresAt > 0 {
-		l.ExpiresAt = time.Unix(r.ExpiresAt, 0)
-	}
-	return l
 }
 
 // Heartbeat extends the lease to until if l's owner still holds it (status

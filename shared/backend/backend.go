@@ -1,0 +1,90 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/tenants"
+)
+
+// Config names what [Load] connects to.
+type Config struct {
+	// Function names the writer in the table's history entries ("processor", "compensator").
+	Function string
+	// TenantsFile or TenantsSecretARN locate the tenants document.
+	TenantsFile, TenantsSecretARN string
+	// TableName is the events table; QueueURL and DLQURL are the main and
+	// dead-letter queues (all required).
+	TableName, QueueURL, DLQURL string
+	// EventBusName is the outcome bus (optional; empty: publishing off).
+	EventBusName string
+}
+
+// Backend is the AWS side of an engine.
+type Backend struct {
+	Tenants  *tenants.Tenants
+	DynamoDB *dynamodb.Client
+	// Table is the events table, writing as Config.Function.
+	Table      *store.Table
+	Queue, DLQ *queue.Queue
+	// Publisher publishes outcome events (nil: publishing off).
+	Publisher process.Publisher
+
+	tableName string
+}
+
+// Load loads the AWS configuration once (config.LoadDefaultConfig with
+// optFns; endpoints come from the SDK's own AWS_ENDPOINT_URL_* variables)
+// with the SDK's log lines sent to logger, then the tenants document, the
+// table, the queues and the outcome bus of c.
+func Load(ctx context.Context, c Config, logger *slog.Logger, optFns ...func(*config.LoadOptions) error) (*Backend, error) {
+	awsCfg, err := config.LoadDefaultConfig(ctx, append([]func(*config.LoadOptions) error{
+		config.WithLogger(awslog.New(logger)), // the SDK's own lines as JSON, with the request's attributes
+	}, optFns...)...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	b := &Backend{tableName: c.TableName}
+	b.Tenants, err = tenants.Load(ctx, tenants.Source{File: c.TenantsFile, SecretARN: c.TenantsSecretARN,
+		Secrets: tenants.SecretsManager{Client: secretsmanager.NewFromConfig(awsCfg)}})
+	if err != nil {
+		return nil, err
+	}
+	b.DynamoDB = dynamodb.NewFromConfig(awsCfg)
+	if b.Table, err = b.NewTable(c.Function); err != nil {
+		return nil, err
+	}
+	sqsClient := sqs.NewFromConfig(awsCfg)
+	if b.Queue, err = queue.New(queue.Config{Client: sqsClient, URL: c.QueueURL}); err != nil {
+		return nil, err
+	}
+	if b.DLQ, err = queue.New(queue.Config{Client: sqsClient, URL: c.DLQURL}); err != nil {
+		return nil, err
+	}
+	pub, err := bus.New(bus.Config{Client: eventbridge.NewFromConfig(awsCfg), BusName: c.EventBusName})
+	if err != nil {
+		return nil, err
+	}
+	if pub != nil { // a nil *bus.Publisher in the interface would not be nil
+		b.Publisher = pub
+	}
+	return b, nil
+}
+
+// NewTable returns another handle on the events table, writing as function
+// in the history entries.
+func (b *Backend) NewTable(function string) (*store.Table, error) {
+	return store.New(store.Config{Client: b.DynamoDB, TableName: b.tableName, Function: function})
+}
