@@ -100,6 +100,13 @@ fuzz: ## run every fuzz target for FUZZTIME each (scripts/fuzz.sh)
 model: ## check the delivery protocol's Promela model exhaustively with spin (model/, scripts/model.sh; installs spin when missing)
 	@$(ROOT)/scripts/model.sh
 
+ROUNDS ?= 3
+PEER_N ?= 2000
+PEER_WARMUP ?= 3000
+.PHONY: peer
+peer: ## Hookwall vs the Powertools peer bench (shuffled mode), alternately, ROUNDS rounds of PEER_N events (PEER_WARMUP): medians and ratios
+	@ROUNDS=$(ROUNDS) PEER_N=$(PEER_N) PEER_WARMUP=$(PEER_WARMUP) GO=$(GO) $(ROOT)/cmd/hookwall-peer/peer.sh
+
 lint: ## gofmt -l (fails if any file listed), go vet, go vet -tags integration
 	@files=$$(find . -type f -name '*.go' -not -path './.*' -not -path '*/testdata/*' -not -path './build/*' -print0 \
 		| xargs -0 -r gofmt -l); \

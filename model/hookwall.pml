@@ -6,11 +6,16 @@
  *   A platform that delivers one event at least once (retrying every 5xx or
  *   timeout until it gets a 2xx, plus one concurrent duplicate), two receiver
  *   Lambdas running intake.(*Handler).admit, the DynamoDB record of the key,
- *   the SQS main queue, two processor Lambdas running
- *   process.(*Dispatcher).process with one handler of one Step, an outside
- *   system that deduplicates by Idempotency-Key, and an environment process for
- *   the passage of time (the re-enqueue grace, lease expiry, the outside
- *   system's dedup memory lapsing).
+ *   the SQS main queue and its dead-letter queue (redrive after
+ *   maxReceiveCount), two processor Lambdas running
+ *   process.(*Dispatcher).process with one handler of one Step, one
+ *   compensator on the DLQ running compensate.(*Compensator).compensate (undo
+ *   of the journaled step, COMPENSATED / DEAD), one sweeper running
+ *   sweep.(*run).record (re-enqueue or dead-letter a stuck record, fenced by
+ *   store.(*Table).MarkRequeued), an outside system that deduplicates by
+ *   Idempotency-Key (the step's key and the undo's own key), and an
+ *   environment process for the passage of time (the re-enqueue grace, lease
+ *   expiry, the outside system's dedup memory lapsing).
  *
  * The abstraction (see model/README.md for the full list)
  *   - Every DynamoDB / SQS call is one atomic step whose outcome is chosen
@@ -42,15 +47,18 @@
  * How to run (scripts/model.sh does all of this in a temp dir)
  *   spin -a hookwall.pml
  *   gcc -O2 -DSAFETY -DNOCLAIM -o pan pan.c && ./pan            # safety
- *   gcc -O2 -DNFAIR=3 -o pan pan.c && ./pan -a -f -N settles    # liveness
- *   spin -DNO_GRACE_FIX -a hookwall.pml; gcc -O2 -DNFAIR=3 -o pan pan.c
- *   ./pan -a -f -A -N settles; spin -DNO_GRACE_FIX -t -p hookwall.pml
+ *   gcc -O2 -DNFAIR=4 -o pan pan.c && ./pan -a -f -N settles    # liveness
+ *   spin -DNO_GRACE_FIX -DNO_SWEEPER -a hookwall.pml; gcc -O2 -DNFAIR=4 -o pan pan.c
+ *   ./pan -a -f -A -N settles; spin -DNO_GRACE_FIX -DNO_SWEEPER -t -p hookwall.pml
  *
  * Flags: -DNO_GRACE_FIX (the old intake: a duplicate inside the grace answers
  * 2xx without sending; a claim of unknown outcome is not undone),
  * -DSTRICT_SUCCEEDED (assert no step call at all once the record is
  * SUCCEEDED, even by a stale attempt the outside deduplicates),
- * -DMAXFAULTS=n (default 2).
+ * -DMAXFAULTS=n (default 2), -DNO_SWEEPER (no sweeper: it rescues the
+ * stranded claim of NO_GRACE_FIX), -DSWEEPMSGS=n (the sweeper acts while
+ * fewer than n messages exist, default 1), -DSTRICT_DEAD (assert that the
+ * compensator's "nothing to compensate" leaves no applied effect: fails).
  */
 
 #ifndef MAXFAULTS
@@ -60,6 +68,9 @@
 #define MAXDUPS   1   /* duplicate deliveries the platform may add */
 #endif
 #define MAXATT    2   /* process MAX_ATTEMPTS */
+#ifndef SWEEPMSGS
+#define SWEEPMSGS 1   /* the sweeper acts only while fewer messages exist (bound; 1: none) */
+#endif
 #define MAXRECV   3   /* the queue's maxReceiveCount (above MAX_ATTEMPTS) */
 
 /* record status (webhook.Status); ABSENT: no live item */
@@ -69,6 +80,12 @@
 #define RETRY      3
 #define SUCCEEDED  4
 #define FAILED     5
+#define COMPENSATING 6
+#define COMPENSATED  7
+#define DEAD         8
+#define terminal(s)  (s == SUCCEEDED || s == COMPENSATED || s == DEAD)  /* webhook.Status.Terminal */
+#define CMAXATT   2   /* compensate MaxAttempts */
+#define CP        3   /* the compensator's lease owner id */
 
 /* ---- the record (store.Record), sk = EVENT ---- */
 byte st = ABSENT;
@@ -99,12 +116,19 @@ byte r_prev[3];
 /* ---- SQS ---- */
 byte vis[MAXRECV+1];   /* visible messages, by receive count so far */
 byte park[MAXRECV+1];  /* answered "busy": visible again once that lease is not live */
-byte pm[3];            /* receive count of the message processor p holds, 0 none */
-bool stale[3];         /* p's message became visible again while p still runs */
-bool dead;             /* a message was redriven to the DLQ (the compensator ends it DEAD) */
+byte pm[4];            /* receive count of the message processor p holds, 0 none;
+                          pm[CP] = 1: the compensator holds a dead letter */
+bool stale[4];         /* p's message became visible again while p still runs */
+/* ---- the DLQ ---- */
+byte dlqn;             /* visible dead letters */
+byte dpark;            /* dead letters answered "busy": back once that lease is not live */
+byte comps;            /* compensations (the record's compensations counter) */
+bool undone;           /* the journal item STEP#h#s~undo (process.UndoStep) */
+/* ---- the sweeper ---- */
+byte s_st, s_ver, s_enq;  /* the record the sweeper read (store.(*Table).Get) */
 
 /* ---- processors ---- */
-byte att_ver[3];       /* version of the lease p's attempt runs under, 0: no attempt */
+byte att_ver[4];       /* version of the lease p's attempt runs under, 0: no attempt */
 byte last_acq;         /* ghost: the processor of the latest Acquire */
 byte last_ver;         /* ghost: the version it set */
 
@@ -112,19 +136,23 @@ byte last_ver;         /* ghost: the version it set */
 bool ext_seen;         /* has seen the step's Idempotency-Key */
 bool ext_forgot;       /* its dedup memory of the key lapsed */
 byte effects;          /* calls it applied without deduplicating */
+bool ext_useen;        /* has seen the undo's own Idempotency-Key */
+bool ext_uforgot;
+byte ueffects;         /* undo calls it applied without deduplicating */
 
 #define held(p)   ((owner == p) && (ver == att_ver[p]) && (st == PROCESSING))
 #define msgs      (vis[0]+vis[1]+vis[2]+vis[3]+park[0]+park[1]+park[2]+park[3]+ \
                    (pm[1] > 0 && !stale[1])+(pm[2] > 0 && !stale[2]))
+#define dmsgs     (dlqn+dpark+(pm[CP] > 0 && !stale[CP]))
 
 /* the smallest epoch id nobody refers to */
 inline fresh() {
   tmp = 1;
   do
-  :: (tmp == enq || tmp == r_enq[1] || tmp == r_enq[2] || tmp == r_prev[1] || tmp == r_prev[2]) -> tmp++
+  :: (tmp == enq || tmp == r_enq[1] || tmp == r_enq[2] || tmp == r_prev[1] || tmp == r_prev[2] || tmp == s_enq) -> tmp++
   :: else -> break
   od;
-  assert(tmp <= 6)
+  assert(tmp <= 7)
 }
 
 inline fault() { faults > 0 -> faults-- }
@@ -244,7 +272,7 @@ r2xx:
      the queue, held by a processor, or already redriven to the DLQ) or a
      record past RECEIVED. */
   atomic {
-    assert(st != RECEIVED || msgs > 0 || dead);
+    assert(st != RECEIVED || msgs > 0 || dmsgs > 0);
     got2xx = true; outstanding--;
     printf("@ R%d: answers 2xx (record status %d, messages %d)\n", me, st, msgs);
     if :: maker == me -> maker = 0 :: else fi;
@@ -282,7 +310,7 @@ crash:
 inline take(k) {
   if
   :: k < MAXRECV -> pm[me] = k + 1
-  :: else -> dead = true; printf("@ P%d: message redriven to the DLQ\n", me); goto end_idle  /* maxReceiveCount exceeded */
+  :: else -> dlqn++; printf("@ P%d: message redriven to the DLQ\n", me); goto end_idle  /* SQS redrive policy: maxReceiveCount exceeded */
   fi
 }
 
@@ -311,10 +339,10 @@ end_idle:
             st = PROCESSING; ver++; attempts++; owner = me; live = true; att_ver[me] = ver;
             last_acq = me; last_ver = ver;
             printf("@ P%d: lease acquired, attempt %d\n", me, attempts)
-       :: st == SUCCEEDED -> printf("@ P%d: already SUCCEEDED: ack\n", me); ack(); goto end_idle  /* AcquireDone */
+       :: terminal(st) -> printf("@ P%d: already terminal (%d): ack\n", me, st); ack(); goto end_idle  /* AcquireDone */
        :: st == PROCESSING && live ->                    /* AcquireBusy: ChangeVisibility(lease left + 1 s) */
             printf("@ P%d: busy elsewhere\n", me); park[pm[me]]++; pm[me] = 0; goto end_idle
-       :: st == FAILED -> printf("@ P%d: record FAILED: dead-letter\n", me); goto dlq  /* AcquireFailedState */
+       :: st == FAILED || st == COMPENSATING -> printf("@ P%d: record FAILED or COMPENSATING: dead-letter\n", me); goto dlq  /* AcquireFailedState */
        :: st == ABSENT -> printf("@ P%d: no record: ack\n", me); ack(); goto end_idle  /* AcquireMissing */
        fi }
   :: atomic { fault(); printf("@ P%d: acquire failed or died\n", me); giveback(); goto end_idle }
@@ -423,8 +451,9 @@ dlq:
   /* DLQ.SendDeadLetter, then acknowledge; if the send fails the message
      comes back and the next delivery finds FAILED and dead-letters it */
   if
-  :: atomic { ack(); goto end_idle }
-  :: atomic { fault(); giveback(); goto end_idle }
+  :: atomic { dlqn++; printf("@ P%d: dead letter sent\n", me); ack(); goto end_idle }
+  :: atomic { fault(); giveback(); goto end_idle }              /* send failed, or died */
+  :: atomic { fault(); dlqn++; giveback(); goto end_idle }      /* sent, answer lost (or died before the ack) */
   fi;
 
 acked:
@@ -432,6 +461,180 @@ acked:
   if
   :: atomic { ack(); goto end_idle }
   :: atomic { fault(); giveback(); goto end_idle }              /* died before the batch response */
+  fi
+}
+
+/* ===================== the compensator (shared/compensate) ===================== */
+
+#define cheld     ((owner == CP) && (ver == att_ver[CP]) && (st == COMPENSATING))
+/* Result.Ack false: the dead letter comes back (a stale handle returns nothing) */
+#define cgiveback() if :: !stale[CP] -> dlqn++ :: else fi; pm[CP] = 0; stale[CP] = false; att_ver[CP] = 0
+/* Result.Ack true: the dead letter is deleted */
+#define cack()      pm[CP] = 0; stale[CP] = false; att_ver[CP] = 0
+/* the fenced writes of the compensator land only under the latest lease */
+#define cfence()    assert(last_acq == CP && last_ver == att_ver[CP])
+
+proctype Compensator(byte me) {
+end_idle:
+  /* SQS ReceiveMessage on the DLQ (the compensator Lambda's event source) */
+  atomic {
+    if
+    :: dlqn > 0 -> dlqn--
+    :: dpark > 0 && !(live && (st == PROCESSING || st == COMPENSATING)) -> dpark--
+    fi;
+    pm[CP] = 1
+  }
+
+  /* compensate.(*Compensator).compensate: store.(*Table).AcquireCompensation,
+     UpdateItem IF status IN (FAILED, RECEIVED, RETRY) OR (status IN
+     (PROCESSING, COMPENSATING) AND leaseUntil < now) */
+  if
+  :: atomic {
+       if
+       :: st == FAILED || st == RECEIVED || st == RETRY || ((st == PROCESSING || st == COMPENSATING) && !live) ->
+            printf("@ C: compensation lease acquired from status %d\n", st);
+            st = COMPENSATING; ver++; comps++; owner = CP; live = true; att_ver[CP] = ver;
+            last_acq = CP; last_ver = ver
+       :: terminal(st) -> printf("@ C: record terminal (%d): dead letter acknowledged\n", st); cack(); goto end_idle  /* AcquireDone */
+       :: (st == PROCESSING || st == COMPENSATING) && live ->   /* AcquireBusy: ChangeVisibility(lease left + 1 s) */
+            printf("@ C: busy elsewhere\n"); dpark++; pm[CP] = 0; goto end_idle
+       :: st == ABSENT -> printf("@ C: no record: acknowledged\n"); cack(); goto end_idle   /* AcquireMissing */
+       fi }
+  :: atomic { fault(); printf("@ C: acquire failed or died\n"); cgiveback(); goto end_idle }   /* Errored */
+  fi;
+
+  /* compensate.(*run).run: store.(*Table).Journal, then (*run).plan */
+  if
+  :: atomic { !journaled -> printf("@ C: nothing to compensate (effects %d)\n", effects);
+#ifdef STRICT_DEAD
+       assert(effects == 0);   /* no applied effect is left behind un-journaled */
+#endif
+       goto cdead }                                               /* nothing: Dead with a reason */
+  :: atomic { journaled && undone -> printf("@ C: undo already journaled: skipped\n"); goto compensated }
+  :: atomic { journaled && !undone -> skip }
+  :: atomic { fault(); goto cretry }                              /* load journal failed */
+  fi;
+
+  /* compensate.(*run).undo: the registration's Compensation, calling the
+     outside with the undo's own Idempotency-Key */
+  if
+  :: atomic { fault(); goto cretry }                              /* error, not applied */
+  :: atomic { fault(); printf("@ C: undo failed permanently\n"); goto cdead }   /* process.Permanent: Dead */
+  :: atomic { fault(); cgiveback(); goto end_idle }               /* died before the call */
+  :: atomic {
+       if
+       :: !ext_useen -> ext_useen = true; ueffects++
+       :: ext_useen && ext_uforgot -> ext_uforgot = false; ueffects++
+       :: else                                                    /* deduplicated by key */
+       fi;
+       printf("@ C: undo call (record status %d); undo effects %d\n", st, ueffects);
+       assert(ueffects <= 1);
+       if
+       :: skip
+       :: fault(); goto cretry                                    /* applied, client saw a timeout */
+       fi }
+  fi;
+
+  /* store.(*Table).SaveStep of process.UndoStep, fenced on owner, version, COMPENSATING */
+  if
+  :: atomic {
+       if
+       :: cheld -> cfence(); assert(!undone); undone = true; printf("@ C: undo journaled\n")
+       :: else -> printf("@ C: undo journal fenced off: lease lost\n"); cgiveback(); goto end_idle   /* leaseLost */
+       fi }
+  :: atomic { fault(); goto cretry }                              /* error, not applied */
+  :: atomic { fault();                                            /* applied, answer lost */
+       if :: cheld -> cfence(); assert(!undone); undone = true :: else fi;
+       goto cretry }
+  :: atomic { fault(); cgiveback(); goto end_idle }               /* died */
+  fi;
+
+compensated:
+  /* compensate.(*Compensator).finish: store.(*Table).Compensated, fenced */
+  if
+  :: atomic {
+       if
+       :: cheld -> cfence(); assert(journaled && undone);
+            st = COMPENSATED; ver++; owner = 0; live = false; printf("@ C: COMPENSATED\n")
+       :: else -> printf("@ C: compensated fenced off\n"); cgiveback(); goto end_idle
+       fi }
+  :: atomic { fault(); cgiveback(); goto end_idle }               /* error or died: Errored */
+  :: atomic { fault(); if :: cheld -> st = COMPENSATED; ver++; owner = 0; live = false :: else fi;
+       cgiveback(); goto end_idle }                               /* applied, answer lost */
+  fi;
+  goto cacked;
+
+cretry:
+  /* finish with a retryable error: (*Compensator).retry below MaxAttempts
+     (store.(*Table).RetryCompensation: COMPENSATING, lease released;
+     ChangeVisibility(Backoff)), else Dead "attempts exhausted" */
+  if
+  :: atomic { cheld && comps >= CMAXATT -> goto cdead }
+  :: atomic { cheld && comps < CMAXATT -> cfence();
+       ver++; owner = 0; live = false; printf("@ C: compensation retried\n"); cgiveback(); goto end_idle }
+  :: atomic { !cheld -> cgiveback(); goto end_idle }              /* leaseLost */
+  :: atomic { fault(); cgiveback(); goto end_idle }               /* error or died */
+  fi;
+
+cdead:
+  /* store.(*Table).Dead, fenced: DEAD with lastError = the reason */
+  if
+  :: atomic {
+       if
+       :: cheld -> cfence(); st = DEAD; ver++; owner = 0; live = false; printf("@ C: DEAD\n")
+       :: else -> cgiveback(); goto end_idle
+       fi }
+  :: atomic { fault(); cgiveback(); goto end_idle }
+  :: atomic { fault(); if :: cheld -> st = DEAD; ver++; owner = 0; live = false :: else fi;
+       cgiveback(); goto end_idle }
+  fi;
+
+cacked:
+  /* Ack: the event source deletes the dead letter */
+  if
+  :: atomic { cack(); goto end_idle }
+  :: atomic { fault(); cgiveback(); goto end_idle }               /* died before the batch response */
+  fi
+}
+
+/* ========================= the sweeper (shared/sweep) ========================= */
+
+proctype Sweeper() {
+end_idle:
+  /* sweep.(*run).shard/record: store.(*Table).Stuck (the sweep index) then
+     Get, and sweep.(*Sweeper).verdict: stuck means RECEIVED past its grace,
+     PROCESSING or COMPENSATING with its lease run out, RETRY or FAILED long
+     overdue (abstract time: always, once the status is reached). Bound: it
+     acts only while fewer than SWEEPMSGS messages exist (main queue and
+     DLQ together), which keeps the queues finite. */
+  atomic {
+    (msgs + dmsgs < SWEEPMSGS) &&
+    ((st == RECEIVED && gracePassed) || (st == PROCESSING && !live) || st == RETRY ||
+     st == FAILED || (st == COMPENSATING && !live)) ->
+    s_st = st; s_ver = ver; s_enq = enq;
+    printf("@ S: record stuck in status %d\n", st)
+  }
+  /* store.(*Table).MarkRequeued: SET enqueuedAt = now IF version = v AND
+     status = s AND claimId = c AND enqueuedAt = e */
+  if
+  :: atomic { st == s_st && ver == s_ver && enq == s_enq ->
+       fresh(); enq = tmp; tmp = 0;
+       if :: st == RECEIVED -> gracePassed = false :: else fi;
+       printf("@ S: marked requeued, epoch %d\n", enq) }
+  :: atomic { !(st == s_st && ver == s_ver && enq == s_enq) ->
+       printf("@ S: record moved on: left alone\n"); s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }
+  :: atomic { fault(); s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }   /* error (or applied, answer lost: the same) */
+  fi;
+  /* sweep.(*run).resend: Queue.Send (requeue) or DLQ.SendDeadLetter
+     (FAILED, COMPENSATING); a failed send only resweeps (stays due) */
+  if
+  :: atomic {
+       if
+       :: s_st == FAILED || s_st == COMPENSATING -> dlqn++; printf("@ S: dead-lettered again\n")
+       :: else -> vis[0]++; printf("@ S: re-enqueued\n")
+       fi;
+       s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }
+  :: atomic { fault(); printf("@ S: send failed or died\n"); s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }
   fi
 }
 
@@ -445,19 +648,23 @@ end:
   :: atomic { st == RECEIVED && !gracePassed && maker == 0 -> gracePassed = true; printf("@ the grace passes for epoch %d\n", enq) }
   /* the lease runs out: its holder is gone (crashed, or finished without a
      transition) ... */
-  :: atomic { st == PROCESSING && live && att_ver[owner] != ver -> live = false; printf("@ the lease of a gone P%d runs out\n", owner) }
+  :: atomic { (st == PROCESSING || st == COMPENSATING) && live && att_ver[owner] != ver -> live = false; printf("@ the lease of a gone P%d runs out\n", owner) }
   /* ... or still running: heartbeats failed (attempt.heartbeat only logs an
      error) or it overran. Its message's visibility runs out too. */
-  :: atomic { st == PROCESSING && live && att_ver[owner] == ver && faults > 0 ->
+  :: atomic { (st == PROCESSING || st == COMPENSATING) && live && att_ver[owner] == ver && faults > 0 ->
        faults--; live = false; printf("@ the lease of P%d runs out while it still runs\n", owner);
        if
-       :: pm[owner] > 0 && !stale[owner] -> vis[pm[owner]]++; stale[owner] = true
+       :: pm[owner] > 0 && !stale[owner] ->
+            if :: owner == CP -> dlqn++ :: else -> vis[pm[owner]]++ fi; stale[owner] = true
        :: else
        fi }
   /* the outside system forgets the key, once the event has settled and no
      attempt that could still call it is alive */
-  :: atomic { ext_seen && !ext_forgot && (st == SUCCEEDED || st == FAILED) &&
+  :: atomic { ext_seen && !ext_forgot && (st >= SUCCEEDED) &&
               att_ver[1] == 0 && att_ver[2] == 0 -> ext_forgot = true }
+  /* ... and the undo's key, once the compensation is over */
+  :: atomic { ext_useen && !ext_uforgot && (st == COMPENSATED || st == DEAD) &&
+              att_ver[CP] == 0 -> ext_uforgot = true }
   od
 }
 
@@ -465,11 +672,16 @@ init {
   atomic {
     run Receiver(1); run Receiver(2);
     run Processor(1); run Processor(2);
+    run Compensator(CP);
+#ifndef NO_SWEEPER
+    run Sweeper();
+#endif
     run Env()
   }
 }
 
 /* Liveness: an event the platform retries until it is answered 2xx is
-   eventually SUCCEEDED (its effect applied: asserted at Complete), FAILED with
-   lastError, or dead-lettered (the compensator ends it DEAD). */
-ltl settles { <> (st == SUCCEEDED || st == FAILED || dead) }
+   eventually SUCCEEDED (its effect applied: asserted at Complete), COMPENSATED
+   (its journaled step undone: asserted at Compensated) or DEAD with lastError.
+   FAILED is not an end: the compensator takes it from the DLQ. */
+ltl settles { <> (st == SUCCEEDED || st == COMPENSATED || st == DEAD) }
