@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/store"
@@ -39,21 +38,10 @@ func (s *Store) AcquireCompensation(_ context.Context, key, owner string, until 
 		return store.LostCompensation(r, now), nil
 	}
 	from := r.Status
-	r.Status = webhook.StatusCompensating
-	r.LeaseOwner = owner
-	r.LeaseUntil = until.UnixMilli()
-	r.UpdatedAt = now.UnixMilli()
-	r.Compensations++
-	r.Version++
-	s.addHistory(r, now, from, owner, int(r.Compensations), "")
-	return webhook.Acquisition{
-		Outcome:   webhook.Acquired,
-		Lease:     r.CompensationLease(),
-		Status:    from,
-		Attempts:  int(r.Attempts),
-		LastError: r.LastError,
-		Payload:   slices.Clone([]byte(r.Payload)),
-	}, nil
+	s.takeLease(r, now, webhook.StatusCompensating, owner, until, &r.Compensations)
+	acq := acquired(r, r.CompensationLease())
+	acq.Status = from
+	return acq, nil
 }
 
 // HeartbeatCompensation extends the compensation lease l to until if it

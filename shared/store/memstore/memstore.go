@@ -228,22 +228,37 @@ func (s *Store) Acquire(_ context.Context, key, owner string, until time.Time) (
 	if !claimable {
 		return store.LostAcquisition(r, now), nil
 	}
+	s.takeLease(r, now, webhook.StatusProcessing, owner, until, &r.Attempts)
+	acq := acquired(r, r.Lease())
+	acq.Status = r.Status
+	return acq, nil
+}
+
+// takeLease moves r to status to under owner's lease until the given time,
+// counts the attempt in *counter (attempts or compensations), increments the
+// version and writes the history entry: the one conditional write of
+// Acquire and AcquireCompensation, once their conditions hold.
+func (s *Store) takeLease(r *store.Record, now time.Time, to webhook.Status, owner string, until time.Time, counter *int64) {
 	from := r.Status
-	r.Status = webhook.StatusProcessing
+	r.Status = to
 	r.LeaseOwner = owner
 	r.LeaseUntil = until.UnixMilli()
 	r.UpdatedAt = now.UnixMilli()
-	r.Attempts++
+	*counter++
 	r.Version++
-	s.addHistory(r, now, from, owner, int(r.Attempts), "")
+	s.addHistory(r, now, from, owner, int(*counter), "")
+}
+
+// acquired is the Acquisition of a lease just taken on r, reporting in
+// Status the status r came from (callers that report the new one set it).
+func acquired(r *store.Record, l webhook.Lease) webhook.Acquisition {
 	return webhook.Acquisition{
 		Outcome:   webhook.Acquired,
-		Lease:     r.Lease(),
-		Status:    r.Status,
+		Lease:     l,
 		Attempts:  int(r.Attempts),
 		LastError: r.LastError,
 		Payload:   slices.Clone([]byte(r.Payload)),
-	}, nil
+	}
 }
 
 // Heartbeat extends the lease to until if l's owner still holds it (status
