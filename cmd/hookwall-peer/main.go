@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +70,7 @@ type options struct {
 	skipVerify     bool
 	logLevel       string
 	tenantsDefault string
+	cpuProfile     string
 }
 
 func main() {
@@ -86,6 +88,7 @@ func main() {
 	flag.StringVar(&o.compare, "compare", "", "print medians and ratios of DIR/hookwall-*.json vs DIR/powertools-*.json and exit")
 	flag.BoolVar(&o.skipVerify, "skip-verify", false, "skip the table check after the run")
 	flag.StringVar(&o.logLevel, "log", "info", "receiver log level (the production JSON logger, written to io.Discard)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run (not the warm-up) to FILE")
 	flag.Parse()
 	o.seed = uint32(seed)
 	var err error
@@ -412,7 +415,12 @@ func run(ctx context.Context, o options) error {
 		result["warmup"] = map[string]any{"unique_events": o.warmup, "rounds": rounds}
 		fmt.Fprintf(os.Stderr, "[hookwall-peer] warmup: %d unique events at C=%d\n", o.warmup, o.c)
 	}
+	stopProfile, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return err
+	}
 	sh, err := e.shuffled(ctx, "shuffled", o.n, o.c, o.seed, o, o.skipVerify)
+	stopProfile()
 	if err != nil {
 		return err
 	}
@@ -433,6 +441,23 @@ func run(ctx context.Context, o options) error {
 		return errors.New("check failed: errors, events without a message, or table check")
 	}
 	return nil
+}
+
+// startCPUProfile starts a CPU profile into path ("" : none) and returns
+// what stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func graceOf(s settings.Receiver) time.Duration {

@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -11,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/awsconf"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -50,11 +49,9 @@ type Backend struct {
 // with the SDK's log lines sent to logger, then the tenants document, the
 // table, the queues and the outcome bus of c.
 func Load(ctx context.Context, c Config, logger *slog.Logger, optFns ...func(*config.LoadOptions) error) (*Backend, error) {
-	awsCfg, err := config.LoadDefaultConfig(ctx, append([]func(*config.LoadOptions) error{
-		config.WithLogger(awslog.New(logger)), // the SDK's own lines as JSON, with the request's attributes
-	}, optFns...)...)
+	awsCfg, err := awsconf.Load(ctx, logger, optFns...)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
+		return nil, err
 	}
 	b := &Backend{tableName: c.TableName}
 	b.Tenants, err = tenants.Load(ctx, tenants.Source{File: c.TenantsFile, SecretARN: c.TenantsSecretARN,

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookwall/hookwall/shared/audit"
+	"github.com/hookwall/hookwall/shared/handoff"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -43,12 +44,18 @@ const (
 	// DefaultGraceMargin is added to the budget for the default
 	// ReenqueueGrace: room for clock skew between receiver instances and for
 	// a send still in flight when its delivery's budget ran out.
-	DefaultGraceMargin  = 1500 * time.Millisecond
-	DefaultMaxBody      = 1 << 20
-	DefaultBudget       = 1500 * time.Millisecond
-	DefaultUndoTimeout  = time.Second
-	defaultClaimWorkers = 16
-	maxTraceIDBytes     = 128
+	DefaultGraceMargin = 1500 * time.Millisecond
+	DefaultMaxBody     = 1 << 20
+	DefaultBudget      = 1500 * time.Millisecond
+	DefaultUndoTimeout = time.Second
+	// DefaultHandedOffMargin is how much shorter than ReenqueueGrace the
+	// default HandedOffTTL is.
+	DefaultHandedOffMargin = 250 * time.Millisecond
+	// DefaultHandedOffBytes bounds the default hand-off cache of [Build]:
+	// about 25,000 events.
+	DefaultHandedOffBytes = 4 << 20
+	defaultClaimWorkers   = 16
+	maxTraceIDBytes       = 128
 )
 
 // Config configures a Handler.
@@ -92,6 +99,15 @@ type Config struct {
 	// Events reads records and steps for the events API, [EventsRoute]
 	// (optional; nil: the route is not served).
 	Events audit.Reader
+	// HandedOff remembers the events this instance handed off to the queue,
+	// so that their duplicates are answered from memory with no AWS call
+	// (optional; nil: every duplicate goes to DynamoDB). See [handoff].
+	HandedOff *handoff.Cache
+	// HandedOffTTL is how long after its claim a hand-off is remembered
+	// (optional; default ReenqueueGrace less [DefaultHandedOffMargin]; it
+	// must be shorter than ReenqueueGrace, so that a record still RECEIVED
+	// past the grace is taken over through DynamoDB, as without the cache).
+	HandedOffTTL time.Duration
 }
 
 // Handler is the receiver core. It is safe for concurrent use.
@@ -131,6 +147,12 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.UndoTimeout <= 0 {
 		cfg.UndoTimeout = DefaultUndoTimeout
+	}
+	if cfg.HandedOffTTL <= 0 {
+		cfg.HandedOffTTL = max(cfg.ReenqueueGrace-DefaultHandedOffMargin, cfg.ReenqueueGrace/2)
+	}
+	if cfg.HandedOffTTL >= cfg.ReenqueueGrace {
+		return nil, fmt.Errorf("intake: HandedOffTTL (%s) must be shorter than ReenqueueGrace (%s)", cfg.HandedOffTTL, cfg.ReenqueueGrace)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -268,6 +290,7 @@ func (h *Handler) receive(ctx context.Context, req *webhook.Request, meta Meta) 
 type admitted struct {
 	ev       *webhook.Event
 	new      store.NewEvent
+	cached   bool // this instance handed it off already: a duplicate, answered from memory
 	res      store.ClaimResult
 	err      error // the claim or take-over failed
 	resend   bool  // a RECEIVED record past the grace that this request took over
@@ -342,8 +365,24 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	}
 	h.cfg.Metrics.Count(MetricReceived, len(items))
 
+	start := h.cfg.Now()
+	if h.cfg.HandedOff != nil {
+		hits := 0
+		for i := range items {
+			it := &items[i]
+			it.cached = h.cfg.HandedOff.HandedOff(it.new.Key, it.new.PayloadHash, start)
+			if it.cached {
+				hits++
+			}
+		}
+		h.cfg.Metrics.Count(MetricHandedOffHit, hits)
+		h.cfg.Metrics.Count(MetricHandedOffMiss, len(items)-hits)
+	}
 	h.forEach(len(items), func(i int) {
 		it := &items[i]
+		if it.cached {
+			return
+		}
 		it.res, it.err = h.cfg.Store.Claim(ctx, it.new, h.cfg.DedupWindow)
 		if it.err != nil || it.res.Outcome == store.Claimed {
 			return
@@ -371,6 +410,10 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	for i := range items {
 		it := &items[i]
 		switch {
+		case it.cached:
+			h.cfg.Metrics.Count(MetricDuplicate, 1)
+			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged: this instance handed the event off already",
+				slog.Bool("from_memory", true))
 		case it.err != nil:
 			h.logEvent(ctx, slog.LevelError, it, "claim failed", slog.Any("error", it.err))
 			errs = append(errs, it.err)
@@ -412,12 +455,16 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 				failed = se.Failed
 			}
 			h.cfg.Metrics.Count(MetricEnqueued, len(envs)-len(failed))
+			isFailed := make(map[int]bool, len(failed))
 			for _, f := range failed {
 				undo = append(undo, sendIdx[f])
+				isFailed[f] = true
 			}
 			sendErr = fmt.Errorf("intake: enqueue: %w: %w", errUnavailable, err)
+			h.rememberHandedOff(items, sendIdx, isFailed, start)
 		} else {
 			h.cfg.Metrics.Count(MetricEnqueued, len(envs))
+			h.rememberHandedOff(items, sendIdx, nil, start)
 		}
 	}
 	if len(undo) > 0 {
@@ -436,6 +483,22 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 		return fmt.Errorf("intake: %d event(s) still being handed off by another delivery: %w", inFlight, errUnavailable)
 	}
 	return nil
+}
+
+// rememberHandedOff adds the events whose message the queue accepted
+// (items[sendIdx[j]] unless failed[j]) to the hand-off cache, until
+// HandedOffTTL after start, a time before their claim or take-over set the
+// record's enqueuedAt: the entries expire before the re-enqueue grace does.
+func (h *Handler) rememberHandedOff(items []admitted, sendIdx []int, failed map[int]bool, start time.Time) {
+	if h.cfg.HandedOff == nil {
+		return
+	}
+	now, expires := h.cfg.Now(), start.Add(h.cfg.HandedOffTTL)
+	for j, i := range sendIdx {
+		if !failed[j] {
+			h.cfg.HandedOff.Add(items[i].new.Key, items[i].new.PayloadHash, now, expires)
+		}
+	}
 }
 
 // isClientError reports whether every error in err's tree that decides the

@@ -17,6 +17,12 @@ const (
 	// MetricReenqueued counts the claimed events sent to the queue again
 	// because their first enqueue never completed.
 	MetricReenqueued = "Reenqueued"
+	// MetricHandedOffHit counts the events answered from the hand-off cache
+	// (a duplicate of an event this instance handed off: no AWS call).
+	MetricHandedOffHit = "HandedOffCacheHit"
+	// MetricHandedOffMiss counts the events the hand-off cache did not know
+	// (while it is on): they went to DynamoDB.
+	MetricHandedOffMiss = "HandedOffCacheMiss"
 	// MetricReceiverLatency is the time to answer one delivery, in milliseconds.
 	MetricReceiverLatency = "ReceiverLatency"
 

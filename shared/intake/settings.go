@@ -2,7 +2,6 @@ package intake
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 
@@ -11,7 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/awsconf"
+	"github.com/hookwall/hookwall/shared/handoff"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -25,12 +25,14 @@ import (
 // window, which Standard Webhooks' default equals).
 func Defaults() settings.ReceiverDefaults {
 	return settings.ReceiverDefaults{
-		DedupWindow:    DefaultDedupWindow,
-		Budget:         DefaultBudget,
-		MaxBody:        DefaultMaxBody,
-		Tolerance:      wxmsg.DefaultTolerance,
-		GraceMargin:    DefaultGraceMargin,
-		EventAgeMargin: DefaultEventAgeMargin,
+		DedupWindow:     DefaultDedupWindow,
+		Budget:          DefaultBudget,
+		MaxBody:         DefaultMaxBody,
+		Tolerance:       wxmsg.DefaultTolerance,
+		GraceMargin:     DefaultGraceMargin,
+		EventAgeMargin:  DefaultEventAgeMargin,
+		HandedOffBytes:  DefaultHandedOffBytes,
+		HandedOffMargin: DefaultHandedOffMargin,
 	}
 }
 
@@ -41,11 +43,9 @@ func Defaults() settings.ReceiverDefaults {
 // handler logs to logger and writes EMF metrics to metricsOut.
 func Build(ctx context.Context, s settings.Receiver, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
-	awsCfg, err := config.LoadDefaultConfig(ctx, append([]func(*config.LoadOptions) error{
-		config.WithLogger(awslog.New(logger)), // the SDK's own lines as JSON, with the request's attributes
-	}, optFns...)...)
+	awsCfg, err := awsconf.Load(ctx, logger, optFns...)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
+		return nil, err
 	}
 	doc, err := tenants.Load(ctx, tenants.Source{
 		File: s.TenantsFile, SecretARN: s.TenantsSecretARN,
@@ -78,5 +78,7 @@ func Build(ctx context.Context, s settings.Receiver, logger *slog.Logger, metric
 		MaxBody:        s.MaxBody,
 		Budget:         s.Budget,
 		Events:         table,
+		HandedOff:      handoff.New(int(s.HandedOffBytes)),
+		HandedOffTTL:   s.HandedOffTTL,
 	})
 }

@@ -26,6 +26,15 @@ type Receiver struct {
 	Budget time.Duration
 	// MaxBody is HOOKWALL_MAX_BODY_BYTES: the body limit in bytes. Positive.
 	MaxBody int64
+	// HandedOffBytes is HOOKWALL_HANDOFF_CACHE_BYTES: the memory bound of the
+	// cache of events this instance handed off, whose duplicates it answers
+	// with no AWS call (intake.Config.HandedOff). 0 turns the cache off.
+	HandedOffBytes int64
+	// HandedOffTTL is HOOKWALL_HANDOFF_CACHE_TTL: how long after its claim a
+	// hand-off is remembered. Unset or 0: ReenqueueGrace less
+	// [ReceiverDefaults.HandedOffMargin]. It must be shorter than
+	// ReenqueueGrace.
+	HandedOffTTL time.Duration
 	// Tolerance is HOOKWALL_TIMESTAMP_TOLERANCE: how far a signed
 	// WeCom/WeChat/Standard Webhooks timestamp may be from now. Negative turns
 	// the WeCom/WeChat check off (Standard Webhooks always checks).
@@ -44,6 +53,11 @@ type ReceiverDefaults struct {
 	// EventAgeMargin is taken from the dedup window (at most half of it) for
 	// the default MaxEventAge.
 	EventAgeMargin time.Duration
+	// HandedOffBytes is the default HOOKWALL_HANDOFF_CACHE_BYTES.
+	HandedOffBytes int64
+	// HandedOffMargin is taken from ReenqueueGrace for the default
+	// HOOKWALL_HANDOFF_CACHE_TTL.
+	HandedOffMargin time.Duration
 }
 
 // LoadReceiver reads the receiver's configuration through getenv (os.Getenv
@@ -75,6 +89,15 @@ func loadReceiver(r *reader, def ReceiverDefaults) Receiver {
 	if s.ReenqueueGrace <= s.Budget {
 		r.fail("HOOKWALL_REENQUEUE_GRACE (%s) must exceed HOOKWALL_RECEIVE_BUDGET (%s)",
 			formatDuration(s.ReenqueueGrace), formatDuration(s.Budget))
+	}
+	s.HandedOffBytes = r.integer("HOOKWALL_HANDOFF_CACHE_BYTES", "", def.HandedOffBytes, 0, 1<<30)
+	s.HandedOffTTL, _ = r.duration("HOOKWALL_HANDOFF_CACHE_TTL", "", 0, 0)
+	if s.HandedOffTTL == 0 {
+		s.HandedOffTTL = max(s.ReenqueueGrace-max(def.HandedOffMargin, time.Millisecond), s.ReenqueueGrace/2)
+	}
+	if s.HandedOffTTL <= 0 || s.HandedOffTTL >= s.ReenqueueGrace {
+		r.fail("HOOKWALL_HANDOFF_CACHE_TTL (%s) must be positive and shorter than HOOKWALL_REENQUEUE_GRACE (%s)",
+			formatDuration(s.HandedOffTTL), formatDuration(s.ReenqueueGrace))
 	}
 	if s.MaxEventAge == 0 {
 		s.MaxEventAge = s.DedupWindow - min(def.EventAgeMargin, s.DedupWindow/2)

@@ -14,6 +14,7 @@ var (
 	testReceiverDefaults = ReceiverDefaults{
 		DedupWindow: 48 * time.Hour, Budget: time.Second, MaxBody: 4096, Tolerance: time.Minute,
 		GraceMargin: 2 * time.Second, EventAgeMargin: 2 * time.Hour,
+		HandedOffBytes: 1 << 20, HandedOffMargin: 250 * time.Millisecond,
 	}
 	testProcessorDefaults = ProcessorDefaults{
 		Concurrency: 7, Lease: 40 * time.Second, RetryBase: 3 * time.Second, RetryCap: 10 * time.Minute,
@@ -61,6 +62,7 @@ func TestReceiverDefaults(t *testing.T) {
 			TenantsFile: "infra/local/tenants.json", LogLevel: slog.LevelInfo},
 		DedupWindow: 48 * time.Hour, ReenqueueGrace: 3 * time.Second, MaxEventAge: 46 * time.Hour,
 		Budget: time.Second, MaxBody: 4096, Tolerance: time.Minute,
+		HandedOffBytes: 1 << 20, HandedOffTTL: 2750 * time.Millisecond,
 	}
 	if s != want {
 		t.Errorf("got %+v, want %+v", s, want)
@@ -226,4 +228,15 @@ func TestFormatDuration(t *testing.T) {
 			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
+}
+
+func TestReceiverHandOffCache(t *testing.T) {
+	s, _, err := LoadReceiver(receiverEnv("HOOKWALL_HANDOFF_CACHE_BYTES", "0", "HOOKWALL_HANDOFF_CACHE_TTL", "1s"), testReceiverDefaults)
+	if err != nil || s.HandedOffBytes != 0 || s.HandedOffTTL != time.Second {
+		t.Errorf("cache off, TTL 1s: %+v, %v", s, err)
+	}
+	_, _, err = LoadReceiver(receiverEnv("HOOKWALL_REENQUEUE_GRACE", "3s", "HOOKWALL_HANDOFF_CACHE_TTL", "3s"), testReceiverDefaults)
+	wantErrors(t, err, "HOOKWALL_HANDOFF_CACHE_TTL (3s) must be positive and shorter than HOOKWALL_REENQUEUE_GRACE (3s)")
+	_, _, err = LoadReceiver(receiverEnv("HOOKWALL_HANDOFF_CACHE_BYTES", "-5"), testReceiverDefaults)
+	wantErrors(t, err, `HOOKWALL_HANDOFF_CACHE_BYTES="-5"`)
 }
