@@ -51,8 +51,12 @@ func TestImportRules(t *testing.T) {
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
 		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process",
-			"shared/awslog", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}},
+			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}},
 		{"shared/awslog", nil, []string{}},
+		// The tuned SDK configuration every function loads: the SDK and awslog.
+		{"shared/awsconf", nil, []string{"shared/awslog"}},
+		// The receiver's hand-off cache: the standard library only.
+		{"shared/handoff", []string{"github.com/"}, []string{}},
 		{"shared/tenants", nil, []string{}},
 		// The configuration: the standard library and the domain only (no
 		// SDK), so every function, the receiver included, can import it.
@@ -63,7 +67,7 @@ func TestImportRules(t *testing.T) {
 		// and the providers' crypto, never the receiver or an adapter.
 		{"shared/signer", nil, []string{"shared/webhook", "shared/tenants", "shared/provider/standard", "shared/provider/wxcrypto"}},
 		// The receiver core: providers and adapters, never the processor.
-		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/audit",
+		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/audit",
 			"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
 			"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"}},
 	}
@@ -72,7 +76,7 @@ func TestImportRules(t *testing.T) {
 	}
 	// The hookwall CLI: the shared adapters and the signer, never a
 	// function's engine or wiring (it runs no handler).
-	checkRule(t, mod, "cmd/hookwall", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/tenants", "shared/settings",
+	checkRule(t, mod, "cmd/hookwall", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/audit", "shared/signer", "shared/intake",
 		"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
 		"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"})
