@@ -93,8 +93,10 @@ func duplicateRun(t *testing.T, n int, sdkDefault bool) []byte {
 	if err := os.WriteFile(tenants, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The hand-off cache is off: every duplicate goes to DynamoDB, the
+	// path whose SDK log lines these tests are about.
 	env := map[string]string{"TABLE_NAME": tableName, "QUEUE_URL": queues.URL,
-		"HOOKWALL_TENANTS_FILE": tenants, "LOG_LEVEL": "debug"}
+		"HOOKWALL_TENANTS_FILE": tenants, "LOG_LEVEL": "debug", "HOOKWALL_HANDOFF_CACHE_BYTES": "0"}
 
 	stop := captured(t)
 	s, warnings, err := settings.LoadReceiver(func(k string) string { return env[k] }, intake.Defaults())

@@ -114,6 +114,9 @@ type Config struct {
 type Handler struct {
 	cfg Config
 	mux *http.ServeMux
+	// flights are the hand-offs in progress in this instance, by event
+	// key, while the hand-off cache is on (see [flights]).
+	flights flights
 }
 
 // New returns a Handler for cfg.
@@ -290,7 +293,10 @@ func (h *Handler) receive(ctx context.Context, req *webhook.Request, meta Meta) 
 type admitted struct {
 	ev       *webhook.Event
 	new      store.NewEvent
-	cached   bool // this instance handed it off already: a duplicate, answered from memory
+	cached   bool    // this instance handed it off already: a duplicate, answered from memory
+	flight   *flight // this delivery's hand-off of the event, awaited by concurrent duplicates
+	awaits   *flight // another delivery's hand-off of the same event in this instance
+	onItsWay bool    // the event has a message sent or a record past RECEIVED
 	res      store.ClaimResult
 	err      error // the claim or take-over failed
 	resend   bool  // a RECEIVED record past the grace that this request took over
@@ -378,9 +384,12 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 		h.cfg.Metrics.Count(MetricHandedOffHit, hits)
 		h.cfg.Metrics.Count(MetricHandedOffMiss, len(items)-hits)
 	}
+	if h.cfg.HandedOff != nil {
+		h.flights.join(items)
+	}
 	h.forEach(len(items), func(i int) {
 		it := &items[i]
-		if it.cached {
+		if it.cached || it.awaits != nil {
 			return
 		}
 		it.res, it.err = h.cfg.Store.Claim(ctx, it.new, h.cfg.DedupWindow)
@@ -410,7 +419,10 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	for i := range items {
 		it := &items[i]
 		switch {
+		case it.awaits != nil:
+			// Its outcome is the other delivery's: see below.
 		case it.cached:
+			it.onItsWay = true
 			h.cfg.Metrics.Count(MetricDuplicate, 1)
 			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged: this instance handed the event off already",
 				slog.Bool("from_memory", true))
@@ -421,10 +433,12 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 				undo = append(undo, i)
 			}
 		case it.res.Outcome == store.Claimed:
+			it.onItsWay = true // unless its send fails
 			h.logEvent(ctx, slog.LevelInfo, it, "event claimed")
 			envs = append(envs, it.res.Record.Envelope())
 			sendIdx = append(sendIdx, i)
 		case it.resend:
+			it.onItsWay = true // unless its send fails
 			h.cfg.Metrics.Count(outcomeMetric(it.res.Outcome), 1)
 			h.cfg.Metrics.Count(MetricReenqueued, 1)
 			h.logEvent(ctx, slog.LevelWarn, it, "record still RECEIVED past the grace period: this delivery re-enqueues it",
@@ -437,10 +451,12 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 			h.logEvent(ctx, slog.LevelInfo, it, "record RECEIVED and maybe still being sent by another delivery: answering 503 so the platform retries",
 				slog.String("claim", it.res.Outcome.String()))
 		case it.res.Outcome == store.Conflict:
+			it.onItsWay = true
 			h.cfg.Metrics.Count(MetricConflict, 1)
 			h.logEvent(ctx, slog.LevelWarn, it, "same key, different payload: not processed again",
 				slog.String("stored_payload_hash", it.res.Record.PayloadHash), slog.String("payload_hash", it.ev.PayloadHash))
 		default:
+			it.onItsWay = true
 			h.cfg.Metrics.Count(MetricDuplicate, 1)
 			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged",
 				slog.String(obs.KeyStatus, string(it.res.Record.Status)))
@@ -459,6 +475,7 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 			for _, f := range failed {
 				undo = append(undo, sendIdx[f])
 				isFailed[f] = true
+				items[sendIdx[f]].onItsWay = false
 			}
 			sendErr = fmt.Errorf("intake: enqueue: %w: %w", errUnavailable, err)
 			h.rememberHandedOff(items, sendIdx, isFailed, start)
@@ -470,6 +487,11 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	if len(undo) > 0 {
 		h.undo(ctx, items, undo)
 	}
+	// This delivery's own hand-offs are settled: tell the duplicates that
+	// wait for them, before waiting for others (so two deliveries that
+	// wait for each other's events cannot wait forever).
+	h.flights.land(items)
+	inFlight += h.awaitFlights(ctx, items)
 	switch {
 	case sendErr != nil:
 		return sendErr
@@ -483,6 +505,36 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 		return fmt.Errorf("intake: %d event(s) still being handed off by another delivery: %w", inFlight, errUnavailable)
 	}
 	return nil
+}
+
+// awaitFlights waits for the hand-offs in this instance that items await
+// and returns how many did not end on their way (or did not end within
+// ctx): those get the 503 a duplicate inside the grace gets.
+func (h *Handler) awaitFlights(ctx context.Context, items []admitted) int {
+	failed := 0
+	for i := range items {
+		it := &items[i]
+		if it.awaits == nil {
+			continue
+		}
+		select {
+		case <-it.awaits.done:
+			it.onItsWay = it.awaits.onItsWay
+		case <-ctx.Done():
+		}
+		h.flights.waiters.Add(-1)
+		if it.onItsWay {
+			h.cfg.Metrics.Count(MetricDuplicate, 1)
+			h.cfg.Metrics.Count(MetricCoalesced, 1)
+			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged: a concurrent delivery to this instance handed the event off",
+				slog.Bool("from_memory", true))
+			continue
+		}
+		failed++
+		h.cfg.Metrics.Count(MetricInFlight, 1)
+		h.logEvent(ctx, slog.LevelInfo, it, "a concurrent delivery to this instance could not hand the event off: answering 503 so the platform retries")
+	}
+	return failed
 }
 
 // rememberHandedOff adds the events whose message the queue accepted

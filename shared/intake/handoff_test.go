@@ -2,6 +2,7 @@ package intake
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/handoff"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // countingStore counts the claims that reach the table.
@@ -160,3 +162,98 @@ func TestHandOffTTLMustBeShorterThanTheGrace(t *testing.T) {
 		t.Errorf("default HandedOffTTL %s, grace %s", h.cfg.HandedOffTTL, h.cfg.ReenqueueGrace)
 	}
 }
+
+// gatedQueue blocks every Send until release is closed, then answers err.
+type gatedQueue struct {
+	memQueue
+	entered chan struct{}
+	release chan struct{}
+	err     error
+}
+
+func (q *gatedQueue) Send(ctx context.Context, envs []webhook.Envelope) error {
+	q.entered <- struct{}{}
+	<-q.release
+	if q.err != nil {
+		return q.err
+	}
+	return q.memQueue.Send(ctx, envs)
+}
+
+// A duplicate that arrives while a concurrent delivery to the same instance
+// is handing the event off waits for that hand-off and shares its outcome:
+// no claim of its own, and 200 (or 503 when the hand-off failed).
+func TestConcurrentDuplicateAwaitsTheHandOff(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(map[bool]string{false: "hand-off succeeds", true: "hand-off fails"}[fail], func(t *testing.T) {
+			q := &gatedQueue{entered: make(chan struct{}, 4), release: make(chan struct{})}
+			if fail {
+				q.err = errors.New("queue down")
+			}
+			h, st := newCountingHandler(t, q)
+			body := lineBody("ev-1")
+			codes := make(chan int, 2)
+			go func() { codes <- deliver(t, h, body) }()
+			<-q.entered // the first delivery is sending
+			go func() { codes <- deliver(t, h, body) }()
+			waitFor(t, func() bool { return h.flightCount() == 1 && st.claims.Load() == 1 && h.awaiting() == 1 })
+			close(q.release)
+			want := http.StatusOK
+			if fail {
+				want = http.StatusServiceUnavailable
+			}
+			for range 2 {
+				if got := <-codes; got != want {
+					t.Errorf("status %d, want %d", got, want)
+				}
+			}
+			if n := st.claims.Load(); n != 1 {
+				t.Errorf("claims = %d, want 1 (the duplicate waits instead of claiming)", n)
+			}
+			if h.flightCount() != 0 {
+				t.Errorf("%d flights left", h.flightCount())
+			}
+		})
+	}
+}
+
+// Two deliveries that carry the same two events in opposite order each
+// await the other's hand-off of one event: both end, neither waits forever.
+func TestCrossedDeliveriesDoNotWaitForEachOther(t *testing.T) {
+	q := &memQueue{}
+	h, st := newCountingHandler(t, q)
+	a, b := lineBody("ev-x", "ev-y"), lineBody("ev-y", "ev-x")
+	for range 50 {
+		codes := make(chan int, 2)
+		go func() { codes <- deliver(t, h, a) }()
+		go func() { codes <- deliver(t, h, b) }()
+		for range 2 {
+			if got := <-codes; got != http.StatusOK && got != http.StatusServiceUnavailable {
+				t.Fatalf("status %d", got)
+			}
+		}
+	}
+	if q.count() != 2 {
+		t.Errorf("messages = %d, want 2", q.count())
+	}
+	_ = st
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (h *Handler) flightCount() int {
+	h.flights.mu.Lock()
+	defer h.flights.mu.Unlock()
+	return len(h.flights.m)
+}
+
+func (h *Handler) awaiting() int { return int(h.flights.waiters.Load()) }

@@ -23,6 +23,10 @@ const (
 	// MetricHandedOffMiss counts the events the hand-off cache did not know
 	// (while it is on): they went to DynamoDB.
 	MetricHandedOffMiss = "HandedOffCacheMiss"
+	// MetricCoalesced counts the duplicates that arrived while a concurrent
+	// delivery to the same instance was handing the event off, and were
+	// answered from its outcome with no AWS call.
+	MetricCoalesced = "HandedOffCoalesced"
 	// MetricReceiverLatency is the time to answer one delivery, in milliseconds.
 	MetricReceiverLatency = "ReceiverLatency"
 
