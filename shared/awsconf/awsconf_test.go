@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
 )
 
 // The SDK's default retry quota (500 tokens, 5-10 per retry) runs out after

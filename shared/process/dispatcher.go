@@ -135,8 +135,19 @@ func (d *Dispatcher) process(ctx context.Context, dv Message) Result {
 		return res
 	}
 
+	var loadErr error
 	if env.PayloadInRecord {
-		env.Payload, env.PayloadInRecord = acq.Payload, false
+		payload := acq.Payload
+		if len(payload) == 0 {
+			if pl, ok := d.cfg.Store.(PayloadLoader); ok {
+				if payload, err = pl.LoadPayload(ctx, env.Key); err != nil {
+					// The lease is ours: the attempt fails, to be retried.
+					loadErr = fmt.Errorf("load the payload from the table: %w", err)
+					log.ErrorContext(ctx, "load payload", slog.Any("error", err))
+				}
+			}
+		}
+		env.Payload, env.PayloadInRecord = payload, false
 	}
 	lease := acq.Lease
 	res.Attempt = lease.Attempt
@@ -145,7 +156,9 @@ func (d *Dispatcher) process(ctx context.Context, dv Message) Result {
 	att := &attempt{d: d, lease: lease, env: env, log: log}
 	regs := d.cfg.Registry.Match(env.Provider, env.Tenant, env.Type)
 	var herr error
-	if len(regs) == 0 {
+	if loadErr != nil {
+		herr = loadErr
+	} else if len(regs) == 0 {
 		d.cfg.Metrics.Count(MetricUnhandled, 1)
 		log.WarnContext(ctx, "no handler for the event type")
 		if d.cfg.UnhandledToDLQ {

@@ -30,6 +30,17 @@ type Store interface {
 	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (held bool, err error)
 }
 
+// PayloadLoader is implemented by a Store that may keep a large payload
+// apart from the event record, so that Acquire does not read it: the
+// dispatcher calls LoadPayload for a message sent without its payload
+// ([webhook.Envelope.PayloadInRecord]) when the acquisition carries none.
+// *store.Table and *memstore.Store implement it.
+type PayloadLoader interface {
+	// LoadPayload returns the payload of the live record of key (nil if
+	// there is none).
+	LoadPayload(ctx context.Context, key string) ([]byte, error)
+}
+
 // Visibility changes when a queue message becomes visible again.
 type Visibility interface {
 	// ChangeVisibility makes the message with receiptHandle visible again after d.

@@ -56,6 +56,9 @@ type NewEvent struct {
 
 	// stored is Payload as it will be written (see Prepare).
 	stored types.AttributeValue
+	// ref is the sort key of the payload item when the payload is stored
+	// apart from the record, "" when it stays in the record.
+	ref string
 }
 
 // Size limits of a record. DynamoDB refuses items over 400 KB; every
@@ -73,24 +76,52 @@ const (
 )
 
 // Prepare encodes the payload the way Claim will store it (compressing it
-// once) and checks that the record fits in a DynamoDB item. An event that
-// can never be stored gives an error wrapping [webhook.ErrTooLarge], so the
-// receiver can answer 413 before it claims anything. Claim calls Prepare
-// itself when the caller has not.
+// once) and decides where: in the record while the record stays within
+// InlineRecordBytes through a happy path (its claimed size, estimated from
+// above, + RecordGrowth), gzip-compressed when only that makes it fit; else
+// in its own payload item (see [SKPayloadPrefix]), gzip-compressed there
+// when that is smaller. It checks that the payload fits in a DynamoDB item:
+// an event that can never be stored gives an error wrapping
+// [webhook.ErrTooLarge], so the receiver can answer 413 before it claims
+// anything. The limit is the same wherever the payload goes
+// ([MaxStoredPayload]). Claim calls Prepare itself when the caller has not;
+// Prepare reads every field, so set them first.
 func (ev *NewEvent) Prepare() error {
 	if ev.stored != nil {
 		return nil
 	}
-	av, err := Payload(ev.Payload).MarshalDynamoDBAttributeValue()
+	av, err := encodePayload(ev.Payload, false)
 	if err != nil {
 		return err
 	}
-	if n := attributeBytes(av); n > MaxStoredPayload {
-		return fmt.Errorf("store: event %s: payload is %d bytes as stored, over %d: %w", ev.Key, n, MaxStoredPayload, webhook.ErrTooLarge)
+	if err := checkStored(ev, av); err != nil {
+		return err
 	}
-	ev.stored = av
+	room := InlineRecordBytes - RecordGrowth - claimItemBytes(ev) - len(AttrPayload)
+	ev.stored, ev.ref = av, ""
+	if attributeBytes(av) <= room {
+		return nil
+	}
+	if _, plain := av.(*types.AttributeValueMemberS); plain && len(ev.Payload) > 64 {
+		// Compressed, it may fit in the record; if not, it is written once
+		// to its own item, compressed when that is smaller.
+		zav, err := encodePayload(ev.Payload, true)
+		if err != nil {
+			return err
+		}
+		if attributeBytes(zav) < attributeBytes(av) {
+			ev.stored = zav
+		}
+	}
+	if attributeBytes(ev.stored) > room {
+		ev.ref = payloadSK(ev.Payload)
+	}
 	return nil
 }
+
+// PayloadRef returns, after Prepare, the sort key of the payload item the
+// event's payload is stored in, or "" when it stays in the record.
+func (ev *NewEvent) PayloadRef() string { return ev.ref }
 
 // StoredPayloadBytes returns the size of the payload as stored, after Prepare.
 func (ev *NewEvent) StoredPayloadBytes() int { return attributeBytes(ev.stored) }
@@ -119,6 +150,20 @@ type ClaimResult struct {
 // SweepAfter). A live record already there gives
 // Duplicate or Conflict, with that record, and no error.
 //
+// A payload that does not stay in the record (see Prepare) is first written
+// to its own item, with one conditional PutItem that keeps an item of the
+// same payload that lives long enough: `attribute_not_exists(pk) OR
+// expiresAt < now + window + PayloadRetention`, written to expire at now +
+// 2×window + PayloadRetention (so a duplicate inside the window keeps it,
+// and a claim after the window renews it). The record then refers to it
+// (payloadRef); the claim's PutItem follows only once the payload item is
+// there, so every record has its payload. A Duplicate whose record refers
+// to the same payload carries it (the caller's own); a record of another
+// payload carries none (its envelope asks the processor to read it, see
+// [Record.Envelope]). A conflicting event leaves its payload item behind,
+// referred to by no record, until its TTL. A failure to write the payload
+// item returns no record: nothing refers to it, nothing needs undoing.
+//
 // When the call fails, the write may still have been applied (a timeout
 // whose request reached DynamoDB): the result then carries the record that
 // was sent, so the caller can Unclaim it by its claim id. A failure caused by
@@ -129,6 +174,11 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 		return ClaimResult{}, err
 	}
 	now := t.now()
+	if ev.ref != "" {
+		if err := t.putPayload(ctx, &ev, now, window); err != nil {
+			return ClaimResult{}, err
+		}
+	}
 	rec := &Record{
 		Key:         ev.Key,
 		SK:          SKEvent,
@@ -142,7 +192,7 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 		EnqueuedAt:  now.UnixMilli(),
 		ExpiresAt:   now.Add(window).Unix(),
 		PayloadHash: ev.PayloadHash,
-		Payload:     ev.Payload,
+		PayloadRef:  ev.ref,
 		TraceID:     ev.TraceID,
 		ClaimID:     newClaimID(),
 		SweepShard:  shardName(ShardOf(ev.Key)),
@@ -152,11 +202,16 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	if !ev.OccurredAt.IsZero() {
 		rec.OccurredAt = ev.OccurredAt.UnixMilli()
 	}
-	item, err := attributevalue.MarshalMap(rec)
+	item, err := attributevalue.MarshalMap(rec) // without the payload: it is encoded already
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("store: encode record %s: %w", ev.Key, err)
 	}
-	item[AttrPayload] = ev.stored
+	rec.Payload = ev.Payload
+	if ev.ref == "" {
+		item[AttrPayload] = ev.stored
+	} else {
+		delete(item, AttrPayload)
+	}
 	_, err = t.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           &t.name,
 		Item:                item,
@@ -186,6 +241,7 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	if existing == nil { // DynamoDB always returns the item with ALL_OLD; be safe.
 		existing = &Record{Key: ev.Key, PayloadHash: ev.PayloadHash}
 	}
+	existing.Payload = payloadOf(existing, &ev)
 	if existing.PayloadHash != ev.PayloadHash {
 		return ClaimResult{Outcome: Conflict, Record: existing}, nil
 	}
@@ -198,6 +254,11 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 // untouched since (status RECEIVED, version 1, the same claimId and
 // enqueuedAt): it never removes a record somebody else has moved on or taken
 // the enqueue of. It reports whether it deleted.
+//
+// A payload item the claim wrote is left in place: it is harmless (no
+// record refers to it; it expires by its TTL) and the platform's retry of
+// the delivery claims again with the same payload item, at the cost of one
+// failed conditional write instead of a new item.
 func (t *Table) Unclaim(ctx context.Context, rec *Record) (bool, error) {
 	_, err := t.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:           &t.name,

@@ -39,7 +39,8 @@ func compensable(r *Record, now time.Time) bool {
 // out (or was given back by RetryCompensation), while the record has not
 // expired. It sets status COMPENSATING, leaseOwner, leaseUntil and
 // updatedAt, increments version and compensations (the lease's Attempt) and
-// adds the history entry. Acquired carries the payload, the record's
+// adds the history entry. Acquired carries the payload (read from its own
+// item when it is stored apart, one more read), the record's
 // processing attempts and lastError, and in Status the status the record
 // came from. Otherwise: a final record is AcquireDone, a live lease
 // (PROCESSING or COMPENSATING) AcquireBusy with its remaining time, an
@@ -78,6 +79,7 @@ func (t *Table) AcquireCompensation(ctx context.Context, key, owner string, unti
 		lost:       LostCompensation,
 		lease:      (*Record).CompensationLease,
 		reportFrom: true,
+		payload:    true,
 	})
 }
 

@@ -3,11 +3,16 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
+	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +26,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -30,21 +36,32 @@ import (
 // its indexes. DynamoDB Local reports it as DynamoDB does.
 type capacity struct {
 	mu    sync.Mutex
-	table float64
+	table float64 // write units
+	reads float64 // read units
 	index map[string]float64
+	calls []call
 }
 
 func (c *capacity) option(o *dynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("test-capacity",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				op := ""
 				switch p := in.Parameters.(type) {
 				case *dynamodb.PutItemInput:
-					p.ReturnConsumedCapacity = types.ReturnConsumedCapacityIndexes
+					op, p.ReturnConsumedCapacity = "PutItem", types.ReturnConsumedCapacityIndexes
 				case *dynamodb.UpdateItemInput:
-					p.ReturnConsumedCapacity = types.ReturnConsumedCapacityIndexes
+					op, p.ReturnConsumedCapacity = "UpdateItem", types.ReturnConsumedCapacityIndexes
+				case *dynamodb.DeleteItemInput:
+					op, p.ReturnConsumedCapacity = "DeleteItem", types.ReturnConsumedCapacityIndexes
 				case *dynamodb.TransactWriteItemsInput:
-					p.ReturnConsumedCapacity = types.ReturnConsumedCapacityIndexes
+					op, p.ReturnConsumedCapacity = "TransactWriteItems", types.ReturnConsumedCapacityIndexes
+				case *dynamodb.GetItemInput:
+					op, p.ReturnConsumedCapacity = "GetItem", types.ReturnConsumedCapacityIndexes
+				case *dynamodb.QueryInput:
+					op, p.ReturnConsumedCapacity = "Query", types.ReturnConsumedCapacityIndexes
+				case *dynamodb.BatchGetItemInput:
+					op, p.ReturnConsumedCapacity = "BatchGetItem", types.ReturnConsumedCapacityIndexes
 				}
 				out, md, err := next.HandleInitialize(ctx, in)
 				var ccs []types.ConsumedCapacity
@@ -57,31 +74,84 @@ func (c *capacity) option(o *dynamodb.Options) {
 					if r.ConsumedCapacity != nil {
 						ccs = append(ccs, *r.ConsumedCapacity)
 					}
+				case *dynamodb.DeleteItemOutput:
+					if r.ConsumedCapacity != nil {
+						ccs = append(ccs, *r.ConsumedCapacity)
+					}
 				case *dynamodb.TransactWriteItemsOutput:
 					ccs = r.ConsumedCapacity
+				case *dynamodb.GetItemOutput:
+					if r.ConsumedCapacity != nil {
+						ccs = append(ccs, *r.ConsumedCapacity)
+					}
+				case *dynamodb.QueryOutput:
+					if r.ConsumedCapacity != nil {
+						ccs = append(ccs, *r.ConsumedCapacity)
+					}
+				case *dynamodb.BatchGetItemOutput:
+					ccs = r.ConsumedCapacity
 				}
-				c.add(ccs)
+				if err != nil {
+					// A failed conditional write is charged too; DynamoDB
+					// does not say how much in the error: count the
+					// minimum, one unit.
+					ccs = append(ccs, types.ConsumedCapacity{CapacityUnits: aws.Float64(1)})
+				}
+				c.add(op, ccs)
 				return out, md, err
 			}), middleware.After)
 	})
 }
 
-func (c *capacity) add(ccs []types.ConsumedCapacity) {
+// call is one DynamoDB call as the meter saw it: its operation and the
+// capacity it consumed on the table (read or write units by operation)
+// and on the indexes.
+type call struct {
+	op    string
+	table float64
+	index map[string]float64
+}
+
+// read reports whether the call consumed read units.
+func (c call) read() bool {
+	return c.op == "GetItem" || c.op == "Query" || c.op == "BatchGetItem"
+}
+
+func (c *capacity) add(op string, ccs []types.ConsumedCapacity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.index == nil {
 		c.index = map[string]float64{}
 	}
+	cl := call{op: op, index: map[string]float64{}}
 	for _, cc := range ccs {
 		if cc.Table != nil {
-			c.table += aws.ToFloat64(cc.Table.CapacityUnits)
+			cl.table += aws.ToFloat64(cc.Table.CapacityUnits)
 		} else {
-			c.table += aws.ToFloat64(cc.CapacityUnits)
+			cl.table += aws.ToFloat64(cc.CapacityUnits)
 		}
 		for name, ic := range cc.GlobalSecondaryIndexes {
-			c.index[name] += aws.ToFloat64(ic.CapacityUnits)
+			cl.index[name] += aws.ToFloat64(ic.CapacityUnits)
 		}
 	}
+	c.calls = append(c.calls, cl)
+	if cl.read() {
+		c.reads += cl.table
+		return
+	}
+	c.table += cl.table
+	for name, u := range cl.index {
+		c.index[name] += u
+	}
+}
+
+// takeCalls returns the calls made since the last take or takeCalls.
+func (c *capacity) takeCalls() []call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.calls
+	c.calls, c.table, c.reads, c.index = nil, 0, 0, map[string]float64{}
+	return out
 }
 
 // take returns the capacity consumed since the last take, table and indexes.
@@ -89,7 +159,7 @@ func (c *capacity) take() (float64, map[string]float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, i := c.table, c.index
-	c.table, c.index = 0, map[string]float64{}
+	c.table, c.reads, c.index, c.calls = 0, 0, map[string]float64{}, nil
 	if i == nil {
 		i = map[string]float64{}
 	}
@@ -270,4 +340,271 @@ func historyEntries(item map[string]types.AttributeValue) int {
 		return len(m.Value)
 	}
 	return 0
+}
+
+// eventCost is what one unique event costs through receiver and processor
+// (claim, acquire, one journaled step, complete): write units per phase on
+// the table, write units on the sweep index, read units, and the receiver's
+// calls; and what a duplicate delivery's claim costs.
+type eventCost struct {
+	claim, acquire, step, complete float64 // table write units
+	gsi                            float64 // sweep index write units, all phases
+	rcu                            float64 // read units, all phases
+	claimCalls                     int     // DynamoDB calls of the first delivery's claim
+	dupWCU                         float64 // write units of a duplicate delivery's claim
+	dupCalls                       int     // DynamoDB calls of a duplicate delivery's claim
+	recordBytes                    int     // the record's size once SUCCEEDED
+	heartbeat                      float64 // table write units of one heartbeat (not in the total)
+}
+
+func (c eventCost) total() float64 { return c.claim + c.acquire + c.step + c.complete }
+
+// capacitySizes are the payload sizes of the capacity table.
+var capacitySizes = []int{512, 4 << 10, 64 << 10}
+
+// capacityBefore is the table measured on the design that stored every
+// payload in the event record (inline up to 4 KiB, gzip above), the
+// before of issue 11, by this test on DynamoDB Local.
+var capacityBefore = map[int]eventCost{
+	512:      {claim: 1, acquire: 1, step: 2, complete: 1, gsi: 2, claimCalls: 1, dupWCU: 1, dupCalls: 1},
+	4 << 10:  {claim: 5, acquire: 5, step: 6, complete: 5, gsi: 2, claimCalls: 1, dupWCU: 1, dupCalls: 1},
+	64 << 10: {claim: 49, acquire: 49, step: 28, complete: 49, gsi: 2, claimCalls: 1, dupWCU: 1, dupCalls: 1},
+}
+
+// textPayload returns a JSON payload of n bytes whose text compresses about
+// as well as a chat event's (base64 of random bytes: gzip keeps ~3/4).
+func textPayload(n int) []byte {
+	r := mathrand.New(mathrand.NewPCG(uint64(n), 11))
+	raw := make([]byte, n)
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	text := base64.StdEncoding.EncodeToString(raw)
+	b, _ := json.Marshal(order{ID: "o-1", Note: text[:max(n-22, 0)]})
+	return b
+}
+
+// measureEvent runs one unique event of payload through the receiver's claim
+// and the processor (one step), then a duplicate delivery's claim, and
+// returns its cost.
+func measureEvent(t *testing.T, p *pipeline, key string, payload []byte) eventCost {
+	t.Helper()
+	var c eventCost
+	ev := store.NewEvent{Key: key, Provider: "line", Tenant: "t1", EventType: orderType.Name, PayloadHash: "h", Payload: payload}
+	p.ops.Take()
+	p.cap.takeCalls()
+	res, err := p.table.Claim(context.Background(), ev, time.Hour)
+	if err != nil || res.Outcome != store.Claimed {
+		t.Fatalf("claim %s: %v, %v", key, res.Outcome, err)
+	}
+	for _, cl := range p.cap.takeCalls() {
+		c.claim += cl.table
+		c.gsi += cl.index["sweep"]
+		c.claimCalls++
+	}
+	env := res.Record.Envelope()
+	body, err := queue.EncodeMessage(&env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.d.Process(context.Background(), process.Message{MessageID: key, ReceiptHandle: "rh", Body: body}); r.Verdict != process.Succeeded {
+		t.Fatalf("%s: got verdict %v (%v)", key, r.Verdict, r.Err)
+	}
+	updates := 0
+	for _, cl := range p.cap.takeCalls() {
+		c.gsi += cl.index["sweep"]
+		switch {
+		case cl.read():
+			c.rcu += cl.table
+		case cl.op == "TransactWriteItems":
+			c.step += cl.table
+		case cl.op == "UpdateItem" && updates == 0:
+			c.acquire += cl.table
+			updates++
+		case cl.op == "UpdateItem":
+			c.complete += cl.table
+		default:
+			t.Errorf("%s: unexpected call %s while processing", key, cl.op)
+		}
+	}
+	out, err := p.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(p.table.Name()),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: key}, "sk": &types.AttributeValueMemberS{Value: store.SKEvent}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.recordBytes = itemBytes(out.Item)
+	p.cap.takeCalls() // the read above is the test's, not the event's
+	res, err = p.table.Claim(context.Background(), ev, time.Hour)
+	if err != nil || res.Outcome != store.Duplicate {
+		t.Fatalf("claim %s again: %v, %v", key, res.Outcome, err)
+	}
+	if got := res.Record.Envelope(); !bytes.Equal(got.Payload, payload) && !got.PayloadInRecord {
+		t.Errorf("%s: a duplicate's record has payload %d bytes, want %d (or a reference)", key, len(got.Payload), len(payload))
+	}
+	for _, cl := range p.cap.takeCalls() {
+		c.dupWCU += cl.table
+		c.dupCalls++
+	}
+	// A heartbeat, on another event of the same payload.
+	hb := ev
+	hb.Key += "-hb"
+	if res, err := p.table.Claim(context.Background(), hb, time.Hour); err != nil || res.Outcome != store.Claimed {
+		t.Fatalf("claim %s: %v, %v", hb.Key, res.Outcome, err)
+	}
+	l := p.lease(t, hb.Key)
+	p.cap.takeCalls()
+	if ok, err := p.table.Heartbeat(context.Background(), l, time.Now().Add(2*time.Minute)); !ok || err != nil {
+		t.Fatalf("heartbeat %s: %v, %v", hb.Key, ok, err)
+	}
+	for _, cl := range p.cap.takeCalls() {
+		c.heartbeat += cl.table
+	}
+	p.ops.Take()
+	return c
+}
+
+func capacityTable(title string, figures map[int]eventCost) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", title)
+	b.WriteString("| payload | claim | acquire | step | complete | total table WCU | GSI WCU | RCU | claim calls | duplicate claim WCU (calls) | record bytes when SUCCEEDED | heartbeat WCU |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, size := range capacitySizes {
+		c := figures[size]
+		rb, hb := "n/m", "n/m"
+		if c.recordBytes > 0 {
+			rb = strconv.Itoa(c.recordBytes)
+		}
+		if c.heartbeat > 0 {
+			hb = strconv.FormatFloat(c.heartbeat, 'f', 1, 64)
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %.1f (%d) | %s | %s |\n", sizeName(size),
+			c.claim, c.acquire, c.step, c.complete, c.total(), c.gsi, c.rcu, c.claimCalls, c.dupWCU, c.dupCalls, rb, hb)
+	}
+	return b.String()
+}
+
+func sizeName(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%d KB", n/1024)
+}
+
+// TestCapacityPerUniqueEvent measures, for payloads of 0.5, 4 and 64 KB, the
+// capacity units one unique event consumes through the receiver's claim and
+// the processor (acquire, one journaled step, complete): write units on the
+// table per phase, on the sweep index, and the read units of the
+// processor's reads; and prints them next to the figures of the design
+// before issue 11. With HOOKWALL_CAPACITY_TABLE set it also writes the
+// table to that file.
+func TestCapacityPerUniqueEvent(t *testing.T) {
+	p := newOneStepPipeline(t)
+	after := map[int]eventCost{}
+	for _, size := range capacitySizes {
+		after[size] = measureEvent(t, p, fmt.Sprintf("line#t1#cap-%d", size), textPayload(size))
+	}
+	for _, size := range capacitySizes {
+		c := after[size]
+		if c.acquire != 1 || c.complete != 1 || c.heartbeat != 1 {
+			t.Errorf("payload %s: acquire %.1f WCU, complete %.1f WCU, heartbeat %.1f WCU; want 1 each",
+				sizeName(size), c.acquire, c.complete, c.heartbeat)
+		}
+		if size <= 512 && (c.claimCalls != 1 || c.recordBytes > store.InlineRecordBytes) {
+			t.Errorf("payload %s: claim in %d calls, record %d bytes when SUCCEEDED; want 1 call, at most %d bytes",
+				sizeName(size), c.claimCalls, c.recordBytes, store.InlineRecordBytes)
+		}
+	}
+	out := "Capacity units per unique event: receiver claim, processor acquire + 1 journaled step + complete\n" +
+		"(payload: JSON around base64 of random bytes, gzip keeps ~3/4; DynamoDB Local; RCU: strongly consistent reads)\n" +
+		"go test -tags integration -count=1 -run TestCapacityPerUniqueEvent -v ./shared/store/\n\n" +
+		capacityTable("Before (payload in the event record)", capacityBefore) + "\n" +
+		capacityTable("After (payload inline while the record stays within 1 KB, else in its own item)", after) + "\n" +
+		"Duplicate claim: a failed conditional write is counted as 1 WCU, as DynamoDB Local returns no consumed\n" +
+		"capacity with the error; DynamoDB charges it by the size of the item already there (at least 1).\n"
+	for _, line := range strings.Split(out, "\n") {
+		t.Log(line)
+	}
+	if path := os.Getenv("HOOKWALL_CAPACITY_TABLE"); path != "" {
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// newOneStepPipeline is a pipeline whose handler journals one step.
+func newOneStepPipeline(t *testing.T) *pipeline {
+	t.Helper()
+	p := &pipeline{ops: &awstest.OpCounter{}, cap: &capacity{}}
+	db := awstest.DynamoDB(t, p.ops.DynamoDBOption, p.cap.option)
+	p.db = db
+	var err error
+	if p.table, err = store.New(store.Config{Client: db, TableName: awstest.NewTable(t, db), Function: "processor"}); err != nil {
+		t.Fatal(err)
+	}
+	reg := process.NewRegistry()
+	process.Handle(reg, "shop.order", orderType, func(ctx context.Context, ev *process.Event[order]) error {
+		if ev.Data.ID != "o-1" { // the payload, from the message or, when too large for it, from the table
+			return process.Permanent(errors.New("the handler got no payload"))
+		}
+		return process.Step(ctx, ev, "reserve", func(context.Context, string) error { return nil })
+	})
+	if p.d, err = process.New(process.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPeerEventStaysOneCall claims LINE events like the peer workload's (a
+// text message event of 0.3 to 0.5 KB, a 64-hex payload hash, a trace id of
+// API Gateway's form) and checks that each claim is one PutItem and that
+// the record, through a happy path, stays within one write unit.
+func TestPeerEventStaysOneCall(t *testing.T) {
+	p := newOneStepPipeline(t)
+	for i, text := range []string{"peer-bench", strings.Repeat("こんにちは、", 8), strings.Repeat("hello there ", 14)} {
+		id := fmt.Sprintf("01HQXYZABCDEFGHJKMNPQRS%03d", i)
+		payload := []byte(fmt.Sprintf(`{"type":"message","message":{"type":"text","id":"468789577898262530","text":%q},`+
+			`"webhookEventId":%q,"deliveryContext":{"isRedelivery":false},"timestamp":1700000000000,`+
+			`"source":{"type":"user","userId":"U1f31c2a4c885ab0273b18b8b6a799b72"},`+
+			`"replyToken":"fe435e8eee6cf9a3513f95ee23341731","mode":"active"}`, text, id))
+		key := "line#tenant-01#" + id
+		ev := store.NewEvent{Key: key, Provider: "line", Tenant: "tenant-01", EventType: "message", OccurredAt: time.Now(),
+			PayloadHash: strings.Repeat("0123456789abcdef", 4), Payload: payload,
+			TraceID: "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"}
+		p.cap.takeCalls()
+		res, err := p.table.Claim(context.Background(), ev, time.Hour)
+		if err != nil || res.Outcome != store.Claimed {
+			t.Fatalf("claim: %v, %v", res.Outcome, err)
+		}
+		calls := p.cap.takeCalls()
+		l := p.lease(t, key)
+		if ok, err := p.table.Complete(context.Background(), l, time.Now().Add(time.Hour)); !ok || err != nil {
+			t.Fatalf("complete: %v, %v", ok, err)
+		}
+		size := p.recordBytes(t, key)
+		t.Logf("LINE event of %d B: claim in %d call(s), record %d bytes when SUCCEEDED", len(payload), len(calls), size)
+		if len(calls) != 1 || size > store.InlineRecordBytes {
+			t.Errorf("LINE event of %d B: claim in %d calls, record %d bytes; want 1 call, at most %d bytes",
+				len(payload), len(calls), size, store.InlineRecordBytes)
+		}
+	}
+}
+
+func (p *pipeline) lease(t *testing.T, key string) webhook.Lease {
+	t.Helper()
+	acq, err := p.table.Acquire(context.Background(), key, "TESTOWNERTESTOWNERTESTOWNE", time.Now().Add(time.Minute))
+	if err != nil || acq.Outcome != webhook.Acquired {
+		t.Fatalf("acquire %s: %v, %v", key, acq.Outcome, err)
+	}
+	return acq.Lease
+}
+
+func (p *pipeline) recordBytes(t *testing.T, key string) int {
+	t.Helper()
+	out, err := p.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(p.table.Name()),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: key}, "sk": &types.AttributeValueMemberS{Value: store.SKEvent}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cap.takeCalls()
+	return itemBytes(out.Item)
 }

@@ -12,10 +12,25 @@
 // the same key), enqueuedAt, occurredAt and compensations (the compensator's
 // attempts). Times other than expiresAt are epoch milliseconds.
 //
+// Payloads: a conditional write is charged on the larger of the item before
+// and after it, so the record keeps its payload (`payload`: a string, or
+// gzip binary) only while it stays within one write unit through a happy
+// path ([InlineRecordBytes], [RecordGrowth]); the small events of chat
+// platforms do, and their claim stays one PutItem. A larger payload is
+// written once, before the claim, to its own item: sk =
+// "PAYLOAD#<128-bit hash prefix of the payload>" with `payload` and
+// `expiresAt`, which the record refers to in `payloadRef` (see
+// [SKPayloadPrefix]), so that leases, heartbeats, journal fences and
+// completions stay at one write unit whatever the payload. The store's
+// reads hand the payload out either way: Get, Replay, AcquireCompensation
+// and LoadPayload read the payload item; Acquire does not (the processor
+// has the payload in its message unless the message was too large, and then
+// calls LoadPayload).
+//
 // Every transition increments version by one and adds its entry to the
 // record's `history` map in the same conditional write: key "v<version>",
 // value {at, from, to, attempt, owner, error, fn} (owner, error and from
-// omitted when empty, error at most 256 bytes, fn the writing function of
+// omitted when empty, attempt when 0, error at most 256 bytes, fn the writing function of
 // [Config.Function]); the entry of version-HistoryKeep is removed in that
 // write, so the map keeps the newest [Config.HistoryKeep] entries and
 // [Record.HistoryDropped] counts the others. A transition that takes a lease

@@ -41,12 +41,17 @@ func newHistoryEntry(fn string, at time.Time, from, to webhook.Status, version i
 		Error: webhook.Truncate(errText, webhook.MaxHistoryError), Function: fn, Version: version}
 }
 
-// encodeEntry returns the stored form of e (its version is the map key).
+// encodeEntry returns the stored form of e (its version is the map key):
+// from, attempt, owner, error and fn are omitted when empty or 0, which is
+// how they read back. Every byte counts: the record's history is paid for
+// by every conditional write of the record.
 func encodeEntry(e webhook.HistoryEntry) types.AttributeValue {
 	m := map[string]types.AttributeValue{
-		histAt:      avInt(e.At.UnixMilli()),
-		histTo:      avString(string(e.To)),
-		histAttempt: avInt(int64(e.Attempt)),
+		histAt: avInt(e.At.UnixMilli()),
+		histTo: avString(string(e.To)),
+	}
+	if e.Attempt != 0 { // a claim's or a replay's: read back as 0
+		m[histAttempt] = avInt(int64(e.Attempt))
 	}
 	for name, v := range map[string]string{histFrom: string(e.From), histOwner: e.Owner, histError: e.Error, histFn: e.Function} {
 		if v != "" {

@@ -59,6 +59,12 @@ func claimable(r *Record, now time.Time) bool {
 // AlreadyDone, Busy (with the lease's remaining time), InFailedState or
 // Missing: a lost race is never an error.
 //
+// Acquired carries the payload when it is stored in the record, and none
+// when it is in its own item (a large payload, see [NewEvent.Prepare]): the
+// processor, which has the payload in its message unless the message was
+// too large, reads it then with [Table.LoadPayload], so that a lease costs
+// no read.
+//
 // The write is pinned to the record's version and status, which the history
 // entry is keyed by: it first assumes the record as a claim leaves it
 // (RECEIVED, version 1) or as this table last saw it, and when the record is
@@ -99,6 +105,7 @@ type taking struct {
 	lost       func(*Record, time.Time) webhook.Acquisition
 	lease      func(*Record) webhook.Lease
 	reportFrom bool // Acquired's Status is the status taken from (else the record's)
+	payload    bool // Acquired carries the payload even when it is in its own item
 }
 
 // take writes k's lease on key in one conditional UpdateItem pinned to
@@ -143,6 +150,11 @@ func (t *Table) take(ctx context.Context, key, owner string, until, now time.Tim
 			return webhook.Acquisition{}, fmt.Errorf("store: %s %s: no record returned: %w", k.op, key, err)
 		}
 		t.hints.put(key, stateOf(rec))
+		if k.payload {
+			if err := t.fillPayload(ctx, rec); err != nil {
+				return webhook.Acquisition{}, fmt.Errorf("store: %s %s: %w", k.op, key, err)
+			}
+		}
 		a := webhook.Acquisition{
 			Outcome:   webhook.Acquired,
 			Lease:     k.lease(rec),

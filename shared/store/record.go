@@ -70,10 +70,18 @@ type Record struct {
 	LeaseUntil  int64          `dynamodbav:"leaseUntil,omitempty"` // epoch ms
 	Attempts    int64          `dynamodbav:"attempts"`
 	PayloadHash string         `dynamodbav:"payloadHash"`
-	Payload     Payload        `dynamodbav:"payload"`
-	TraceID     string         `dynamodbav:"traceId,omitempty"`
-	LastError   string         `dynamodbav:"lastError,omitempty"`
-	ClaimID     string         `dynamodbav:"claimId"`
+	// Payload is the event's payload. It is stored in the record, or,
+	// when PayloadRef is set, in its own item (see [SKPayloadPrefix]); the
+	// store's reads that hand a record out to be enqueued (Get, Claim's
+	// Claimed and, for the same payload, Duplicate results, Replay) fill it
+	// in either way.
+	Payload Payload `dynamodbav:"payload"`
+	// PayloadRef is the sort key of the record's payload item, empty when
+	// the payload is in the record.
+	PayloadRef string `dynamodbav:"payloadRef,omitempty"`
+	TraceID    string `dynamodbav:"traceId,omitempty"`
+	LastError  string `dynamodbav:"lastError,omitempty"`
+	ClaimID    string `dynamodbav:"claimId"`
 	// Compensations counts the compensator's attempts (the compensation
 	// lease's Attempt).
 	Compensations int64 `dynamodbav:"compensations,omitempty"`
@@ -102,7 +110,10 @@ func (r *Record) Expired(now time.Time) bool {
 }
 
 // Envelope rebuilds the queue message of the record, so that the receiver's
-// re-enqueue, the sweeper and replay send exactly what the receiver sent.
+// re-enqueue, the sweeper and replay send exactly what the receiver sent. A
+// record whose payload is in its own item and was not read with it gives an
+// envelope without payload and with PayloadInRecord set: the processor then
+// reads the payload from the table.
 func (r *Record) Envelope() webhook.Envelope {
 	env := webhook.Envelope{
 		Key:        r.Key,
@@ -112,6 +123,9 @@ func (r *Record) Envelope() webhook.Envelope {
 		ReceivedAt: time.UnixMilli(r.ReceivedAt).UTC(),
 		TraceID:    r.TraceID,
 		Payload:    []byte(r.Payload),
+	}
+	if r.PayloadRef != "" && len(r.Payload) == 0 {
+		env.Payload, env.PayloadInRecord = nil, true
 	}
 	if r.OccurredAt != 0 {
 		t := time.UnixMilli(r.OccurredAt).UTC()
@@ -125,23 +139,14 @@ func (r *Record) Envelope() webhook.Envelope {
 const CompressAbove = 4 << 10
 
 // Payload is the event's normalised JSON. It is stored as a string attribute,
-// or gzip-compressed as a binary attribute when larger than CompressAbove.
+// or gzip-compressed as a binary attribute when larger than CompressAbove
+// (or, in a record, when compressing is what keeps the record within
+// InlineRecordBytes). Either form is read back.
 type Payload []byte
 
 // MarshalDynamoDBAttributeValue stores p as S, or as gzip B when large.
 func (p Payload) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
-	if len(p) <= CompressAbove {
-		return &types.AttributeValueMemberS{Value: string(p)}, nil
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(p); err != nil {
-		return nil, fmt.Errorf("store: compress payload: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("store: compress payload: %w", err)
-	}
-	return &types.AttributeValueMemberB{Value: buf.Bytes()}, nil
+	return encodePayload(p, false)
 }
 
 // UnmarshalDynamoDBAttributeValue reads either stored form.

@@ -2,12 +2,17 @@ package store
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 func TestPayloadStoredAsStringOrGzip(t *testing.T) {
@@ -68,5 +73,107 @@ func TestRecordRoundTripAndEnvelope(t *testing.T) {
 	}
 	if back.Expired(now) || !back.Expired(now.Add(2*time.Hour)) {
 		t.Error("Expired is wrong")
+	}
+}
+
+// itemSize is an item's size by DynamoDB's rules: names and values, numbers
+// at one byte per two significant digits plus one, maps 3 bytes plus one per
+// element.
+func itemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(av types.AttributeValue) int {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return (len(strings.TrimLeft(v.Value, "-0"))+1)/2 + 1
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	return 1
+}
+
+// TestClaimItemBytesIsAnUpperBound checks the estimate Prepare decides with
+// against the item a claim writes, for the longest function name.
+func TestClaimItemBytesIsAnUpperBound(t *testing.T) {
+	now := time.Now()
+	for _, ev := range []NewEvent{
+		{Key: "line#t#E1", Provider: "line", Tenant: "t", EventType: "message", PayloadHash: "h", Payload: []byte(`{}`)},
+		{Key: "wecom#tenant-with-a-long-name#" + strings.Repeat("k", 64), Provider: "wecom", Tenant: "tenant-with-a-long-name",
+			EventType: "change_contact", OccurredAt: now, PayloadHash: strings.Repeat("f", 64), Payload: []byte(`{"a":1}`),
+			TraceID: "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"},
+	} {
+		tbl := &Table{function: "compensator", sweepAfter: DefaultSweepAfter}
+		rec := &Record{Key: ev.Key, SK: SKEvent, Status: "RECEIVED", Version: 1, Provider: ev.Provider, Tenant: ev.Tenant,
+			EventType: ev.EventType, ReceivedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(), EnqueuedAt: now.UnixMilli(),
+			ExpiresAt: now.Add(7 * 24 * time.Hour).Unix(), PayloadHash: ev.PayloadHash, Payload: ev.Payload, TraceID: ev.TraceID,
+			ClaimID: newClaimID(), SweepShard: shardName(ShardOf(ev.Key)), SweepAt: now.Add(DefaultSweepAfter).UnixMilli(),
+			History: []webhook.HistoryEntry{tbl.historyEntry(now, "", "RECEIVED", 1, 0, "", "")}}
+		if !ev.OccurredAt.IsZero() {
+			rec.OccurredAt = ev.OccurredAt.UnixMilli()
+		}
+		item, err := attributevalue.MarshalMap(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := itemSize(item) - len(AttrPayload) - len(ev.Payload)
+		if est := claimItemBytes(&ev); est < got {
+			t.Errorf("%s: estimate %d bytes, the claim writes %d", ev.Key, est, got)
+		} else if est > got+48 {
+			t.Errorf("%s: estimate %d bytes is far above the %d the claim writes", ev.Key, est, got)
+		}
+	}
+}
+
+// TestPrepareDecidesWherePayloadGoes checks that a payload stays in the
+// record while the record stays within one write unit, compressed if that is
+// what makes it fit, and goes to its own item otherwise (compressed there
+// when smaller).
+func TestPrepareDecidesWherePayloadGoes(t *testing.T) {
+	hexText := func(n int) []byte {
+		b := make([]byte, n/2)
+		_, _ = rand.Read(b)
+		return []byte(`{"t":"` + hex.EncodeToString(b) + `"}`)
+	}
+	for _, c := range []struct {
+		name    string
+		payload []byte
+		apart   bool
+		gzip    bool
+	}{
+		{"small", []byte(`{"type":"message","text":"` + strings.Repeat("a", 300) + `"}`), false, false},
+		{"fits compressed", []byte(`{"type":"message","text":"` + strings.Repeat("hello ", 150) + `"}`), false, true},
+		{"large", hexText(8 << 10), true, true},
+		{"large, compressible, under CompressAbove", []byte(`{"t":"` + strings.Repeat("hello world ", 300) + `"}`), false, true},
+		{"4 KB of text that gzip cannot fit", []byte(base64.StdEncoding.EncodeToString(hexText(3 << 10))), true, true},
+	} {
+		ev := NewEvent{Key: "line#t1#E1", Provider: "line", Tenant: "t1", EventType: "message", PayloadHash: "h", Payload: c.payload}
+		if err := ev.Prepare(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if apart := ev.PayloadRef() != ""; apart != c.apart {
+			t.Errorf("%s (%d bytes): apart %v, want %v", c.name, len(c.payload), apart, c.apart)
+		}
+		if _, gz := ev.stored.(*types.AttributeValueMemberB); gz != c.gzip {
+			t.Errorf("%s (%d bytes): gzip %v, want %v", c.name, len(c.payload), gz, c.gzip)
+		}
+		if !c.apart && claimItemBytes(&ev)+len(AttrPayload)+ev.StoredPayloadBytes()+RecordGrowth > InlineRecordBytes {
+			t.Errorf("%s: kept in a record that outgrows %d bytes", c.name, InlineRecordBytes)
+		}
+		if c.apart && ev.PayloadRef() != payloadSK(c.payload) {
+			t.Errorf("%s: payload ref %q", c.name, ev.PayloadRef())
+		}
 	}
 }

@@ -79,7 +79,9 @@ func replayable(r *Record, opts ReplayOptions, now time.Time) bool {
 // max(its own, now + opts.Window), a new claim id with opts.FreshSteps (the
 // journal of the old one is ignored), and the history entry. The caller
 // must enqueue the replayed record's envelope; if that fails, the sweeper
-// does it later.
+// does it later. The record carries its payload; a payload in its own item
+// is read (one more read), and its expiry moved to outlive the record's new
+// expiresAt by PayloadRetention when it would not (one more write).
 //
 // Outcomes: Replayed with the record as written, ReplayRefused with the
 // record as found (SUCCEEDED without Force, or a live lease), ReplayMissing.
@@ -89,13 +91,26 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
 	}
+	var payload []byte    // of the payload item payloadRef, read before the write
+	var payloadRef string // the payload item read
+	var payloadExp int64  // that item's expiresAt
 	for range maxPinTries {
 		if cur == nil || cur.Expired(now) {
 			t.hints.drop(key)
 			return ReplayResult{Outcome: ReplayMissing}, nil
 		}
 		if !replayable(cur, opts, now) {
+			if err := t.fillPayload(ctx, cur); err != nil {
+				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+			}
 			return ReplayResult{Outcome: ReplayRefused, Record: cur}, nil
+		}
+		if cur.PayloadRef != "" && cur.PayloadRef != payloadRef {
+			// Read first: a record whose payload is gone cannot be replayed.
+			if payload, payloadExp, err = t.getPayload(ctx, key, cur.PayloadRef); err != nil {
+				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+			}
+			payloadRef = cur.PayloadRef
 		}
 		s := stateOf(cur)
 		w := newWrite().
@@ -140,6 +155,15 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 			return ReplayResult{}, fmt.Errorf("store: replay %s: no record returned: %w", key, err)
 		}
 		t.hints.put(key, stateOf(rec))
+		if rec.PayloadRef != "" {
+			if rec.PayloadRef != payloadRef { // the write was pinned to cur's version: cannot happen
+				return ReplayResult{}, fmt.Errorf("store: replay %s: the record's payload changed under the replay", key)
+			}
+			rec.Payload = payload
+			if err := t.keepPayload(ctx, rec, payloadExp); err != nil {
+				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+			}
+		}
 		return ReplayResult{Outcome: Replayed, Record: rec}, nil
 	}
 	return ReplayResult{}, fmt.Errorf("store: replay %s: the record changed under %d writes in a row", key, maxPinTries)

@@ -84,7 +84,10 @@ func New(cfg Config) (*Table, error) {
 func (t *Table) Name() string { return t.name }
 
 // Get reads the event record of key with a strongly consistent read. It
-// returns nil if there is none or it has expired.
+// returns nil if there is none or it has expired. The record carries its
+// payload: a payload kept in its own item is read with a second strongly
+// consistent GetItem (a missing payload item is an error wrapping
+// [ErrPayloadMissing]).
 func (t *Table) Get(ctx context.Context, key string) (*Record, error) {
 	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &t.name,
@@ -100,6 +103,9 @@ func (t *Table) Get(ctx context.Context, key string) (*Record, error) {
 	}
 	if rec.Expired(t.now()) {
 		return nil, nil
+	}
+	if err := t.fillPayload(ctx, rec); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }

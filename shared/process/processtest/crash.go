@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/testkit"
+	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -65,6 +66,15 @@ func (c *kitStore) Acquire(ctx context.Context, key, owner string, until time.Ti
 	acq, err := c.Store.Acquire(ctx, key, owner, until)
 	c.rounds.Wait(ctx)
 	return acq, err
+}
+
+// LoadPayload passes the read on to the store when it keeps payloads apart
+// (see [process.PayloadLoader]).
+func (c *kitStore) LoadPayload(ctx context.Context, key string) ([]byte, error) {
+	if pl, ok := c.Store.(process.PayloadLoader); ok {
+		return pl.LoadPayload(ctx, key)
+	}
+	return nil, nil
 }
 
 func (c *kitStore) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error) {

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/store"
@@ -40,7 +41,7 @@ func (s *Store) AcquireCompensation(_ context.Context, key, owner string, until 
 	from := r.Status
 	s.takeLease(r, now, webhook.StatusCompensating, owner, until, &r.Compensations)
 	acq := acquired(r, r.CompensationLease())
-	acq.Status = from
+	acq.Status, acq.Payload = from, slices.Clone([]byte(r.Payload))
 	return acq, nil
 }
 

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"maps"
@@ -115,6 +116,10 @@ func (s *Store) Records() []*store.Record {
 // Claim creates the event's record (RECEIVED, version 1) if the key is
 // absent or its record expired (expiresAt < now), as [store.Table.Claim]:
 // a live record gives Duplicate or Conflict with a copy of that record.
+// The store keeps every payload with its record, but decides where the
+// table would store it ([store.NewEvent.PayloadRef]) and hands payloads out
+// as the table does: a found record whose payload the table keeps apart
+// carries it only when it is the claimer's own.
 func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration) (store.ClaimResult, error) {
 	if err := ev.Prepare(); err != nil {
 		return store.ClaimResult{}, err
@@ -124,10 +129,16 @@ func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration
 	now := s.now()
 	// The table's condition: attribute_not_exists(pk) OR expiresAt < :now.
 	if old := s.recs[ev.Key]; old != nil && old.ExpiresAt >= now.Unix() {
-		if old.PayloadHash != ev.PayloadHash {
-			return store.ClaimResult{Outcome: store.Conflict, Record: clone(old)}, nil
+		found := clone(old)
+		if found.PayloadRef != "" && !bytes.Equal(found.Payload, ev.Payload) {
+			// The table returns the record without the payload of
+			// its payload item, unless it is the claimer's own.
+			found.Payload = nil
 		}
-		return store.ClaimResult{Outcome: store.Duplicate, Record: clone(old)}, nil
+		if old.PayloadHash != ev.PayloadHash {
+			return store.ClaimResult{Outcome: store.Conflict, Record: found}, nil
+		}
+		return store.ClaimResult{Outcome: store.Duplicate, Record: found}, nil
 	}
 	rec := &store.Record{
 		Key:         ev.Key,
@@ -143,6 +154,7 @@ func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration
 		ExpiresAt:   now.Add(window).Unix(),
 		PayloadHash: ev.PayloadHash,
 		Payload:     store.Payload(slices.Clone(ev.Payload)),
+		PayloadRef:  ev.PayloadRef(),
 		TraceID:     ev.TraceID,
 		ClaimID:     newClaimID(),
 		SweepShard:  shardName(ev.Key),
@@ -251,14 +263,32 @@ func (s *Store) takeLease(r *store.Record, now time.Time, to webhook.Status, own
 
 // acquired is the Acquisition of a lease just taken on r, reporting in
 // Status the status r came from (callers that report the new one set it).
+//
+// As the table's, it carries the payload only when the table keeps it in the
+// record (no PayloadRef); AcquireCompensation sets it in any case.
 func acquired(r *store.Record, l webhook.Lease) webhook.Acquisition {
-	return webhook.Acquisition{
+	a := webhook.Acquisition{
 		Outcome:   webhook.Acquired,
 		Lease:     l,
 		Attempts:  int(r.Attempts),
 		LastError: r.LastError,
-		Payload:   slices.Clone([]byte(r.Payload)),
 	}
+	if r.PayloadRef == "" {
+		a.Payload = slices.Clone([]byte(r.Payload))
+	}
+	return a
+}
+
+// LoadPayload returns the payload of the live record of key (nil if there
+// is none), as [store.Table.LoadPayload].
+func (s *Store) LoadPayload(_ context.Context, key string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[key]
+	if r == nil || r.Expired(s.now()) {
+		return nil, nil
+	}
+	return slices.Clone([]byte(r.Payload)), nil
 }
 
 // Heartbeat extends the lease to until if l's owner still holds it (status

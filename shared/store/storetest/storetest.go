@@ -24,6 +24,7 @@ type Store interface {
 	TakeOverEnqueue(ctx context.Context, rec *store.Record, grace time.Duration) (bool, error)
 	RevertEnqueue(ctx context.Context, rec *store.Record, prev int64) error
 	Get(ctx context.Context, key string) (*store.Record, error)
+	LoadPayload(ctx context.Context, key string) ([]byte, error)
 
 	Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
 	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error)
@@ -108,7 +109,8 @@ const (
 
 // Run runs the contract suite against the stores newStore returns, one per
 // subtest. Subtests are grouped as claim, take-over, lease, fence, journal,
-// history, sweep, compensation, replay and (with [Transitions]) transition.
+// history, sweep, compensation, replay, payload and (with [Transitions])
+// transition.
 func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	t.Helper()
 	var o options
@@ -134,6 +136,7 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	group("sweep", sweepCases)
 	group("compensation", compensationCases)
 	group("replay", replayCases)
+	group("payload", payloadCases)
 	if o.transitions != nil {
 		t.Run("transition", func(t *testing.T) {
 			for _, c := range transitionCases {
