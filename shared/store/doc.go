@@ -40,7 +40,7 @@
 // written again, pinned to the record the failed write returned, when the
 // guess was wrong.
 //
-// While a record is not terminal it carries sweepShard ("00".."15",
+// While a record is not terminal it carries sweepShard ("00".."ff",
 // [ShardOf]) and sweepAt (epoch ms), the keys of the sparse, KEYS_ONLY
 // global secondary index [SweepIndex] the sweeper queries ([Table.Stuck]);
 // the write that makes a record SUCCEEDED, COMPENSATED or DEAD removes both.

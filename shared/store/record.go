@@ -86,7 +86,7 @@ type Record struct {
 	// lease's Attempt).
 	Compensations int64 `dynamodbav:"compensations,omitempty"`
 	// SweepShard and SweepAt index the record in [SweepIndex] while it is
-	// not terminal: its shard ("00".."15", see [ShardOf]) and when the
+	// not terminal: its shard ("00".."ff", see [ShardOf] and [ShardName]) and when the
 	// sweeper should look at it (epoch ms). Both are absent once terminal.
 	SweepShard string `dynamodbav:"sweepShard,omitempty"`
 	SweepAt    int64  `dynamodbav:"sweepAt,omitempty"`

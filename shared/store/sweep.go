@@ -17,9 +17,14 @@ import (
 // only records that are not terminal carry its attributes.
 const SweepIndex = "sweep"
 
-// SweepShards is the number of sweepShard values ("00".."15"), so that the
-// index never forms one hot partition.
-const SweepShards = 16
+// SweepShards is the number of sweepShard values ("00".."ff", see
+// [ShardName]), so that the index never forms one hot partition: every
+// unique event writes the index twice (claim and completion), and one
+// partition takes 1,000 WCU/s, so 16 shards would cap the whole system at
+// about 8,000 unique events/s (docs/SCALE.md); 256 take it past 100,000.
+// The sweeper queries every shard name; the earlier names "00".."15" are
+// among them, so records written with 16 shards are still found.
+const SweepShards = 256
 
 // ShardOf returns the sweep shard of key: fnv32a(key) mod [SweepShards].
 func ShardOf(key string) int {
@@ -28,8 +33,10 @@ func ShardOf(key string) int {
 	return int(h.Sum32() % SweepShards)
 }
 
-// shardName is the stored form of a shard: two digits.
-func shardName(shard int) string { return fmt.Sprintf("%02d", shard) }
+// ShardName is the stored form of a shard: two lowercase hex digits.
+func ShardName(shard int) string { return fmt.Sprintf("%02x", shard) }
+
+func shardName(shard int) string { return ShardName(shard) }
 
 // StuckRecord is one entry of the sweep index: a record that is not terminal
 // and whose sweepAt has passed.

@@ -168,7 +168,7 @@ func count(t *testing.T, db *dynamodb.Client, table string) counts {
 		in := &dynamodb.QueryInput{TableName: &table, IndexName: aws.String(store.SweepIndex),
 			KeyConditionExpression:    aws.String("#shard = :shard"),
 			ExpressionAttributeNames:  map[string]string{"#shard": store.AttrSweepShard},
-			ExpressionAttributeValues: map[string]dbtypes.AttributeValue{":shard": &dbtypes.AttributeValueMemberS{Value: fmt.Sprintf("%02d", shard)}}}
+			ExpressionAttributeValues: map[string]dbtypes.AttributeValue{":shard": &dbtypes.AttributeValueMemberS{Value: store.ShardName(shard)}}}
 		counted := *in
 		counted.Select = dbtypes.SelectCount
 		for p := dynamodb.NewQueryPaginator(db, &counted); p.HasMorePages(); {

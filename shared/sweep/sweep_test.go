@@ -247,7 +247,7 @@ func (e *env) put(rec *store.Record, sweepAt time.Time) {
 	}
 	rec.Provider, rec.Tenant, rec.EventType, rec.ClaimID = "line", "t1", "follow", "claim-"+rec.Key
 	if !rec.Status.Terminal() {
-		rec.SweepShard, rec.SweepAt = fmt.Sprintf("%02d", store.ShardOf(rec.Key)), sweepAt.UnixMilli()
+		rec.SweepShard, rec.SweepAt = store.ShardName(store.ShardOf(rec.Key)), sweepAt.UnixMilli()
 	}
 	e.mem.Put(rec)
 }

@@ -259,14 +259,15 @@ func TestKeySpreadBadSchemeFails(t *testing.T) {
 	}
 }
 
-// The sweep index (KEYS_ONLY GSI `sweep`) is keyed by sweepShard, 16 values
-// ("00".."15", fnv32a(key) mod 16), sort key sweepAt. Each value is one item
+// The sweep index (KEYS_ONLY GSI `sweep`) is keyed by sweepShard,
+// store.SweepShards values ("00".."ff", fnv32a(key) mod 256), sort key sweepAt. Each value is one item
 // collection, and sweepAt grows with time, so the newest writes of a shard
 // land at the end of one key range: split-for-heat cannot spread them. The
 // index's write ceiling is then SweepShards × 1,000 WCU/s, and every event
 // costs it 2 writes (put at the claim, delete at the end). This test checks
-// that the hot tenant does not skew the shards and logs the ceiling, which
-// docs/SCALE.md compares with 10k and 100k deliveries/s.
+// that no shard needs more than one partition's 1,000 WCU/s at 10k and 100k
+// deliveries/s, the hot tenant included (with the earlier 16 shards it fails
+// at 100k/s), and logs the ceiling, which docs/SCALE.md compares with them.
 func TestSweepShardSpread(t *testing.T) {
 	for _, rate := range []int{10_000, 100_000} {
 		ds := traffic(rate, uint64(rate)+1)
@@ -288,11 +289,8 @@ func TestSweepShardSpread(t *testing.T) {
 		ceiling := store.SweepShards * partitionWCU
 		t.Logf("%d deliveries/s: sweep index %d WCU/s over %d shards, busiest %d WCU/s (%.3f× fair share); ceiling %d WCU/s = %d unique events/s",
 			rate, total, store.SweepShards, mx, ratio, ceiling, ceiling/sweepIndexWrite)
-		if ratio > maxShareRatio {
-			t.Errorf("%d deliveries/s: busiest sweep shard %.2f× its fair share, over %.1f×", rate, ratio, maxShareRatio)
-		}
 		if mx > partitionWCU {
-			t.Logf("%d deliveries/s: the busiest sweep shard needs %d WCU/s, over one partition's %d: the index throttles (and with it the table's writes) unless SweepShards grows to at least %d",
+			t.Errorf("%d deliveries/s: the busiest sweep shard needs %d WCU/s, over one partition's %d: the index throttles (and with it the table's writes) unless SweepShards grows to at least %d",
 				rate, mx, partitionWCU, int(math.Ceil(float64(total)/partitionWCU*maxShareRatio)))
 		}
 	}

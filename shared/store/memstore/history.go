@@ -3,7 +3,6 @@ package memstore
 import (
 	"cmp"
 	"crypto/rand"
-	"fmt"
 	"slices"
 	"time"
 
@@ -26,7 +25,7 @@ func (s *Store) addHistory(r *store.Record, at time.Time, from webhook.Status, o
 }
 
 // shardName is the stored sweep shard of key.
-func shardName(key string) string { return fmt.Sprintf("%02d", store.ShardOf(key)) }
+func shardName(key string) string { return store.ShardName(store.ShardOf(key)) }
 
 // newClaimID returns a random claim id, as the table's.
 func newClaimID() string { return rand.Text() }

@@ -28,7 +28,7 @@ func (s *Store) Stuck(_ context.Context, shard int, before time.Time, limit int3
 	if limit <= 0 {
 		return nil, nil, fmt.Errorf("memstore: stuck: limit %d is not positive", limit)
 	}
-	name := fmt.Sprintf("%02d", shard)
+	name := store.ShardName(shard)
 	var after *store.StuckRecord
 	if cursor != nil {
 		k, kok := cursor[store.AttrPK].(*types.AttributeValueMemberS)

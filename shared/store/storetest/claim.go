@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,7 +24,7 @@ var claimCases = []testCase{
 			Provider: "line", Tenant: "acme", EventType: "follow", ReceivedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(),
 			EnqueuedAt: now.UnixMilli(), ExpiresAt: now.Add(Window).Unix(), OccurredAt: now.Add(-time.Minute).UnixMilli(),
 			PayloadHash: "h1", Payload: store.Payload(ev.Payload), TraceID: "trace-1", ClaimID: res.Record.ClaimID,
-			SweepShard: fmt.Sprintf("%02d", store.ShardOf(key)), SweepAt: now.Add(SweepAfter).UnixMilli(),
+			SweepShard: store.ShardName(store.ShardOf(key)), SweepAt: now.Add(SweepAfter).UnixMilli(),
 			History: []webhook.HistoryEntry{{At: time.UnixMilli(now.UnixMilli()), To: webhook.StatusReceived, Function: Function, Version: 1}}}
 		if res.Record.ClaimID == "" {
 			t.Errorf("the claim has no claim id")

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -39,7 +38,7 @@ var replayCases = []testCase{
 		for name, r := range map[string]*store.Record{"returned": rec, "stored": got} {
 			if r.Status != webhook.StatusReceived || r.Version != 4 || r.Attempts != 0 || r.Compensations != 0 || r.LeaseOwner != "" ||
 				r.LeaseUntil != 0 || r.LastError != "" || r.EnqueuedAt != now.UnixMilli() || r.UpdatedAt != now.UnixMilli() ||
-				r.SweepShard != fmt.Sprintf("%02d", shardOfKey) || r.SweepAt != now.Add(SweepAfter).UnixMilli() ||
+				r.SweepShard != store.ShardName(shardOfKey) || r.SweepAt != now.Add(SweepAfter).UnixMilli() ||
 				r.ClaimID != first.ClaimID || r.ExpiresAt != base.Add(Window).Unix() {
 				t.Errorf("%s: got %+v, want RECEIVED at version 4, counters 0, no lease or error, enqueued now, swept later, the same claim and expiry", name, r)
 			}

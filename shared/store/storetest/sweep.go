@@ -56,8 +56,8 @@ var sweepCases = []testCase{
 	{"a claim indexes the record in its shard, due SweepAfter later", func(t *testing.T, e *env) {
 		now := e.clk.Now()
 		rec := e.claimed(t)
-		if rec.SweepShard != fmt.Sprintf("%02d", shardOfKey) || rec.SweepAt != now.Add(SweepAfter).UnixMilli() {
-			t.Errorf("got shard %q, sweepAt %d; want %02d, %d", rec.SweepShard, rec.SweepAt, shardOfKey, now.Add(SweepAfter).UnixMilli())
+		if rec.SweepShard != store.ShardName(shardOfKey) || rec.SweepAt != now.Add(SweepAfter).UnixMilli() {
+			t.Errorf("got shard %q, sweepAt %d; want %s, %d", rec.SweepShard, rec.SweepAt, store.ShardName(shardOfKey), now.Add(SweepAfter).UnixMilli())
 		}
 		if got := e.stuck(t, shardOfKey, now.Add(SweepAfter-time.Millisecond), 10); len(got) != 0 {
 			t.Errorf("before its sweepAt: got %v, want none", got)
