@@ -599,3 +599,33 @@ func TestDemoTenantsMatchInfraLocal(t *testing.T) {
 		t.Errorf("forward %+v", b.Forward)
 	}
 }
+
+// A large payload lives in its own item (store: PAYLOAD#<hash>): the page
+// shows it from there.
+func TestPageShowsAPayloadStoredApart(t *testing.T) {
+	now := time.Now()
+	rec := store.Record{Key: "line#demo#BIG", SK: store.SKEvent, Status: webhook.StatusReceived, Version: 1,
+		Provider: "line", Tenant: "demo", ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix(),
+		ClaimID: "c1", PayloadRef: store.SKPayloadPrefix + "00ff"}
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(item, "payload")
+	payload, err := attributevalue.MarshalMap(struct {
+		PK      string        `dynamodbav:"pk"`
+		SK      string        `dynamodbav:"sk"`
+		Payload store.Payload `dynamodbav:"payload"`
+	}{rec.Key, rec.PayloadRef, store.Payload(`{"big":"` + strings.Repeat("y", 5000) + `"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := &Page{DB: fakeScan{[]map[string]types.AttributeValue{payload, item}}, Table: "t", Log: discard()}
+	evs, err := page.Events(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || !strings.HasPrefix(evs[0].Payload, `{"big":"yyy`) {
+		t.Fatalf("events %d, payload %.40q", len(evs), evs[0].Payload)
+	}
+}

@@ -178,6 +178,7 @@ func (p *Page) Events(ctx context.Context) ([]EventView, error) {
 	in := &dynamodb.ScanInput{TableName: aws.String(p.Table), ConsistentRead: aws.Bool(true)}
 	var recs []store.Record
 	steps := map[string][]journalItem{}
+	payloads := map[string]store.Payload{} // pk + "\x00" + sk of each payload item
 	scanned := 0
 	for scanned < maxScanItems {
 		out, err := p.DB.Scan(ctx, in)
@@ -196,6 +197,14 @@ func (p *Page) Events(ctx context.Context) ([]EventView, error) {
 				}
 				if !rec.Expired(p.now()) {
 					recs = append(recs, rec)
+				}
+			case strings.HasPrefix(sk.Value, store.SKPayloadPrefix):
+				var pi struct {
+					Key     string        `dynamodbav:"pk"`
+					Payload store.Payload `dynamodbav:"payload"`
+				}
+				if err := attributevalue.UnmarshalMap(item, &pi); err == nil {
+					payloads[pi.Key+"\x00"+sk.Value] = pi.Payload
 				}
 			case strings.HasPrefix(sk.Value, store.SKStepPrefix):
 				var j journalItem
@@ -223,6 +232,9 @@ func (p *Page) Events(ctx context.Context) ([]EventView, error) {
 			LastError: rec.LastError, LeaseOwner: rec.LeaseOwner,
 			History: rec.History, HistoryDropped: rec.HistoryDropped(),
 			Payload: truncateText(string(rec.Payload), maxPayloadShown),
+		}
+		if rec.PayloadRef != "" && rec.Payload == nil { // a large payload, in its own item
+			ev.Payload = truncateText(string(payloads[rec.Key+"\x00"+rec.PayloadRef]), maxPayloadShown)
 		}
 		if rec.UpdatedAt != 0 {
 			ev.UpdatedAt = time.UnixMilli(rec.UpdatedAt)
