@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -149,10 +148,6 @@ func asJSON(b []byte) json.RawMessage {
 	return s
 }
 
-// tenantName is the tenants document's rule for tenant names (package
-// tenants): a path segment and part of the event key.
-var tenantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
 // providers are the receiver's routes.
 var providers = []string{webhook.LINE, webhook.WeCom, webhook.WeChat, webhook.Standard}
 
@@ -163,8 +158,8 @@ func CheckKey(provider, tenant, dedupKey string) error {
 	if !slices.Contains(providers, provider) {
 		return fmt.Errorf("provider %q: want one of %s: %w", provider, strings.Join(providers, ", "), webhook.ErrMalformed)
 	}
-	if !tenantName.MatchString(tenant) {
-		return fmt.Errorf("tenant %q: want 1 to 64 of A-Z a-z 0-9 _ . - (starting with a letter or digit): %w", tenant, webhook.ErrMalformed)
+	if !webhook.ValidTenant(tenant) {
+		return fmt.Errorf("tenant %q: want %s: %w", tenant, webhook.TenantNameRule, webhook.ErrMalformed)
 	}
 	return webhook.CheckID("event id", dedupKey, webhook.MaxDedupKeyBytes)
 }

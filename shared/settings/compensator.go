@@ -77,7 +77,7 @@ func LoadCompensator(getenv func(string) string, def CompensatorDefaults) (Compe
 func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
 	s := Compensator{Common: r.common(), DLQURL: r.httpURL("DLQ_URL", true)}
 	if s.EventBusName = r.get("EVENT_BUS_NAME"); s.EventBusName != "" &&
-		!eventBusRE.MatchString(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
+		!validEventBus(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
 		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
 	}
 	s.Lease, _ = r.durationIn("HOOKWALL_LEASE", "", 0, def.Lease, 3*time.Second, 15*time.Minute)

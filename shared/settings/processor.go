@@ -1,7 +1,6 @@
 package settings
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
@@ -63,8 +62,11 @@ type ProcessorDefaults struct {
 // maxVisibility bounds the retry backoff.
 const maxVisibility = webhook.MaxQueueDelay
 
-// eventBusRE is an EventBridge bus name; an ARN is accepted too.
-var eventBusRE = regexp.MustCompile(`^[A-Za-z0-9/._-]{1,256}$`)
+// validEventBus reports whether v is an EventBridge bus name: 1 to 256 of
+// A-Z a-z 0-9 / . _ - (an ARN is accepted by the callers too).
+func validEventBus(v string) bool {
+	return len(v) >= 1 && len(v) <= 256 && webhook.OnlyBytes(v, "/._-")
+}
 
 // LoadProcessor reads the processor's configuration through getenv
 // (os.Getenv in main), with def for what is unset, and validates it. The
@@ -79,7 +81,7 @@ func LoadProcessor(getenv func(string) string, def ProcessorDefaults) (Processor
 func loadProcessor(r *reader, def ProcessorDefaults) Processor {
 	s := Processor{Common: r.common(), DLQURL: r.httpURL("DLQ_URL", true)}
 	if s.EventBusName = r.get("EVENT_BUS_NAME"); s.EventBusName != "" &&
-		!eventBusRE.MatchString(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
+		!validEventBus(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
 		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
 	}
 	s.Concurrency = int(r.integer("HOOKWALL_PROCESSOR_CONCURRENCY", "PROCESSOR_CONCURRENCY", int64(def.Concurrency), 1, 100))

@@ -10,9 +10,10 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Secret is a secret string. It prints and logs as "REDACTED"; call Reveal
@@ -112,10 +113,6 @@ func (t *Tenants) Names() []string {
 	return names
 }
 
-// tenantName is what a tenant may be called: it is a path segment and part of
-// the event key (provider#tenant#dedupKey), so no '#', '/' or spaces.
-var tenantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
 // Parse decodes and validates a tenants document. Errors name the tenant and
 // field at fault and never contain secret values.
 func Parse(doc []byte) (*Tenants, error) {
@@ -132,8 +129,8 @@ func Parse(doc []byte) (*Tenants, error) {
 	}
 	var errs []error
 	for name, t := range raw.Tenants {
-		if !tenantName.MatchString(name) {
-			errs = append(errs, fmt.Errorf("tenant %q: name must match %s", name, tenantName))
+		if !webhook.ValidTenant(name) {
+			errs = append(errs, fmt.Errorf("tenant %q: name must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ (%s)", name, webhook.TenantNameRule))
 			continue
 		}
 		if t == nil {

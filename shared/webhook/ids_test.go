@@ -58,3 +58,15 @@ func TestMarshalMessage(t *testing.T) {
 		t.Errorf("invalid UTF-8: err = %v, want ErrMalformed", err)
 	}
 }
+
+func TestValidTenant(t *testing.T) {
+	for name, want := range map[string]bool{
+		"acme": true, "a": true, "A-b_c.9": true, "0tenant": true, strings.Repeat("x", 64): true,
+		"": false, "-acme": false, ".acme": false, "a#b": false, "a/b": false, "a b": false, "é": false,
+		strings.Repeat("x", 65): false, "acme\n": false,
+	} {
+		if got := ValidTenant(name); got != want {
+			t.Errorf("ValidTenant(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
