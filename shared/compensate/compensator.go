@@ -129,13 +129,14 @@ func (c *Compensator) compensate(ctx context.Context, m process.Message) Result 
 		return res
 	}
 
+	orig := env // as the receiver sent it, for a requeue
 	if env.PayloadInRecord || len(env.Payload) == 0 {
 		env.Payload, env.PayloadInRecord = acq.Payload, false
 	}
 	lease := acq.Lease
 	res.Attempt = lease.Attempt
 	log = log.With(slog.Int("compensation", lease.Attempt), slog.String("from", acq.Status.String()))
-	r := &run{c: c, lease: lease, env: env, log: log}
+	r := &run{c: c, lease: lease, env: env, orig: orig, log: log}
 	nothing, herr := r.run(ctx)
 	res.Undone, res.Skipped = r.undone, r.skipped
 	return c.finish(ctx, r, m, acq, nothing, herr, res)

@@ -518,3 +518,83 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// fakeRequeue records the envelopes sent back to the main queue.
+type fakeRequeue struct {
+	mu   sync.Mutex
+	sent []webhook.Envelope
+	err  error
+}
+
+func (q *fakeRequeue) Send(_ context.Context, envs []webhook.Envelope) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	q.sent = append(q.sent, envs...)
+	return nil
+}
+
+// A dead letter whose record the processor never finished (SQS redrove it
+// after maxReceiveCount receives) and that has nothing to compensate goes
+// back to the main queue, its record RETRY, at most MaxRequeues times; then
+// it is DEAD as before. A FAILED record with nothing to compensate is DEAD
+// at once.
+func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
+	for _, from := range []webhook.Status{webhook.StatusReceived, webhook.StatusRetry, webhook.StatusProcessing} {
+		t.Run(from.String(), func(t *testing.T) {
+			rq := &fakeRequeue{}
+			rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })
+			rg.store.put(key, fakeRecord{status: from, until: rg.clock.Now().Add(-time.Second)})
+			rg.store.step(key, "c", "only", rg.clock.Now(), "") // journaled, no compensation: re-run skips it
+			for n := 1; n <= DefaultMaxRequeues; n++ {
+				res := rg.c.Compensate(context.Background(), message(t, envelope()))
+				if res.Verdict != Requeued || !res.Ack || res.Attempt != n {
+					t.Fatalf("dead letter %d: got %s (ack %v, attempt %d, %v), want requeued", n, res.Verdict, res.Ack, res.Attempt, res.Err)
+				}
+				rec := rg.store.get(key)
+				if rec.status != webhook.StatusRetry || !strings.Contains(rec.lastError, "requeued by the compensator") {
+					t.Fatalf("record after requeue %d: %s %q", n, rec.status, rec.lastError)
+				}
+			}
+			if len(rq.sent) != DefaultMaxRequeues || rq.sent[0].Key != key || string(rq.sent[0].Payload) != `{"userId":"U1"}` {
+				t.Fatalf("requeued %d envelopes: %+v", len(rq.sent), rq.sent)
+			}
+			if len(rg.pub.all()) != 0 {
+				t.Errorf("a requeue published an outcome: %+v", rg.pub.all())
+			}
+			res := rg.c.Compensate(context.Background(), message(t, envelope()))
+			if res.Verdict != Dead || !res.Ack {
+				t.Fatalf("after %d requeues: got %s, want dead", DefaultMaxRequeues, res.Verdict)
+			}
+			if rec := rg.store.get(key); rec.status != webhook.StatusDead || !strings.HasPrefix(rec.lastError, "nothing to compensate: requeued by the compensator") {
+				t.Errorf("record: %s %q", rec.status, rec.lastError)
+			}
+		})
+	}
+	t.Run("FAILED is not requeued", func(t *testing.T) {
+		rq := &fakeRequeue{}
+		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })
+		rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "permanent: status 400"})
+		if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Dead || len(rq.sent) != 0 {
+			t.Errorf("got %s with %d requeued, want dead and none", res.Verdict, len(rq.sent))
+		}
+	})
+	t.Run("a failed send leaves the dead letter to come back", func(t *testing.T) {
+		rq := &fakeRequeue{err: errors.New("sqs down")}
+		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })
+		rg.store.put(key, fakeRecord{status: webhook.StatusRetry})
+		res := rg.c.Compensate(context.Background(), message(t, envelope()))
+		if res.Verdict != Errored || res.Ack {
+			t.Fatalf("got %s (ack %v), want errored, not acknowledged", res.Verdict, res.Ack)
+		}
+		if rec := rg.store.get(key); rec.status != webhook.StatusRetry {
+			t.Errorf("record %s, want RETRY (the next dead letter, or the sweeper, sends it)", rec.status)
+		}
+		rq.err = nil
+		if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Requeued || len(rq.sent) != 1 {
+			t.Errorf("the dead letter's return: got %s with %d sent, want requeued", res.Verdict, len(rq.sent))
+		}
+	})
+}

@@ -17,6 +17,9 @@ const (
 	// MetricCompensated and MetricDead count the outcomes.
 	MetricCompensated = "Compensated"
 	MetricDead        = "Dead"
+	// MetricRequeued counts dead letters of events the processor never
+	// finished that were sent back to the main queue.
+	MetricRequeued = "Requeued"
 	// MetricCompensationRetried counts attempts that end with a retry.
 	MetricCompensationRetried = "CompensationRetried"
 	// MetricUndone counts undo functions that ran and were journaled;
@@ -50,6 +53,7 @@ const (
 	DefaultRetryCap      = process.DefaultRetryCap
 	DefaultRetention     = process.DefaultRetention
 	DefaultFinishReserve = process.DefaultFinishReserve
+	DefaultMaxRequeues   = 2
 	maxLastError         = 1024
 )
 
@@ -63,6 +67,17 @@ type Config struct {
 	// Queue is the dead-letter queue, whose message visibility is set for
 	// retries and busy leases (required).
 	Queue process.Visibility
+	// Requeue is the main queue (optional; nil: never requeue). A dead
+	// letter whose record the processor never finished (RECEIVED, RETRY, or
+	// PROCESSING with its lease run out: SQS redrove the message after
+	// maxReceiveCount receives, say while the processor was down or kept
+	// crashing) and that has nothing to compensate is sent back to it, its
+	// record made RETRY, instead of ending DEAD: at most MaxRequeues times
+	// per event, so a message that crashes the processor still ends DEAD.
+	Requeue Requeuer
+	// MaxRequeues bounds the requeues of one event (optional; default 2;
+	// negative: never requeue).
+	MaxRequeues int
 	// Publisher publishes the COMPENSATED and DEAD outcomes (optional; nil: publishing off).
 	Publisher process.Publisher
 	// Logger (optional; default: discard).
@@ -118,4 +133,9 @@ func (c *Config) settings() lease.Settings {
 		Transport: &c.Transport, Now: &c.Now, Jitter: &c.Jitter, NewOwner: &c.NewOwner}
 }
 
-func (c *Config) setDefaults() { c.settings().SetDefaults() }
+func (c *Config) setDefaults() {
+	c.settings().SetDefaults()
+	if c.MaxRequeues == 0 {
+		c.MaxRequeues = DefaultMaxRequeues
+	}
+}

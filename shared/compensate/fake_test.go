@@ -142,6 +142,10 @@ func (s *fakeStore) Dead(_ context.Context, l webhook.Lease, reason string, _ ti
 	return s.move("Dead", l, webhook.StatusDead, reason)
 }
 
+func (s *fakeStore) RequeueCompensation(_ context.Context, l webhook.Lease, lastError string) (bool, error) {
+	return s.move("RequeueCompensation", l, webhook.StatusRetry, lastError)
+}
+
 func (s *fakeStore) RetryCompensation(_ context.Context, l webhook.Lease, lastError string) (bool, error) {
 	return s.move("RetryCompensation", l, webhook.StatusCompensating, lastError)
 }

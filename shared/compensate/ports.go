@@ -7,6 +7,11 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
+// Requeuer sends events back to the main queue (queue.Queue satisfies it).
+type Requeuer interface {
+	Send(ctx context.Context, envs []webhook.Envelope) error
+}
+
 // Store is the events table as the compensator needs it. Every method but
 // AcquireCompensation and Journal is fenced on the lease's owner, version
 // and status COMPENSATING: held == false means the lease was lost (another
@@ -26,6 +31,9 @@ type Store interface {
 	Compensated(ctx context.Context, l webhook.Lease, retainUntil time.Time) (held bool, err error)
 	// Dead moves the record to DEAD with reason as lastError, kept until retainUntil.
 	Dead(ctx context.Context, l webhook.Lease, reason string, retainUntil time.Time) (held bool, err error)
+	// RequeueCompensation gives the record back to the processor: RETRY
+	// with lastError, the lease cleared.
+	RequeueCompensation(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
 	// RetryCompensation leaves the record COMPENSATING with lastError and
 	// the lease cleared, for the next attempt.
 	RetryCompensation(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)

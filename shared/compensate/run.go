@@ -21,6 +21,7 @@ type run struct {
 	c     *Compensator
 	lease webhook.Lease
 	env   webhook.Envelope
+	orig  webhook.Envelope // the dead letter's envelope, as the receiver sent it
 	log   *slog.Logger
 	keep  lease.Keeper // the heartbeat; lost lease
 

@@ -39,6 +39,9 @@ func (c *Compensator) finish(ctx context.Context, r *run, m process.Message, acq
 		res.Verdict, res.Ack, res.Event = Compensated, true, ev
 		return res
 	}
+	if herr == nil && c.requeueable(acq.Status, lease.Attempt) {
+		return c.requeue(ctx, fctx, r, acq, res)
+	}
 	var reason string
 	switch {
 	case herr == nil: // nothing to compensate
@@ -65,6 +68,50 @@ func (c *Compensator) finish(ctx context.Context, r *run, m process.Message, acq
 		slog.String("reason", reason), slog.String("step", r.failed), slog.Int("undone", len(r.undone)))
 	ev.Status, ev.LastError = webhook.StatusDead, reason
 	res.Verdict, res.Ack, res.Event = Dead, true, ev
+	return res
+}
+
+// requeueable reports whether a dead letter with nothing to compensate,
+// whose record was from and whose compensation attempt this is, goes back
+// to the main queue: the processor never finished it (it was not FAILED,
+// nor being compensated already), and it has not been requeued
+// MaxRequeues times.
+func (c *Compensator) requeueable(from webhook.Status, attempt int) bool {
+	if c.cfg.Requeue == nil || attempt > c.cfg.MaxRequeues {
+		return false
+	}
+	switch from {
+	case webhook.StatusReceived, webhook.StatusRetry, webhook.StatusProcessing:
+		return true
+	}
+	return false
+}
+
+// requeue makes the record RETRY and sends the event to the main queue
+// again. If the send fails the dead letter is not acknowledged: it comes
+// back, and so does the record's turn (the sweeper also re-enqueues a RETRY
+// record left too long).
+func (c *Compensator) requeue(ctx, fctx context.Context, r *run, acq webhook.Acquisition, res Result) Result {
+	reason := webhook.CleanText(fmt.Sprintf("requeued by the compensator (%d of %d): the queue dead-lettered the message while the record was %s; %s",
+		r.lease.Attempt, c.cfg.MaxRequeues, acq.Status, orStatus(acq.LastError, acq.Status)), maxLastError)
+	held, err := c.cfg.Store.RequeueCompensation(fctx, r.lease, reason)
+	if err != nil {
+		r.log.ErrorContext(ctx, "requeue", slog.Any("error", err))
+		res.Verdict, res.Err = Errored, err
+		return res
+	}
+	if !held {
+		return c.leaseLost(ctx, r, res)
+	}
+	if err := c.cfg.Requeue.Send(fctx, []webhook.Envelope{r.orig}); err != nil {
+		r.log.ErrorContext(ctx, "requeue: send to the main queue; the dead letter comes back", slog.Any("error", err))
+		res.Verdict, res.Err = Errored, fmt.Errorf("requeue %s: %w", r.lease.Key, err)
+		return res
+	}
+	c.cfg.Metrics.Count(MetricRequeued, 1)
+	r.log.WarnContext(ctx, "event requeued: the processor never finished it and there is nothing to compensate",
+		slog.String(obs.KeyStatus, webhook.StatusRetry.String()), slog.String("reason", reason))
+	res.Verdict, res.Ack = Requeued, true
 	return res
 }
 

@@ -34,10 +34,14 @@ const (
 	Malformed
 	// Errored: a store call failed; the message comes back. Not acked.
 	Errored
+	// Requeued: the processor never finished the event and there was
+	// nothing to compensate; its record is RETRY and the event is back on
+	// the main queue. Ack.
+	Requeued
 )
 
 var verdictNames = [...]string{"", "compensated", "dead", "retried", "already-done", "busy", "absent",
-	"lease-lost", "malformed", "errored"}
+	"lease-lost", "malformed", "errored", "requeued"}
 
 // String returns the verdict's name.
 func (v Verdict) String() string {

@@ -128,6 +128,18 @@ func (t *Table) Dead(ctx context.Context, l webhook.Lease, reason string, retain
 	return t.transition(ctx, l, webhook.StatusCompensating, webhook.StatusDead, reason, w)
 }
 
+// RequeueCompensation gives a record the processor never finished back to
+// the processor: COMPENSATING → RETRY with lastError (why), the lease
+// cleared, version+1, the sweep attributes kept (RETRY is not terminal);
+// fenced on the compensation lease l. The compensator calls it for a dead
+// letter whose record was not FAILED (SQS redrove it after
+// maxReceiveCount receives, before the processor gave up) and then sends
+// the event to the main queue again. held is false when the lease is lost.
+func (t *Table) RequeueCompensation(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
+	w := newWrite().sets(map[string]types.AttributeValue{AttrLastError: avString(lastError)})
+	return t.transition(ctx, l, webhook.StatusCompensating, webhook.StatusRetry, lastError, w)
+}
+
 // RetryCompensation gives the compensation lease l back after a failed
 // attempt: the record stays COMPENSATING with lastError, without a lease, at
 // version+1 (a transition COMPENSATING → COMPENSATING in its history), so

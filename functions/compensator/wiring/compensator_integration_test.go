@@ -97,7 +97,7 @@ func (s *stack) handler(reg *process.Registry, wrap func(compensate.Store) compe
 	if wrap != nil {
 		st = wrap(st)
 	}
-	c, err := compensate.New(compensate.Config{Registry: reg, Store: st, Queue: s.dlq, Publisher: s.pub, Metrics: s.metrics,
+	c, err := compensate.New(compensate.Config{Registry: reg, Store: st, Queue: s.dlq, Requeue: s.main, Publisher: s.pub, Metrics: s.metrics,
 		Logger: discard, Now: s.clock.Now, LeaseDuration: lease, Transport: transport})
 	if err != nil {
 		s.t.Fatal(err)
@@ -516,4 +516,49 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 			t.Errorf("dead-letter queue: %d messages left, want 0", n)
 		}
 	})
+}
+
+// An event SQS redrove to the DLQ before the processor ever ran it (the
+// model's finding: it used to end DEAD, "nothing to compensate") goes back
+// to the main queue, its record RETRY, and the processor then does it.
+func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	reg := process.NewRegistry()
+	ran := 0
+	process.Handle(reg, "test.one-step", followType, func(ctx context.Context, ev *process.Event[follow]) error {
+		return process.Step(ctx, ev, "one", func(context.Context, string) error { ran++; return nil })
+	}).Compensate(func(context.Context, *process.Undo) error { t.Error("undo called"); return nil })
+	h := s.handler(reg, nil, nil)
+	env := s.claim(ctx, "redriven")
+	body, err := queue.EncodeMessage(&env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.dlq.SendDeadLetter(ctx, env.Key, body, "redriven"); err != nil {
+		t.Fatal(err)
+	}
+	ev := s.receive(ctx, s.dlq.URL(), "")
+	resp := h.HandleSQS(ctx, ev)
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("got failures %+v, want the dead letter acknowledged", resp.BatchItemFailures)
+	}
+	s.ack(ctx, s.dlq.URL(), ev, resp)
+	if rec := s.get(ctx, env.Key); rec.Status != webhook.StatusRetry || rec.Compensations != 1 {
+		t.Fatalf("record: %s after %d compensations, want RETRY after 1", rec.Status, rec.Compensations)
+	}
+	main := s.receive(ctx, s.main.URL(), "")
+	d, err := process.New(process.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := d.Process(ctx, process.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != process.Succeeded {
+		t.Fatalf("processor on the requeued message: got %s (%v)", res.Verdict, res.Err)
+	}
+	if rec := s.get(ctx, env.Key); rec.Status != webhook.StatusSucceeded || ran != 1 {
+		t.Errorf("record %s, step ran %d times; want SUCCEEDED, once", rec.Status, ran)
+	}
+	if len(s.pub.all()) != 0 {
+		t.Errorf("the compensator published %+v, want nothing (the event was not terminal)", s.pub.all())
+	}
 }

@@ -82,6 +82,14 @@ func (s *Store) Dead(_ context.Context, l webhook.Lease, reason string, retainUn
 // RetryCompensation gives the compensation lease back with lastError: the
 // record stays COMPENSATING without a lease at version+1, fenced on l, as
 // [store.Table.RetryCompensation].
+func (s *Store) RequeueCompensation(_ context.Context, l webhook.Lease, lastError string) (bool, error) {
+	return s.transition(l, webhook.StatusCompensating, webhook.StatusRetry, lastError, func(r *store.Record) {
+		r.LastError = lastError
+	}), nil
+}
+
+// RetryCompensation gives the compensation lease back, as
+// [store.Table.RetryCompensation].
 func (s *Store) RetryCompensation(_ context.Context, l webhook.Lease, lastError string) (bool, error) {
 	return s.transition(l, webhook.StatusCompensating, webhook.StatusCompensating, lastError, func(r *store.Record) {
 		r.LastError = lastError

@@ -50,12 +50,37 @@ func (e *env) compWrites(t *testing.T, l webhook.Lease) map[string]bool {
 		"heartbeat compensation": held(t, "heartbeat compensation")(e.s.HeartbeatCompensation(e.ctx, l, now.Add(LeaseFor))),
 		"save step":              e.save(t, l, "crm.lead", "$undo:create", ""),
 		"retry compensation":     held(t, "retry compensation")(e.s.RetryCompensation(e.ctx, l, "late")),
+		"requeue compensation":   held(t, "requeue compensation")(e.s.RequeueCompensation(e.ctx, l, "late")),
 		"dead":                   held(t, "dead")(e.s.Dead(e.ctx, l, "late", now.Add(Window))),
 		"compensated":            held(t, "compensated")(e.s.Compensated(e.ctx, l, now.Add(Window))),
 	}
 }
 
 var compensationCases = []testCase{
+	{"requeue compensation gives a record the processor never finished back as RETRY", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		e.clk.Advance(LeaseFor + time.Millisecond) // the processor's lease ran out: SQS redrove the message
+		c := e.compensating(t, "c1")
+		if c.Status != webhook.StatusProcessing || c.Lease.Attempt != 1 {
+			t.Fatalf("got from %s attempt %d, want PROCESSING, 1", c.Status, c.Lease.Attempt)
+		}
+		if !held(t, "requeue compensation")(e.s.RequeueCompensation(e.ctx, c.Lease, "redriven")) {
+			t.Fatalf("requeue compensation: lease lost")
+		}
+		got := e.mustGet(t)
+		if got.Status != webhook.StatusRetry || got.LeaseOwner != "" || got.LeaseUntil != 0 || got.Version != c.Lease.Version+1 ||
+			got.LastError != "redriven" || got.Compensations != 1 || got.SweepShard == "" {
+			t.Errorf("stored: got %+v, want RETRY without a lease, version+1, the reason, still in the sweep index", got)
+		}
+		// The processor takes it again, as any RETRY record.
+		if acq := e.acquire(t, "w2"); acq.Outcome != webhook.Acquired || acq.Lease.Attempt != l.Attempt+1 {
+			t.Errorf("processor after requeue: got %v attempt %d, want acquired, %d", acq.Outcome, acq.Lease.Attempt, l.Attempt+1)
+		}
+		if held(t, "requeue compensation")(e.s.RequeueCompensation(e.ctx, c.Lease, "again")) {
+			t.Error("requeue with the spent compensation lease: got held")
+		}
+	}},
 	{"acquire compensation leases a FAILED record and says where it came from", func(t *testing.T, e *env) {
 		base := e.clk.Now()
 		e.failed(t)

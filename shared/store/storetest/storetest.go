@@ -41,6 +41,7 @@ type Store interface {
 	Compensated(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error)
 	Dead(ctx context.Context, l webhook.Lease, reason string, retainUntil time.Time) (bool, error)
 	RetryCompensation(ctx context.Context, l webhook.Lease, lastError string) (bool, error)
+	RequeueCompensation(ctx context.Context, l webhook.Lease, lastError string) (bool, error)
 
 	Stuck(ctx context.Context, shard int, before time.Time, limit int32,
 		cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error)
