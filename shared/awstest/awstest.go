@@ -212,6 +212,10 @@ func (c *OpCounter) DynamoDBOption(o *dynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, c.install)
 }
 
+// Install installs the counter on a client's middleware stack: pass it to
+// config.WithAPIOptions to count every client of an AWS config.
+func (c *OpCounter) Install(stack *middleware.Stack) error { return c.install(stack) }
+
 func (c *OpCounter) install(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("hookwall-op-counter",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
