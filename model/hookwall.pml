@@ -10,7 +10,9 @@
  *   maxReceiveCount), two processor Lambdas running
  *   process.(*Dispatcher).process with one handler of one Step, one
  *   compensator on the DLQ running compensate.(*Compensator).compensate (undo
- *   of the journaled step, COMPENSATED / DEAD), one sweeper running
+ *   of the journaled step, COMPENSATED / DEAD; or, for a record the
+ *   processor never finished and nothing journaled, (*Compensator).requeue:
+ *   RETRY and back to the main queue, at most MAXREQ times), one sweeper running
  *   sweep.(*run).record (re-enqueue or dead-letter a stuck record, fenced by
  *   store.(*Table).MarkRequeued), an outside system that deduplicates by
  *   Idempotency-Key (the step's key and the undo's own key), and an
@@ -50,6 +52,8 @@
  *   gcc -O2 -DNFAIR=4 -o pan pan.c && ./pan -a -f -N settles    # liveness
  *   spin -DNO_GRACE_FIX -DNO_SWEEPER -a hookwall.pml; gcc -O2 -DNFAIR=4 -o pan pan.c
  *   ./pan -a -f -A -N settles; spin -DNO_GRACE_FIX -DNO_SWEEPER -t -p hookwall.pml
+ *   spin -DNO_REQUEUE -a hookwall.pml; gcc -O2 -DSAFETY -DNOCLAIM -o pan pan.c
+ *   ./pan; spin -DNO_REQUEUE -t -p hookwall.pml     # the old compensator: DEAD
  *
  * Flags: -DNO_GRACE_FIX (the old intake: a duplicate inside the grace answers
  * 2xx without sending; a claim of unknown outcome is not undone),
@@ -58,7 +62,10 @@
  * -DMAXFAULTS=n (default 2), -DNO_SWEEPER (no sweeper: it rescues the
  * stranded claim of NO_GRACE_FIX), -DSWEEPMSGS=n (the sweeper acts while
  * fewer than n messages exist, default 1), -DSTRICT_DEAD (assert that the
- * compensator's "nothing to compensate" leaves no applied effect: fails).
+ * compensator's "nothing to compensate" leaves no applied effect: fails),
+ * -DMAXREQ=n (the compensator's MaxRequeues, default 2 as in the code),
+ * -DNO_REQUEUE (the compensator before commit 08948cd: "nothing to
+ * compensate" is always DEAD; the "requeues remain" assertion fails).
  */
 
 #ifndef MAXFAULTS
@@ -85,6 +92,9 @@
 #define DEAD         8
 #define terminal(s)  (s == SUCCEEDED || s == COMPENSATED || s == DEAD)  /* webhook.Status.Terminal */
 #define CMAXATT   2   /* compensate MaxAttempts */
+#ifndef MAXREQ
+#define MAXREQ    2   /* compensate MaxRequeues (as DefaultMaxRequeues): requeue while compensations <= MAXREQ */
+#endif
 #define CP        3   /* the compensator's lease owner id */
 
 /* ---- the record (store.Record), sk = EVENT ---- */
@@ -124,6 +134,8 @@ byte dlqn;             /* visible dead letters */
 byte dpark;            /* dead letters answered "busy": back once that lease is not live */
 byte comps;            /* compensations (the record's compensations counter) */
 bool undone;           /* the journal item STEP#h#s~undo (process.UndoStep) */
+byte c_from;           /* webhook.Acquisition.Status: what AcquireCompensation took the record from, 0 none */
+bool everfailed;       /* ghost: the record was once FAILED (store.(*Table).Fail landed) */
 /* ---- the sweeper ---- */
 byte s_st, s_ver, s_enq;  /* the record the sweeper read (store.(*Table).Get) */
 
@@ -443,7 +455,7 @@ fail:
     if
     :: held(me) ->
          assert(last_acq == me && last_ver == att_ver[me]);
-         st = FAILED; ver++; owner = 0; live = false; printf("@ P%d: FAILED\n", me)
+         st = FAILED; ver++; owner = 0; live = false; everfailed = true; printf("@ P%d: FAILED\n", me)
     :: else -> giveback(); goto end_idle
     fi
   }
@@ -468,9 +480,13 @@ acked:
 
 #define cheld     ((owner == CP) && (ver == att_ver[CP]) && (st == COMPENSATING))
 /* Result.Ack false: the dead letter comes back (a stale handle returns nothing) */
-#define cgiveback() if :: !stale[CP] -> dlqn++ :: else fi; pm[CP] = 0; stale[CP] = false; att_ver[CP] = 0
+#define cgiveback() if :: !stale[CP] -> dlqn++ :: else fi; pm[CP] = 0; stale[CP] = false; att_ver[CP] = 0; c_from = 0
 /* Result.Ack true: the dead letter is deleted */
-#define cack()      pm[CP] = 0; stale[CP] = false; att_ver[CP] = 0
+#define cack()      pm[CP] = 0; stale[CP] = false; att_ver[CP] = 0; c_from = 0
+/* (*Compensator).requeueable: the processor never finished the record (it
+   was not FAILED, nor being compensated already) and the requeues are not
+   used up (lease.Attempt = compensations <= MaxRequeues) */
+#define requeueable ((c_from == RECEIVED || c_from == RETRY || c_from == PROCESSING) && comps <= MAXREQ)
 /* the fenced writes of the compensator land only under the latest lease */
 #define cfence()    assert(last_acq == CP && last_ver == att_ver[CP])
 
@@ -493,6 +509,7 @@ end_idle:
        if
        :: st == FAILED || st == RECEIVED || st == RETRY || ((st == PROCESSING || st == COMPENSATING) && !live) ->
             printf("@ C: compensation lease acquired from status %d\n", st);
+            c_from = st;                                        /* Acquisition.Status */
             st = COMPENSATING; ver++; comps++; owner = CP; live = true; att_ver[CP] = ver;
             last_acq = CP; last_ver = ver
        :: terminal(st) -> printf("@ C: record terminal (%d): dead letter acknowledged\n", st); cack(); goto end_idle  /* AcquireDone */
@@ -505,7 +522,20 @@ end_idle:
 
   /* compensate.(*run).run: store.(*Table).Journal, then (*run).plan */
   if
-  :: atomic { !journaled -> printf("@ C: nothing to compensate (effects %d)\n", effects);
+  :: atomic { !journaled -> printf("@ C: nothing to compensate (from status %d, compensations %d, effects %d)\n", c_from, comps, effects);
+#ifndef NO_REQUEUE
+       /* (*Compensator).finish, herr == nil && nothing: requeueable -> requeue */
+       if
+       :: requeueable -> goto crequeue
+       :: else
+       fi;
+#endif
+       /* Dead "nothing to compensate". An event the processor never failed
+          (never FAILED) is not given up this way while requeues remain,
+          unless a compensation of it was already under way (from
+          COMPENSATING: not requeueable, the code's choice). Fails with
+          -DNO_REQUEUE (the compensator before 08948cd). */
+       assert(everfailed || c_from == COMPENSATING || comps > MAXREQ);
 #ifdef STRICT_DEAD
        assert(effects == 0);   /* no applied effect is left behind un-journaled */
 #endif
@@ -563,6 +593,28 @@ compensated:
        cgiveback(); goto end_idle }                               /* applied, answer lost */
   fi;
   goto cacked;
+
+crequeue:
+  /* (*Compensator).requeue: store.(*Table).RequeueCompensation, fenced on
+     owner, version, COMPENSATING: COMPENSATING -> RETRY, the lease cleared,
+     lastError = "requeued by the compensator ..." */
+  if
+  :: atomic {
+       if
+       :: cheld -> cfence(); st = RETRY; ver++; owner = 0; live = false; printf("@ C: requeue: RETRY\n")
+       :: else -> printf("@ C: requeue fenced off: lease lost\n"); cgiveback(); goto end_idle   /* leaseLost */
+       fi }
+  :: atomic { fault(); cgiveback(); goto end_idle }               /* error (not applied) or died: Errored */
+  :: atomic { fault(); if :: cheld -> cfence(); st = RETRY; ver++; owner = 0; live = false :: else fi;
+       cgiveback(); goto end_idle }                               /* applied, answer lost: Errored */
+  fi;
+  /* Config.Requeue.Send (queue.(*Queue).Send to the MAIN queue) of the
+     dead letter's original envelope; Ack only when it was sent */
+  if
+  :: atomic { vis[0]++; printf("@ C: requeued on the main queue\n"); goto cacked }   /* Requeued: Ack */
+  :: atomic { fault(); printf("@ C: requeue send failed: the dead letter comes back\n"); cgiveback(); goto end_idle }  /* Errored */
+  :: atomic { fault(); vis[0]++; printf("@ C: requeue sent, answer lost\n"); cgiveback(); goto end_idle }  /* Errored, yet sent */
+  fi;
 
 cretry:
   /* finish with a retryable error: (*Compensator).retry below MaxAttempts
@@ -659,8 +711,13 @@ end:
        :: else
        fi }
   /* the outside system forgets the key, once the event has settled and no
-     attempt that could still call it is alive */
+     attempt that could still call it is alive. COMPENSATING counts as
+     settled only when the compensation cannot requeue the event: a
+     compensator holding it from RECEIVED/RETRY/PROCESSING may give it back
+     to the processor ((*Compensator).requeue), whose next attempt calls
+     with the same key. */
   :: atomic { ext_seen && !ext_forgot && (st >= SUCCEEDED) &&
+              !(st == COMPENSATING && (c_from == RECEIVED || c_from == RETRY || c_from == PROCESSING)) &&
               att_ver[1] == 0 && att_ver[2] == 0 -> ext_forgot = true }
   /* ... and the undo's key, once the compensation is over */
   :: atomic { ext_useen && !ext_uforgot && (st == COMPENSATED || st == DEAD) &&
@@ -683,5 +740,12 @@ init {
 /* Liveness: an event the platform retries until it is answered 2xx is
    eventually SUCCEEDED (its effect applied: asserted at Complete), COMPENSATED
    (its journaled step undone: asserted at Compensated) or DEAD with lastError.
-   FAILED is not an end: the compensator takes it from the DLQ. */
+   FAILED is not an end: the compensator takes it from the DLQ.
+   With the assertion at the compensator's "nothing to compensate" DEAD, this
+   gives: a dead letter of an event that was never FAILED and has nothing
+   journaled does not end it DEAD while requeues remain (unless its
+   compensation was already under way, or on a compensation error): the
+   event goes back to the processor ((*Compensator).requeue) and settles
+   from there. settles alone cannot tell (with -DNO_REQUEUE -A it still
+   holds: DEAD is an end). */
 ltl settles { <> (st == SUCCEEDED || st == COMPENSATED || st == DEAD) }
