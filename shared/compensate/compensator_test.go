@@ -581,6 +581,14 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 			t.Errorf("got %s with %d requeued, want dead and none", res.Verdict, len(rq.sent))
 		}
 	})
+	t.Run("an event older than RequeueWithin is not requeued", func(t *testing.T) {
+		rq := &fakeRequeue{}
+		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq; c.RequeueWithin = 10 * time.Minute })
+		rg.store.put(key, fakeRecord{status: webhook.StatusRetry}) // received 1,000 s before the clock
+		if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Dead || len(rq.sent) != 0 {
+			t.Errorf("got %s with %d requeued, want dead and none", res.Verdict, len(rq.sent))
+		}
+	})
 	t.Run("a failed send leaves the dead letter to come back", func(t *testing.T) {
 		rq := &fakeRequeue{err: errors.New("sqs down")}
 		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })

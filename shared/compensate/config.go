@@ -54,6 +54,9 @@ const (
 	DefaultRetention     = process.DefaultRetention
 	DefaultFinishReserve = process.DefaultFinishReserve
 	DefaultMaxRequeues   = 2
+	// DefaultRequeueWithin is the default RequeueWithin: the shortest
+	// idempotency-key retention of common APIs (Stripe keeps keys 24 h).
+	DefaultRequeueWithin = 24 * time.Hour
 	maxLastError         = 1024
 )
 
@@ -78,6 +81,13 @@ type Config struct {
 	// MaxRequeues bounds the requeues of one event (optional; default 2;
 	// negative: never requeue).
 	MaxRequeues int
+	// RequeueWithin is the oldest event, by when it was received, that is
+	// requeued (optional; default 24h). A requeued event's steps may call
+	// the outside again with the same idempotency keys (a stale attempt's
+	// call whose journal write was fenced off): the outside must still
+	// remember them (model/README.md, finding 5), so an older event ends
+	// DEAD for an operator instead.
+	RequeueWithin time.Duration
 	// Publisher publishes the COMPENSATED and DEAD outcomes (optional; nil: publishing off).
 	Publisher process.Publisher
 	// Logger (optional; default: discard).
@@ -137,5 +147,8 @@ func (c *Config) setDefaults() {
 	c.settings().SetDefaults()
 	if c.MaxRequeues == 0 {
 		c.MaxRequeues = DefaultMaxRequeues
+	}
+	if c.RequeueWithin <= 0 {
+		c.RequeueWithin = DefaultRequeueWithin
 	}
 }

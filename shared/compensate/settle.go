@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
@@ -39,7 +40,7 @@ func (c *Compensator) finish(ctx context.Context, r *run, m process.Message, acq
 		res.Verdict, res.Ack, res.Event = Compensated, true, ev
 		return res
 	}
-	if herr == nil && c.requeueable(acq.Status, lease.Attempt) {
+	if herr == nil && c.requeueable(acq.Status, lease.Attempt, env.ReceivedAt) {
 		return c.requeue(ctx, fctx, r, acq, res)
 	}
 	var reason string
@@ -72,12 +73,13 @@ func (c *Compensator) finish(ctx context.Context, r *run, m process.Message, acq
 }
 
 // requeueable reports whether a dead letter with nothing to compensate,
-// whose record was from and whose compensation attempt this is, goes back
-// to the main queue: the processor never finished it (it was not FAILED,
-// nor being compensated already), and it has not been requeued
-// MaxRequeues times.
-func (c *Compensator) requeueable(from webhook.Status, attempt int) bool {
-	if c.cfg.Requeue == nil || attempt > c.cfg.MaxRequeues {
+// whose record was from, whose compensation attempt this is and whose event
+// was received at receivedAt, goes back to the main queue: the processor
+// never finished it (it was not FAILED, nor being compensated already), it
+// has not been requeued MaxRequeues times, and it is recent enough
+// (RequeueWithin) that the outside still remembers its idempotency keys.
+func (c *Compensator) requeueable(from webhook.Status, attempt int, receivedAt time.Time) bool {
+	if c.cfg.Requeue == nil || attempt > c.cfg.MaxRequeues || c.cfg.Now().Sub(receivedAt) > c.cfg.RequeueWithin {
 		return false
 	}
 	switch from {
