@@ -424,8 +424,8 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 		case it.cached:
 			it.onItsWay = true
 			h.cfg.Metrics.Count(MetricDuplicate, 1)
-			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged: this instance handed the event off already",
-				slog.Bool("from_memory", true))
+			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged",
+				slog.String("answered_from", "hand-off cache"))
 		case it.err != nil:
 			h.logEvent(ctx, slog.LevelError, it, "claim failed", slog.Any("error", it.err))
 			errs = append(errs, it.err)
@@ -526,8 +526,8 @@ func (h *Handler) awaitFlights(ctx context.Context, items []admitted) int {
 		if it.onItsWay {
 			h.cfg.Metrics.Count(MetricDuplicate, 1)
 			h.cfg.Metrics.Count(MetricCoalesced, 1)
-			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged: a concurrent delivery to this instance handed the event off",
-				slog.Bool("from_memory", true))
+			h.logEvent(ctx, slog.LevelInfo, it, "duplicate delivery acknowledged",
+				slog.String("answered_from", "a concurrent hand-off in this instance"))
 			continue
 		}
 		failed++
