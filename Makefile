@@ -176,3 +176,27 @@ clean: ## remove build outputs (build/, .aws-sam/); keeps the installed stack in
 
 distclean: services-down ## clean, stop services, and remove .local/ (the installed stack)
 	rm -rf build .aws-sam .local
+
+# `make storm` / `make chaos` (cmd/hookwall-storm): a storm of signed, duplicated
+# deliveries through Hookwall in-process, on a table and queues of its own; the
+# report must say lost=0, doubled=0, never-accepted=0 (else the exit status is 1).
+# Reports (JSON + SVG histogram) go to STORM_OUT. STORM_ARGS adds flags
+# (hookwall-storm -h), e.g. STORM_ARGS='-c 32 -target-fail 0.2 -cpuprofile cpu.out'.
+STORM_N ?= 2000
+STORM_ARGS ?=
+STORM_OUT ?= $(ROOT)/.local/storm
+CHAOS_N ?= 10000
+CHAOS_SCENARIOS ?=
+CHAOS_ARGS ?=
+STORM_BIN := $(ROOT)/.local/bin/hookwall-storm
+.PHONY: storm chaos storm-bin
+
+storm-bin:
+	@mkdir -p $(dir $(STORM_BIN)) $(STORM_OUT)
+	$(GO) build -o $(STORM_BIN) ./cmd/hookwall-storm
+
+storm: services-up storm-bin ## storm of STORM_N deliveries (30% twice, 10% 3x) on the local stack: report in STORM_OUT (.local/storm/storm.json + .svg); STORM_ARGS adds flags
+	$(STACK_ENV) STACK_RUN_DIR=$${STACK_RUN_DIR:-$(ROOT)/.local/run} $(STORM_BIN) -n $(STORM_N) -json $(STORM_OUT)/storm.json $(STORM_ARGS)
+
+chaos: storm-bin ## chaos scenarios (toxiproxy, pause, kill…) on a private stack, CHAOS_N items each (CI: CHAOS_N=1000); CHAOS_SCENARIOS=a,b picks some
+	$(STORM_BIN) chaos -n $(CHAOS_N) $(if $(CHAOS_SCENARIOS),-scenarios $(CHAOS_SCENARIOS)) -json $(STORM_OUT)/chaos.json $(CHAOS_ARGS)

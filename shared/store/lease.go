@@ -146,8 +146,11 @@ func (t *Table) take(ctx context.Context, key, owner string, until, now time.Tim
 			continue
 		}
 		rec, err := decodeRecord(out.Attributes)
-		if err != nil || rec == nil {
-			return webhook.Acquisition{}, fmt.Errorf("store: %s %s: no record returned: %w", k.op, key, err)
+		if err != nil {
+			return webhook.Acquisition{}, fmt.Errorf("store: %s %s: %w", k.op, key, err)
+		}
+		if rec == nil {
+			return webhook.Acquisition{}, fmt.Errorf("store: %s %s: no record returned", k.op, key)
 		}
 		t.hints.put(key, stateOf(rec))
 		if k.payload {

@@ -151,8 +151,11 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 			continue
 		}
 		rec, err := decodeRecord(out.Attributes)
-		if err != nil || rec == nil {
-			return ReplayResult{}, fmt.Errorf("store: replay %s: no record returned: %w", key, err)
+		if err != nil {
+			return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+		}
+		if rec == nil {
+			return ReplayResult{}, fmt.Errorf("store: replay %s: no record returned", key)
 		}
 		t.hints.put(key, stateOf(rec))
 		if rec.PayloadRef != "" {

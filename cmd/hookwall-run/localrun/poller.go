@@ -86,10 +86,16 @@ func (p *Poller) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// receiveMargin is added to a receive's long-poll wait for its time limit.
+const receiveMargin = 10 * time.Second
+
 func (p *Poller) loop(ctx context.Context) {
 	backoff := time.Second
 	for ctx.Err() == nil {
-		out, err := p.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		// A bound on each receive: a connection that hangs (the SQS server
+		// paused, a fault proxy) must not hold the event source forever.
+		rctx, cancel := context.WithTimeout(ctx, p.Wait+receiveMargin)
+		out, err := p.Client.ReceiveMessage(rctx, &sqs.ReceiveMessageInput{
 			QueueUrl:            aws.String(p.QueueURL),
 			MaxNumberOfMessages: p.BatchSize,
 			WaitTimeSeconds:     int32(p.Wait / time.Second),
@@ -99,6 +105,7 @@ func (p *Poller) loop(ctx context.Context) {
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 			MessageAttributeNames:       []string{"All"},
 		})
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return

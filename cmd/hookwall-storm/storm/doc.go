@@ -1,0 +1,34 @@
+// Package storm is the engine of hookwall-storm: it runs Hookwall in-process
+// (the receiver behind a real HTTP server on 127.0.0.1 through the local
+// runner's API Gateway adapter, the processor and the compensator driven by
+// pollers as the Lambda SQS event source drives them, the sweeper on a
+// schedule), on a table and queues of its own, and sends it a storm of
+// signed webhook deliveries (LINE single and multi-event bodies, WeCom,
+// WeChat safe mode, Standard Webhooks) with duplicates, retried as the
+// platforms retry ([PolicyFor]) and then redelivered by hand until a
+// deadline. A forward target it runs itself ([Target]) counts the effects
+// per event and per idempotency key. When every event is terminal it
+// reports throughput, latencies, AWS calls (SDK middleware, [Counter]), CPU,
+// and the counts that must be zero: lost, doubled and never accepted
+// ([Analyze], [Report]).
+//
+// What rescued an event ([Rescuers]) is read from the receiver's answers to
+// its deliveries and from its record's history:
+//
+//   - receiver_undo_platform_retry: a delivery got a 5xx after a failed AWS
+//     call (its claim undone) or no answer, and a platform retry was accepted;
+//   - grace_reenqueue_takeover: a delivery found the record still RECEIVED
+//     past the re-enqueue grace and enqueued it again (under a processing
+//     backlog this is also how late duplicates behave, with no fault);
+//   - lease_expiry: a processor took over a lease that had expired;
+//   - processor_retry_backoff: the processor retried after a failure;
+//   - dlq_compensator: the event went through the dead-letter queue and the
+//     compensator (FAILED, COMPENSATING, COMPENSATED or DEAD);
+//   - sweeper: the sweeper re-enqueued or dead-lettered it (it looks at a
+//     record 5 minutes after its claim at the earliest, so a short storm
+//     rarely needs it);
+//   - manual_redelivery: accepted only after the platform's policy gave up.
+//
+// [Run] runs one storm; [RunChaos] runs the [Scenarios] on a private stack
+// behind the fault proxy of package chaos.
+package storm

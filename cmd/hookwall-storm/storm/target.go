@@ -1,0 +1,177 @@
+package storm
+
+import (
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/process"
+)
+
+// TargetConfig says how the forward target misbehaves.
+type TargetConfig struct {
+	// Fail5xx is the share of requests answered 503 before anything is applied.
+	Fail5xx float64
+	// Timeout is the share of requests applied and then held until the
+	// client gives up (at most Hold): the client sees a timeout although
+	// the effect happened.
+	Timeout float64
+	// Slow is the share of requests that take SlowFor before they are
+	// applied and answered (a slow handler).
+	Slow    float64
+	SlowFor time.Duration
+	// Reject4xx, if set, names the event keys answered 422 every time (a
+	// permanent failure: the event ends FAILED, then COMPENSATED or DEAD).
+	Reject4xx func(eventKey string) bool
+	// Dedupe says the business dedupes by Idempotency-Key, as a careful one
+	// does: a repeat of an applied key is answered 200 and counted as an
+	// absorbed replay, not applied again.
+	Dedupe bool
+	// Hold bounds a timeout's hold (default 30 s).
+	Hold time.Duration
+}
+
+// Target is the business behind Hookwall's forwarding handler: it counts
+// the effects per event key (the envelope's "key") and per idempotency key.
+type Target struct {
+	cfg TargetConfig
+
+	mu        sync.Mutex
+	applied   map[string]map[string]int // event key → idempotency key → times applied
+	first     map[string]time.Time      // event key → first effect
+	requests  int
+	failed5xx int
+	timeouts  int
+	slow      int
+	rejected  int
+	absorbed  int
+}
+
+// NewTarget returns a Target for cfg.
+func NewTarget(cfg TargetConfig) *Target {
+	if cfg.Hold <= 0 {
+		cfg.Hold = 30 * time.Second
+	}
+	return &Target{cfg: cfg, applied: map[string]map[string]int{}, first: map[string]time.Time{}}
+}
+
+// ServeHTTP handles one forwarded event.
+func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil {
+		http.Error(w, "read body", http.StatusBadRequest)
+		return
+	}
+	var env struct {
+		Key string `json:"key"`
+	}
+	_ = json.Unmarshal(body, &env)
+	idem := r.Header.Get(process.HeaderIdempotencyKey)
+	t.mu.Lock()
+	t.requests++
+	t.mu.Unlock()
+	if t.cfg.Reject4xx != nil && t.cfg.Reject4xx(env.Key) {
+		t.count(&t.rejected)
+		http.Error(w, "rejected by the storm's target", http.StatusUnprocessableEntity)
+		return
+	}
+	dice := rand.Float64()
+	switch {
+	case dice < t.cfg.Fail5xx:
+		t.count(&t.failed5xx)
+		http.Error(w, "storm target: injected failure", http.StatusServiceUnavailable)
+		return
+	case dice < t.cfg.Fail5xx+t.cfg.Timeout:
+		t.count(&t.timeouts)
+		t.apply(env.Key, idem)
+		select { // the effect happened; the client gives up waiting
+		case <-r.Context().Done():
+		case <-time.After(t.cfg.Hold):
+		}
+		http.Error(w, "storm target: too late", http.StatusGatewayTimeout)
+		return
+	case dice < t.cfg.Fail5xx+t.cfg.Timeout+t.cfg.Slow:
+		t.count(&t.slow)
+		time.Sleep(t.cfg.SlowFor) // a slow business: applies even if the client left
+	}
+	t.apply(env.Key, idem)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"ok":true}`)
+}
+
+func (t *Target) count(n *int) {
+	t.mu.Lock()
+	*n++
+	t.mu.Unlock()
+}
+
+// apply records the effect of (event key, idempotency key), or an absorbed
+// replay when the target dedupes and the key was applied.
+func (t *Target) apply(key, idem string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.applied[key]
+	if m == nil {
+		m = map[string]int{}
+		t.applied[key] = m
+		t.first[key] = time.Now()
+	}
+	if t.cfg.Dedupe && m[idem] > 0 {
+		t.absorbed++
+		return
+	}
+	m[idem]++
+}
+
+// Effects returns, per event key, the applied count per idempotency key,
+// and the time of each event's first effect.
+func (t *Target) Effects() (map[string]map[string]int, map[string]time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]map[string]int, len(t.applied))
+	for k, m := range t.applied {
+		c := make(map[string]int, len(m))
+		for i, v := range m {
+			c[i] = v
+		}
+		out[k] = c
+	}
+	first := make(map[string]time.Time, len(t.first))
+	for k, v := range t.first {
+		first[k] = v
+	}
+	return out, first
+}
+
+// TargetStats are the target's request counts.
+type TargetStats struct {
+	Requests        int `json:"requests"`
+	Failed5xx       int `json:"failed_5xx"`
+	Timeouts        int `json:"timeouts"`
+	Slow            int `json:"slow"`
+	Rejected4xx     int `json:"rejected_4xx"`
+	AbsorbedReplays int `json:"absorbed_replays"`
+}
+
+// Stats returns the target's request counts.
+func (t *Target) Stats() TargetStats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return TargetStats{Requests: t.requests, Failed5xx: t.failed5xx, Timeouts: t.timeouts, Slow: t.slow,
+		Rejected4xx: t.rejected, AbsorbedReplays: t.absorbed}
+}
+
+// HasEffects reports whether every key has at least one effect.
+func (t *Target) HasEffects(keys []string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, k := range keys {
+		if len(t.applied[k]) == 0 {
+			return false
+		}
+	}
+	return true
+}

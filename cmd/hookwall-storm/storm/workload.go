@@ -1,0 +1,175 @@
+package storm
+
+import (
+	"crypto/rand"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Item is one delivery of the workload as the platform first makes it: a
+// provider, its events (LINE multi-event bodies carry several), and how many
+// times the platform delivers it (duplicates).
+type Item struct {
+	// Index is the item's place in the workload.
+	Index int
+	// Provider is line, wecom, wechat or standard.
+	Provider string
+	// IDs are the provider's event ids (webhookEventId, MsgId, webhook-id).
+	IDs []string
+	// Keys are the events' Hookwall keys (webhook.Key), as the receiver
+	// derives them.
+	Keys []string
+	// Copies is how many times the platform delivers the item (1, 2 or 3).
+	Copies int
+	// Concurrent says the copies are sent at the same moment, not
+	// scattered through the storm.
+	Concurrent bool
+	// At is the events' own time.
+	At time.Time
+}
+
+// Job is one unit of the send order: copies of an item a worker sends (all
+// at once when more than one).
+type Job struct {
+	Item   int
+	Copies int
+}
+
+// rng is the workload's seeded generator (mulberry32, as hookwall-peer and
+// the Powertools bench use).
+type rng struct{ a uint32 }
+
+func (r *rng) float() float64 {
+	r.a += 0x6d2b79f5
+	t := r.a
+	t = (t ^ t>>15) * (t | 1)
+	t ^= t + (t^t>>7)*(t|61)
+	return float64(t^t>>14) / 4294967296
+}
+
+func (r *rng) intn(n int) int { return int(math.Floor(r.float() * float64(n))) }
+
+func shuffle[T any](s []T, r *rng) {
+	for i := len(s) - 1; i > 0; i-- {
+		j := r.intn(i + 1)
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+// Workload builds n items over providers (round robin after a shuffle),
+// round(dup2*n) of them delivered twice and round(dup3*n) three times, a
+// share concurrent of the duplicated ones sent all at once, the others
+// scattered (late). multi is the share of LINE items with 2 or 3 events.
+// It returns the items and the shuffled send order.
+func Workload(n int, providers []string, tenant string, dup2, dup3, concurrent, multi float64, seed uint32, prefix string, at time.Time) ([]Item, []Job) {
+	r := &rng{a: seed}
+	items := make([]Item, n)
+	for i := range items {
+		p := providers[i%len(providers)]
+		it := Item{Index: i, Provider: p, Copies: 1, At: at}
+		k := 1
+		if p == webhook.LINE && r.float() < multi {
+			k = 2 + r.intn(2)
+		}
+		for j := range k {
+			id := EventID(p, prefix, i, j)
+			it.IDs = append(it.IDs, id)
+			it.Keys = append(it.Keys, EventKey(p, tenant, id))
+		}
+		items[i] = it
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	shuffle(idx, r)
+	n3, n2 := int(math.Floor(float64(n)*dup3+0.5)), int(math.Floor(float64(n)*dup2+0.5))
+	n3 = min(n3, n)
+	n2 = min(n2, n-n3)
+	for _, i := range idx[:n3] {
+		items[i].Copies = 3
+	}
+	for _, i := range idx[n3 : n3+n2] {
+		items[i].Copies = 2
+	}
+	var jobs []Job
+	for i := range items {
+		it := &items[i]
+		if it.Copies > 1 && r.float() < concurrent {
+			it.Concurrent = true
+			jobs = append(jobs, Job{Item: i, Copies: it.Copies})
+			continue
+		}
+		for range it.Copies {
+			jobs = append(jobs, Job{Item: i, Copies: 1})
+		}
+	}
+	shuffle(jobs, r)
+	return items, jobs
+}
+
+// EventID returns the provider's id of event j of item i: a webhookEventId
+// (LINE), a numeric MsgId (WeCom, WeChat) or a webhook-id (Standard).
+func EventID(provider, prefix string, i, j int) string {
+	switch provider {
+	case webhook.WeCom, webhook.WeChat:
+		// prefix is hex; fold it into the number's high digits.
+		h, _ := strconv.ParseUint(prefix[:min(6, len(prefix))], 16, 64)
+		return strconv.FormatUint(1e17+h%1e5*1e11+uint64(i)*10+uint64(j), 10)
+	case webhook.Standard:
+		return fmt.Sprintf("msg_%s_%07d_%d", prefix, i, j)
+	default:
+		return fmt.Sprintf("01STORM%s%07d%d", strings.ToUpper(prefix), i, j)
+	}
+}
+
+// EventKey is the Hookwall key the receiver derives for an event id (the
+// providers' dedup keys: shared/provider/*).
+func EventKey(provider, tenant, id string) string {
+	switch provider {
+	case webhook.WeCom:
+		return webhook.Key(provider, tenant, "msg:"+demoAgentID+":"+id)
+	case webhook.WeChat:
+		return webhook.Key(provider, tenant, "msg:"+id)
+	}
+	return webhook.Key(provider, tenant, id)
+}
+
+// demoAgentID is the AgentID of the WeCom bodies.
+const demoAgentID = "1000002"
+
+// Body returns the item's body; redelivery sets LINE's
+// deliveryContext.isRedelivery (the receiver's payload hash leaves it out).
+func (it *Item) Body(redelivery bool) []byte {
+	if it.Provider != webhook.LINE {
+		b, _ := localrun.DemoBody(it.Provider, it.IDs[0], it.At)
+		return b
+	}
+	var sb strings.Builder
+	sb.WriteString(`{"destination":"U00000000000000000000000000000001","events":[`)
+	for j, id := range it.IDs {
+		if j > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"type":"message","message":{"type":"text","id":"5348970%011d","quoteToken":"q1","text":"storm %d/%d"},`+
+			`"webhookEventId":%q,"deliveryContext":{"isRedelivery":%t},"timestamp":%d,`+
+			`"source":{"type":"user","userId":"U4af4980629aaaaaaaaaaaaaaaaaaaaaaa"},"replyToken":"b60d432864f44d079f6d8efe86cf404b","mode":"active"}`,
+			it.Index*10+j, j+1, len(it.IDs), id, redelivery, it.At.UnixMilli())
+	}
+	sb.WriteString(`]}`)
+	return []byte(sb.String())
+}
+
+// RandomPrefix returns a fresh lower-case hex prefix for event ids and
+// resource names.
+func RandomPrefix() string {
+	n, _ := rand.Int(rand.Reader, big.NewInt(1<<40))
+	return fmt.Sprintf("%010x", n.Int64())
+}
