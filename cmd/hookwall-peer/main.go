@@ -42,7 +42,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -53,6 +52,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/hookwall/hookwall/cmd/internal/cpuclock"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/settings"
@@ -259,57 +259,6 @@ func (c *counter) install(stack *middleware.Stack) error {
 }
 
 // ---------------------------------------------------------------- CPU
-
-func selfCPUms() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return math.NaN()
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
-}
-
-const clkTck = 100 // sysconf(_SC_CLK_TCK) on Linux
-
-// procCPUms is utime+stime of pid from /proc/<pid>/stat (fields 14, 15).
-func procCPUms(pid int) (float64, bool) {
-	if pid <= 0 {
-		return 0, false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0, false
-	}
-	u, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return (u + st) * 1000 / clkTck, true
-}
-
-// machineBusyMs is the busy CPU of the whole machine, all cores (/proc/stat).
-func machineBusyMs() (float64, bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, false
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)[1:]
-	var total, idle float64
-	for i := 0; i < 8 && i < len(f); i++ {
-		v, _ := strconv.ParseFloat(f[i], 64)
-		total += v
-		if i == 3 || i == 4 {
-			idle += v
-		}
-	}
-	return (total - idle) * 1000 / clkTck, true
-}
 
 func loadavg() []float64 {
 	b, err := os.ReadFile("/proc/loadavg")
@@ -518,9 +467,9 @@ func (e *env) shuffled(ctx context.Context, label string, n, c int, seed uint32,
 	recs := make([]*delivery, len(order))
 	e.counter.reset()
 	load0 := loadavg()
-	cpu0 := selfCPUms()
-	ddb0, ddbOK0 := procCPUms(e.ddbPid)
-	busy0, busyOK0 := machineBusyMs()
+	cpu0 := cpuclock.Self()
+	ddb0, ddbOK0 := cpuclock.Proc(e.ddbPid)
+	busy0, busyOK0 := cpuclock.MachineBusy()
 	t0 := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -547,9 +496,9 @@ func (e *env) shuffled(ctx context.Context, label string, n, c int, seed uint32,
 	}
 	wg.Wait()
 	wall := time.Since(t0).Seconds()
-	busy1, busyOK1 := machineBusyMs()
-	cpuMs := selfCPUms() - cpu0
-	ddb1, ddbOK1 := procCPUms(e.ddbPid)
+	busy1, busyOK1 := cpuclock.MachineBusy()
+	cpuMs := cpuclock.Self() - cpu0
+	ddb1, ddbOK1 := cpuclock.Proc(e.ddbPid)
 	load1 := loadavg()
 	e.counter.mu.Lock()
 	calls, attempts, outcomesAll, unattrib := e.counter.calls, e.counter.attempts, e.counter.outcomes, e.counter.unattrib

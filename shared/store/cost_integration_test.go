@@ -300,39 +300,8 @@ func TestCallsAndCapacityPerEvent(t *testing.T) {
 		item := out.Item
 		p.take() // the read above is the test's, not the event's
 		t.Logf("payload %d B, the retried event's item: %d bytes, of which history (%d entries) %d bytes",
-			size, itemBytes(item), historyEntries(item), attrBytes(item["history"]))
+			size, store.ItemSize(item), historyEntries(item), store.ItemSize(map[string]types.AttributeValue{"": item["history"]}))
 	}
-}
-
-// itemBytes estimates an item's size by DynamoDB's rules: names and values,
-// numbers at about one byte per two digits, maps and lists 3 bytes plus 1
-// per element.
-func itemBytes(item map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range item {
-		n += len(k) + attrBytes(v)
-	}
-	return n
-}
-
-func attrBytes(av types.AttributeValue) int {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return (len(strings.TrimLeft(v.Value, "-0"))+1)/2 + 1
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += 1 + len(k) + attrBytes(e)
-		}
-		return n
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	}
-	return 0
 }
 
 func historyEntries(item map[string]types.AttributeValue) int {
@@ -432,7 +401,7 @@ func measureEvent(t *testing.T, p *pipeline, key string, payload []byte) eventCo
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.recordBytes = itemBytes(out.Item)
+	c.recordBytes = store.ItemSize(out.Item)
 	p.cap.takeCalls() // the read above is the test's, not the event's
 	res, err = p.table.Claim(context.Background(), ev, time.Hour)
 	if err != nil || res.Outcome != store.Duplicate {
@@ -606,5 +575,5 @@ func (p *pipeline) recordBytes(t *testing.T, key string) int {
 		t.Fatal(err)
 	}
 	p.cap.takeCalls()
-	return itemBytes(out.Item)
+	return store.ItemSize(out.Item)
 }

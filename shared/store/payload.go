@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,6 +96,36 @@ func claimItemBytes(ev *NewEvent) int {
 		n += 7 + len(ev.TraceID)
 	}
 	return n
+}
+
+// ItemSize is an item's size by DynamoDB's rules, what a write is charged
+// for (per 1 KB): attribute names and values, numbers at one byte per two
+// significant digits plus one, binary and strings at their length, maps 3
+// bytes plus one per element, booleans and nulls 1.
+func ItemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(av types.AttributeValue) int {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return (len(strings.TrimLeft(v.Value, "-0"))+1)/2 + 1
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	return 1
 }
 
 // maxFunctionBytes bounds the writing function's name in a history entry

@@ -76,35 +76,6 @@ func TestRecordRoundTripAndEnvelope(t *testing.T) {
 	}
 }
 
-// itemSize is an item's size by DynamoDB's rules: names and values, numbers
-// at one byte per two significant digits plus one, maps 3 bytes plus one per
-// element.
-func itemSize(item map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range item {
-		n += len(k) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(av types.AttributeValue) int {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return (len(strings.TrimLeft(v.Value, "-0"))+1)/2 + 1
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	}
-	return 1
-}
-
 // TestClaimItemBytesIsAnUpperBound checks the estimate Prepare decides with
 // against the item a claim writes, for the longest function name.
 func TestClaimItemBytesIsAnUpperBound(t *testing.T) {
@@ -128,7 +99,7 @@ func TestClaimItemBytesIsAnUpperBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := itemSize(item) - len(AttrPayload) - len(ev.Payload)
+		got := ItemSize(item) - len(AttrPayload) - len(ev.Payload)
 		if est := claimItemBytes(&ev); est < got {
 			t.Errorf("%s: estimate %d bytes, the claim writes %d", ev.Key, est, got)
 		} else if est > got+48 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/cmd/internal/cpuclock"
 	"github.com/hookwall/hookwall/shared/store"
 )
 
@@ -71,8 +72,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	progress("table %s, queue %s; %d items, %d unique events, %d jobs, C=%d", res.Table, res.QueueURL, len(items), len(keys), len(jobs), o.C)
 
-	cpu0 := SelfCPUms()
-	ddb0, ddbOK0 := ProcCPUms(o.DDBPID)
+	cpu0 := cpuclock.Self()
+	ddb0, ddbOK0 := cpuclock.Proc(o.DDBPID)
 	sendCtx, stopProgress := context.WithCancel(ctx)
 	var pw sync.WaitGroup
 	pw.Go(func() {
@@ -149,8 +150,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// Late effects of abandoned attempts (a slow or held request) land now.
 	time.Sleep(o.Target.SlowFor + 500*time.Millisecond)
 	settleWall := time.Since(settleStart)
-	cpuMs := SelfCPUms() - cpu0
-	ddb1, ddbOK1 := ProcCPUms(o.DDBPID)
+	cpuMs := cpuclock.Self() - cpu0
+	ddb1, ddbOK1 := cpuclock.Proc(o.DDBPID)
 	// A terminal record does not change any more: read the others again.
 	var open []string
 	for _, k := range keys {
