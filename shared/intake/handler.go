@@ -383,8 +383,6 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 		}
 		h.cfg.Metrics.Count(MetricHandedOffHit, hits)
 		h.cfg.Metrics.Count(MetricHandedOffMiss, len(items)-hits)
-	}
-	if h.cfg.HandedOff != nil {
 		h.flights.join(items)
 	}
 	h.forEach(len(items), func(i int) {
@@ -471,18 +469,15 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 				failed = se.Failed
 			}
 			h.cfg.Metrics.Count(MetricEnqueued, len(envs)-len(failed))
-			isFailed := make(map[int]bool, len(failed))
 			for _, f := range failed {
 				undo = append(undo, sendIdx[f])
-				isFailed[f] = true
 				items[sendIdx[f]].onItsWay = false
 			}
 			sendErr = fmt.Errorf("intake: enqueue: %w: %w", errUnavailable, err)
-			h.rememberHandedOff(items, sendIdx, isFailed, start)
 		} else {
 			h.cfg.Metrics.Count(MetricEnqueued, len(envs))
-			h.rememberHandedOff(items, sendIdx, nil, start)
 		}
+		h.rememberHandedOff(items, sendIdx, start)
 	}
 	if len(undo) > 0 {
 		h.undo(ctx, items, undo)
@@ -537,17 +532,17 @@ func (h *Handler) awaitFlights(ctx context.Context, items []admitted) int {
 	return failed
 }
 
-// rememberHandedOff adds the events whose message the queue accepted
-// (items[sendIdx[j]] unless failed[j]) to the hand-off cache, until
+// rememberHandedOff adds the sent events whose message the queue accepted
+// (items[i] for i in sendIdx, still onItsWay) to the hand-off cache, until
 // HandedOffTTL after start, a time before their claim or take-over set the
 // record's enqueuedAt: the entries expire before the re-enqueue grace does.
-func (h *Handler) rememberHandedOff(items []admitted, sendIdx []int, failed map[int]bool, start time.Time) {
+func (h *Handler) rememberHandedOff(items []admitted, sendIdx []int, start time.Time) {
 	if h.cfg.HandedOff == nil {
 		return
 	}
 	now, expires := h.cfg.Now(), start.Add(h.cfg.HandedOffTTL)
-	for j, i := range sendIdx {
-		if !failed[j] {
+	for _, i := range sendIdx {
+		if items[i].onItsWay {
 			h.cfg.HandedOff.Add(items[i].new.Key, items[i].new.PayloadHash, now, expires)
 		}
 	}
