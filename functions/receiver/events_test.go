@@ -122,6 +122,10 @@ func (acceptAll) TakeOverEnqueue(context.Context, *store.Record, time.Duration) 
 	return false, nil
 }
 func (acceptAll) RevertEnqueue(context.Context, *store.Record, int64) error { return nil }
+func (acceptAll) LoadProgress(context.Context, string) (store.Progress, error) {
+	return store.Progress{}, nil
+}
+func (acceptAll) SaveProgress(context.Context, string, store.Progress) error { return nil }
 func (acceptAll) Send(context.Context, []webhook.Envelope) error            { return nil }
 
 func TestSampleEvents(t *testing.T) {

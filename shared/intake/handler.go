@@ -26,6 +26,8 @@ type Store interface {
 	Unclaim(ctx context.Context, rec *store.Record) (bool, error)
 	TakeOverEnqueue(ctx context.Context, rec *store.Record, grace time.Duration) (bool, error)
 	RevertEnqueue(ctx context.Context, rec *store.Record, prev int64) error
+	LoadProgress(ctx context.Context, id string) (store.Progress, error)
+	SaveProgress(ctx context.Context, id string, p store.Progress) error
 }
 
 // Queue is what intake needs of the main queue (queue.Queue satisfies it).
@@ -302,6 +304,11 @@ type admitted struct {
 	resend   bool  // a RECEIVED record past the grace that this request took over
 	prevEnq  int64 // its enqueuedAt before the take-over
 	inFlight bool  // a RECEIVED record another delivery may still be sending
+	// fromProgress: an earlier attempt of this delivery handed it off (see
+	// [store.Progress]); rank is its place in the delivery's progress.
+	fromProgress bool
+	rank         int
+	skipped      bool // no claim started: too late in the budget
 }
 
 // prepare checks every event of the delivery before anything is claimed: a
@@ -364,6 +371,15 @@ func (h *Handler) prepare(req *webhook.Request, meta Meta, events []webhook.Even
 // events so that a later retry of the same delivery enqueues them: a claim
 // whose write may have been applied is undone by its claim id, and if the
 // undo fails too, the retry takes the enqueue over once the grace has passed.
+//
+// A delivery of more than [waveEvents] events is admitted in waves, each
+// claimed and sent before the next starts, and no wave starts that would
+// not end within the budget: what one attempt hands off is on its way even
+// when the budget cannot cover the whole delivery. Its progress is saved
+// (see [store.Progress]) before a 503 answers it, so the platform's retry
+// claims only what no attempt handed off yet: every retry does less than
+// the one before, and a delivery of any size under the body limit is
+// answered 200 in the end.
 func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, events []webhook.Event) error {
 	items, err := h.prepare(req, meta, events)
 	if err != nil {
@@ -385,9 +401,85 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 		h.cfg.Metrics.Count(MetricHandedOffMiss, len(items)-hits)
 		h.flights.join(items)
 	}
+	var prog *progress
+	if len(items) > waveEvents {
+		prog = h.loadProgress(ctx, req, items)
+	}
+	var out waveOutcome
+	// No claim starts in the budget's last quarter, kept for sending what
+	// was claimed; no wave starts that would not end by then. (The budget
+	// is wall-clock time, as ctx's deadline, whatever Config.Now says.)
+	claimBy := time.Now().Add(h.cfg.Budget - h.cfg.Budget/4)
+	if d, ok := ctx.Deadline(); ok && d.Before(claimBy.Add(h.cfg.Budget/4)) {
+		claimBy = d.Add(-h.cfg.Budget / 4)
+	}
+	var longest time.Duration
+	waves := splitWaves(items)
+	ran := 0
+	for _, w := range waves {
+		if ran > 0 && (out.failed() || time.Now().Add(longest*3/2).After(claimBy)) {
+			break
+		}
+		t0 := time.Now()
+		h.admitWave(ctx, items[w[0]:w[1]], start, claimBy, &out)
+		longest = max(longest, time.Since(t0))
+		ran++
+	}
+	// This delivery's own hand-offs are settled (those of the waves it did
+	// not run are not on their way): tell the duplicates that wait for
+	// them, before waiting for others (so two deliveries that wait for each
+	// other's events cannot wait forever).
+	h.flights.land(items)
+	out.inFlight += h.awaitFlights(ctx, items)
+	left := 0
+	for i := range items {
+		if !items[i].onItsWay {
+			left++
+		}
+	}
+	if prog != nil && left > 0 {
+		h.saveProgress(ctx, prog, items)
+	}
+	switch {
+	case out.sendErr != nil:
+		return out.sendErr
+	case len(out.errs) > 0:
+		err := errors.Join(out.errs...)
+		if isClientError(err) {
+			return fmt.Errorf("intake: claim: %w", err)
+		}
+		return fmt.Errorf("intake: claim: %w: %w", errUnavailable, err)
+	case out.inFlight > 0:
+		return fmt.Errorf("intake: %d event(s) still being handed off by another delivery: %w", out.inFlight, errUnavailable)
+	case left > 0:
+		h.cfg.Metrics.Count(MetricLeftForRetry, left)
+		return fmt.Errorf("intake: %d of %d events left for a retry: the budget ran out after %d of %d waves: %w",
+			left, len(items), ran, len(waves), errUnavailable)
+	}
+	return nil
+}
+
+// waveOutcome gathers what went wrong in the waves of one delivery.
+type waveOutcome struct {
+	sendErr  error   // an SQS send failed
+	errs     []error // claims or take-overs that failed
+	inFlight int     // events another delivery may still be sending
+}
+
+// failed reports whether a dependency failed: no further wave starts.
+func (o *waveOutcome) failed() bool { return o.sendErr != nil || len(o.errs) > 0 }
+
+// admitWave claims items concurrently (none after claimBy: those are left
+// for a retry), sends the new ones (and those it took over), and undoes the claims it could not send or whose outcome it does
+// not know; it adds what went wrong to out.
+func (h *Handler) admitWave(ctx context.Context, items []admitted, start, claimBy time.Time, out *waveOutcome) {
 	h.forEach(len(items), func(i int) {
 		it := &items[i]
-		if it.cached || it.awaits != nil {
+		if it.cached || it.awaits != nil || it.fromProgress {
+			return
+		}
+		if ctx.Err() != nil || time.Now().After(claimBy) {
+			it.skipped = true // left for the platform's retry: nothing was written.
 			return
 		}
 		it.res, it.err = h.cfg.Store.Claim(ctx, it.new, h.cfg.DedupWindow)
@@ -412,13 +504,17 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	envs := make([]webhook.Envelope, 0, len(items))
 	sendIdx := make([]int, 0, len(items))
 	var undo []int
-	var errs []error
-	inFlight := 0
+	fromProgress := 0
 	for i := range items {
 		it := &items[i]
 		switch {
 		case it.awaits != nil:
-			// Its outcome is the other delivery's: see below.
+			// Its outcome is the other delivery's: see admit.
+		case it.skipped:
+			// Not claimed: the retry claims it.
+		case it.fromProgress:
+			it.onItsWay = true
+			fromProgress++
 		case it.cached:
 			it.onItsWay = true
 			h.cfg.Metrics.Count(MetricDuplicate, 1)
@@ -426,7 +522,7 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 				slog.String("answered_from", "hand-off cache"))
 		case it.err != nil:
 			h.logEvent(ctx, slog.LevelError, it, "claim failed", slog.Any("error", it.err))
-			errs = append(errs, it.err)
+			out.errs = append(out.errs, it.err)
 			if it.res.Record != nil && it.res.Outcome == 0 { // the write may have been applied.
 				undo = append(undo, i)
 			}
@@ -444,7 +540,7 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 			envs = append(envs, it.res.Record.Envelope())
 			sendIdx = append(sendIdx, i)
 		case it.inFlight:
-			inFlight++
+			out.inFlight++
 			h.cfg.Metrics.Count(MetricInFlight, 1)
 			h.logEvent(ctx, slog.LevelInfo, it, "record RECEIVED and maybe still being sent by another delivery: answering 503 so the platform retries",
 				slog.String("claim", it.res.Outcome.String()))
@@ -460,7 +556,11 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 				slog.String(obs.KeyStatus, string(it.res.Record.Status)))
 		}
 	}
-	var sendErr error
+	if fromProgress > 0 {
+		h.cfg.Metrics.Count(MetricDuplicate, fromProgress)
+		h.cfg.Logger.InfoContext(ctx, "events an earlier attempt of this delivery handed off acknowledged",
+			slog.Int("events", fromProgress), slog.String("answered_from", "delivery progress"))
+	}
 	if len(envs) > 0 {
 		if err := h.cfg.Queue.Send(ctx, envs); err != nil {
 			failed := allOf(len(envs))
@@ -473,7 +573,7 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 				undo = append(undo, sendIdx[f])
 				items[sendIdx[f]].onItsWay = false
 			}
-			sendErr = fmt.Errorf("intake: enqueue: %w: %w", errUnavailable, err)
+			out.sendErr = fmt.Errorf("intake: enqueue: %w: %w", errUnavailable, err)
 		} else {
 			h.cfg.Metrics.Count(MetricEnqueued, len(envs))
 		}
@@ -482,24 +582,7 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	if len(undo) > 0 {
 		h.undo(ctx, items, undo)
 	}
-	// This delivery's own hand-offs are settled: tell the duplicates that
-	// wait for them, before waiting for others (so two deliveries that
-	// wait for each other's events cannot wait forever).
 	h.flights.land(items)
-	inFlight += h.awaitFlights(ctx, items)
-	switch {
-	case sendErr != nil:
-		return sendErr
-	case len(errs) > 0:
-		err := errors.Join(errs...)
-		if isClientError(err) {
-			return fmt.Errorf("intake: claim: %w", err)
-		}
-		return fmt.Errorf("intake: claim: %w: %w", errUnavailable, err)
-	case inFlight > 0:
-		return fmt.Errorf("intake: %d event(s) still being handed off by another delivery: %w", inFlight, errUnavailable)
-	}
-	return nil
 }
 
 // awaitFlights waits for the hand-offs in this instance that items await

@@ -27,6 +27,10 @@ const (
 	// delivery to the same instance was handing the event off, and were
 	// answered from its outcome with no AWS call.
 	MetricCoalesced = "HandedOffCoalesced"
+	// MetricLeftForRetry counts the events of a large delivery that its
+	// budget did not reach: its 503 leaves them to the platform's retry,
+	// which continues from the delivery's saved progress.
+	MetricLeftForRetry = "LeftForRetry"
 	// MetricReceiverLatency is the time to answer one delivery, in milliseconds.
 	MetricReceiverLatency = "ReceiverLatency"
 

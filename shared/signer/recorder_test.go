@@ -36,3 +36,7 @@ func (*recorder) TakeOverEnqueue(context.Context, *store.Record, time.Duration) 
 }
 func (*recorder) RevertEnqueue(context.Context, *store.Record, int64) error { return nil }
 func (*recorder) Send(context.Context, []webhook.Envelope) error            { return nil }
+func (*recorder) LoadProgress(context.Context, string) (store.Progress, error) {
+	return store.Progress{}, nil
+}
+func (*recorder) SaveProgress(context.Context, string, store.Progress) error { return nil }

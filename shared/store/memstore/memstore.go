@@ -36,6 +36,7 @@ type Store struct {
 	mu    sync.Mutex
 	recs  map[string]*store.Record      // by event key
 	steps map[string]map[string]journal // by event key, then sort key
+	prog  map[string]store.Progress     // by delivery id
 }
 
 // journal is one journal entry as the table stores it.
@@ -60,7 +61,7 @@ func New(cfg Config) *Store {
 		cfg.SweepAfter = store.DefaultSweepAfter
 	}
 	return &Store{now: cfg.Now, function: cfg.Function, keep: int64(cfg.HistoryKeep), sweepAfter: cfg.SweepAfter,
-		recs: map[string]*store.Record{}, steps: map[string]map[string]journal{}}
+		recs: map[string]*store.Record{}, steps: map[string]map[string]journal{}, prog: map[string]store.Progress{}}
 }
 
 // clone returns a deep copy of r (nil for nil).

@@ -48,6 +48,9 @@ type Store interface {
 	MarkRequeued(ctx context.Context, rec *store.Record) (bool, error)
 	Resweep(ctx context.Context, rec *store.Record, at time.Time) (bool, error)
 	Replay(ctx context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error)
+
+	LoadProgress(ctx context.Context, id string) (store.Progress, error)
+	SaveProgress(ctx context.Context, id string, p store.Progress) error
 }
 
 // Ops is implemented by a store that can tell the DynamoDB operations it
@@ -138,6 +141,7 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	group("compensation", compensationCases)
 	group("replay", replayCases)
 	group("payload", payloadCases)
+	group("progress", progressCases)
 	if o.transitions != nil {
 		t.Run("transition", func(t *testing.T) {
 			for _, c := range transitionCases {
