@@ -17,24 +17,27 @@ import (
 )
 
 // entryOverhead approximates the memory of one entry besides its strings:
-// the map slot, the queue slot and the entry itself.
+// the map slot and the entry itself (with its list links).
 const entryOverhead = 96
 
 // Cache is a bounded, expiring set of (event key, payload hash) pairs. A nil
 // *Cache is a valid, disabled cache. It is safe for concurrent use.
+//
+// Every entry is in the map and in one list, oldest first, and nothing
+// else: a key added again replaces its entry in both, so the memory held is
+// what Bytes reports for every sequence of adds.
 type Cache struct {
 	mu       sync.Mutex
 	maxBytes int
 	bytes    int
 	entries  map[string]*entry
-	queue    []*entry // in insertion order: the oldest first
-	head     int      // queue[:head] are gone
+	root     entry // sentinel of the list: root.next is the oldest entry
 }
 
 type entry struct {
-	key, hash string
-	expires   int64 // unix nanoseconds
-	removed   bool  // replaced by a newer entry for the same key
+	key, hash  string
+	expires    int64 // unix nanoseconds
+	prev, next *entry
 }
 
 func (e *entry) size() int { return len(e.key) + len(e.hash) + entryOverhead }
@@ -45,11 +48,14 @@ func New(maxBytes int) *Cache {
 	if maxBytes <= 0 {
 		return nil
 	}
-	return &Cache{maxBytes: maxBytes, entries: make(map[string]*entry)}
+	c := &Cache{maxBytes: maxBytes, entries: make(map[string]*entry)}
+	c.root.prev, c.root.next = &c.root, &c.root
+	return c
 }
 
 // Add records at now that the event key with payload hash was handed off,
 // until expires. An entry that would not fit in an empty cache is not added.
+// A key already present is replaced and becomes the newest entry.
 func (c *Cache) Add(key, hash string, now, expires time.Time) {
 	if c == nil {
 		return
@@ -61,13 +67,21 @@ func (c *Cache) Add(key, hash string, now, expires time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.entries[key]; old != nil {
-		old.removed = true
-		c.bytes -= old.size()
+		c.remove(old)
 	}
 	c.entries[key] = e
-	c.queue = append(c.queue, e)
+	e.prev, e.next = c.root.prev, &c.root
+	e.prev.next, c.root.prev = e, e
 	c.bytes += e.size()
 	c.evict(now.UnixNano())
+}
+
+// remove takes e out of the map and the list.
+func (c *Cache) remove(e *entry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+	delete(c.entries, e.key)
+	c.bytes -= e.size()
 }
 
 // HandedOff reports whether key, with the same payload hash, was handed off
@@ -104,31 +118,14 @@ func (c *Cache) Bytes() int {
 
 // evict drops the oldest entries while the cache is over its size or they
 // have expired at now. Entries are added with expiries in nearly the order
-// they are added, so the front of the queue is where the expired ones are.
+// they are added, so the front of the list is where the expired ones are;
+// an expired entry behind a live one waits, counted in Bytes, until the
+// live one goes.
 func (c *Cache) evict(now int64) {
-	for c.head < len(c.queue) {
-		e := c.queue[c.head]
-		switch {
-		case e.removed:
-		case c.bytes > c.maxBytes || e.expires <= now:
-			delete(c.entries, e.key)
-			c.bytes -= e.size()
-		default:
-			c.compact()
+	for e := c.root.next; e != &c.root; e = c.root.next {
+		if c.bytes <= c.maxBytes && e.expires > now {
 			return
 		}
-		c.queue[c.head] = nil
-		c.head++
-	}
-	c.compact()
-}
-
-// compact reuses the queue's front once most of it is gone.
-func (c *Cache) compact() {
-	if c.head > 0 && c.head >= len(c.queue)/2 {
-		n := copy(c.queue, c.queue[c.head:])
-		clear(c.queue[n:])
-		c.queue = c.queue[:n]
-		c.head = 0
+		c.remove(e)
 	}
 }

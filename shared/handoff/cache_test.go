@@ -2,6 +2,9 @@ package handoff
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,8 +73,8 @@ func TestExpiredEntriesAreEvicted(t *testing.T) {
 	if c.Len() != 1 {
 		t.Errorf("len = %d after the others expired, want 1", c.Len())
 	}
-	if len(c.queue)-c.head != 1 {
-		t.Errorf("queue holds %d live slots, want 1", len(c.queue)-c.head)
+	if n := c.listed(); n != 1 {
+		t.Errorf("the eviction list holds %d entries, want 1", n)
 	}
 }
 
@@ -120,4 +123,81 @@ func BenchmarkHandedOff(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		c.HandedOff(keys[i%len(keys)], "sha256:0123456789abcdef", t0)
 	}
+}
+
+// Defect 5 of the second hardening round: one key re-added 2 million times
+// behind an older live entry. The replaced entries must not stay queued
+// behind it: the heap stays near the cache's bound, and what the cache
+// holds is what Bytes says.
+func TestReAddingOneKeyBehindALiveEntryStaysBounded(t *testing.T) {
+	const bound = 64 << 10
+	c := New(bound)
+	c.Add("older-live-entry", "hash", t0, t0.Add(time.Hour))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 2_000_000 {
+		c.Add("k", "h", t0.Add(time.Duration(i)), t0.Add(time.Hour))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+		t.Errorf("the heap grew by %d bytes over 2M re-adds of one key, the cache is bounded at %d (Bytes says %d)", grew, bound, c.Bytes())
+	}
+	if n, want := c.Len(), 2; n != want {
+		t.Errorf("len = %d, want %d", n, want)
+	}
+	if got := c.listed(); got != c.Len() {
+		t.Errorf("%d entries listed for eviction, %d in the map: replaced entries are still held", got, c.Len())
+	}
+	if want := len("older-live-entry") + len("hash") + len("k") + len("h") + 2*entryOverhead; c.Bytes() != want {
+		t.Errorf("bytes = %d, want %d", c.Bytes(), want)
+	}
+	if !c.HandedOff("older-live-entry", "hash", t0) || !c.HandedOff("k", "h", t0) {
+		t.Error("an entry went missing")
+	}
+}
+
+// Every sequence of adds, expiries and replacements keeps Bytes within the
+// bound and equal to the entries held.
+func TestBoundHoldsForRandomAdds(t *testing.T) {
+	const bound = 4 << 10
+	c := New(bound)
+	r := rand.New(rand.NewPCG(1, 2))
+	now := t0
+	for i := range 200_000 {
+		now = now.Add(time.Duration(r.IntN(int(time.Millisecond))))
+		key := fmt.Sprintf("key-%d", r.IntN(300))
+		c.Add(key, strings.Repeat("h", r.IntN(40)), now, now.Add(time.Duration(r.IntN(int(time.Second)))))
+		if c.Bytes() > bound {
+			t.Fatalf("add %d: %d bytes, over the bound %d", i, c.Bytes(), bound)
+		}
+		if i%1000 == 0 {
+			if got, sum := c.listed(), c.sum(); got != c.Len() || sum != c.Bytes() {
+				t.Fatalf("add %d: %d listed, %d in the map; %d bytes held, Bytes says %d", i, got, c.Len(), sum, c.Bytes())
+			}
+		}
+	}
+}
+
+// listed counts the entries on the eviction list.
+func (c *Cache) listed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for e := c.root.next; e != &c.root; e = e.next {
+		n++
+	}
+	return n
+}
+
+// sum adds up the sizes of the entries in the map.
+func (c *Cache) sum() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.entries {
+		n += e.size()
+	}
+	return n
 }
