@@ -45,34 +45,34 @@ func TestCLIValidatesWhatIsSetEvenUnneeded(t *testing.T) {
 	}
 }
 
-// TestReadmeDocumentsCLIVariables holds README's "Environment (hookwall
-// CLI)" table to what LoadCLI reads.
-func TestReadmeDocumentsCLIVariables(t *testing.T) {
-	readme, err := os.ReadFile(readmePath)
+// TestConfigDocDocumentsCLIVariables holds docs/CONFIGURATION.md's
+// "Environment (hookwall CLI)" table to what LoadCLI reads.
+func TestConfigDocDocumentsCLIVariables(t *testing.T) {
+	doc, err := os.ReadFile(docPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const heading = "Environment (hookwall CLI)"
 	documented := map[string]bool{}
-	for _, row := range readmeTables(t, string(readme))[heading] {
+	for _, row := range docTables(t, string(doc))[heading] {
 		for _, name := range row[0] {
 			documented[name] = true
 		}
 	}
 	if len(documented) == 0 {
-		t.Fatalf("README.md has no table under %q", "### "+heading)
+		t.Fatalf("%s has no table under %q", docName, "### "+heading)
 	}
 	rd := readsOf(func(r *reader) {
 		loadCLI(r, CLINeeds{Table: true, Queue: true, DLQ: true, Tenants: true}, CLIDefaults{})
 	})
 	for _, name := range sorted(rd.current) {
 		if !documented[name] {
-			t.Errorf("the CLI reads %s, which README.md's %q table does not document", name, heading)
+			t.Errorf("the CLI reads %s, which %s's %q table does not document", name, docName, heading)
 		}
 	}
 	for _, name := range sorted(documented) {
 		if !rd.current[name] && !sdkVariable(name) {
-			t.Errorf("README.md's %q table documents %s, which the CLI does not read", heading, name)
+			t.Errorf("%s's %q table documents %s, which the CLI does not read", docName, heading, name)
 		}
 	}
 }

@@ -12,20 +12,22 @@ import (
 )
 
 // The configuration contract is written three times: here (what each
-// function reads), in README.md's configuration tables, and in
+// function reads), in docs/CONFIGURATION.md's environment tables, and in
 // template.yaml's Environment of each function. This test holds the three
 // together.
 
 const (
-	readmePath   = "../../README.md"
+	docPath      = "../../docs/CONFIGURATION.md"
+	docName      = "docs/CONFIGURATION.md" // in messages
+	docSection   = "Environment variables" // the "## " section holding the tables
 	templatePath = "../../template.yaml"
 	templateName = "template.yaml" // in messages
 )
 
-// functions lists each function with its loader and its README table and
+// functions lists each function with its loader and its docs table and
 // template resource. A new function is added here.
 var functions = []struct {
-	name      string // as in README's "### Environment (<name>)"
+	name      string // as in docs/CONFIGURATION.md's "### Environment (<name>)"
 	logicalID string // its AWS::Serverless::Function in template.yaml
 	load      func(*reader)
 }{
@@ -34,8 +36,8 @@ var functions = []struct {
 	{"compensator", "CompensatorFunction", func(r *reader) { loadCompensator(r, CompensatorDefaults{}) }},
 }
 
-// sdkVariable reports a variable the AWS SDK reads itself, which README
-// documents but no loader reads.
+// sdkVariable reports a variable the AWS SDK reads itself, which the docs
+// document but no loader reads.
 func sdkVariable(name string) bool { return strings.HasPrefix(name, "AWS_ENDPOINT_URL_") }
 
 // reads is what one function's loader reads: current names, and deprecated
@@ -57,12 +59,12 @@ func readsOf(load func(*reader)) reads {
 	return rd
 }
 
-func TestReadmeDocumentsEveryVariable(t *testing.T) {
-	readme, err := os.ReadFile(readmePath)
+func TestConfigDocDocumentsEveryVariable(t *testing.T) {
+	doc, err := os.ReadFile(docPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := readmeTables(t, string(readme))
+	tables := docTables(t, string(doc))
 	allDeprecated := map[string]string{}
 	for _, fn := range functions {
 		rd := readsOf(fn.load)
@@ -74,17 +76,17 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 			}
 		}
 		if len(documented) == 0 {
-			t.Errorf("README.md has no table under %q", "### "+heading)
+			t.Errorf("%s has no table under %q", docName, "### "+heading)
 			continue
 		}
 		for _, name := range sorted(rd.current) {
 			if !documented[name] {
-				t.Errorf("%s reads %s, which README.md's %q table does not document", fn.name, name, heading)
+				t.Errorf("%s reads %s, which %s's %q table does not document", fn.name, name, docName, heading)
 			}
 		}
 		for _, name := range sorted(documented) {
 			if !rd.current[name] && !sdkVariable(name) {
-				t.Errorf("README.md's %q table documents %s, which %s does not read", heading, name, fn.name)
+				t.Errorf("%s's %q table documents %s, which %s does not read", docName, heading, name, fn.name)
 			}
 		}
 		for old, name := range rd.deprecated {
@@ -97,22 +99,22 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	listed := map[string]bool{}
 	for _, row := range tables[heading] {
 		if len(row) < 2 {
-			t.Errorf("README.md's %q table: row %v has no replacement column", heading, row)
+			t.Errorf("%s's %q table: row %v has no replacement column", docName, heading, row)
 			continue
 		}
 		for _, old := range row[0] {
 			listed[old] = true
 			switch name, ok := allDeprecated[old]; {
 			case !ok:
-				t.Errorf("README.md's %q table lists %s, which no function reads", heading, old)
+				t.Errorf("%s's %q table lists %s, which no function reads", docName, heading, old)
 			case !slices.Contains(row[1], name):
-				t.Errorf("README.md's %q table gives %s a replacement other than %s", heading, old, name)
+				t.Errorf("%s's %q table gives %s a replacement other than %s", docName, heading, old, name)
 			}
 		}
 	}
 	for _, old := range sorted(allDeprecated) {
 		if !listed[old] {
-			t.Errorf("%s is read as a deprecated name of %s, but README.md's %q table does not list it", old, allDeprecated[old], heading)
+			t.Errorf("%s is read as a deprecated name of %s, but %s's %q table does not list it", old, allDeprecated[old], docName, heading)
 		}
 	}
 }
@@ -176,13 +178,14 @@ func TestTemplateDeclaresEveryVariable(t *testing.T) {
 	}
 }
 
-// readmeTables returns the tables of README's "## Configuration" section by
-// the heading above them: each row's cells, each cell's `NAME`s.
-func readmeTables(t *testing.T, readme string) map[string][][][]string {
+// docTables returns the tables of docs/CONFIGURATION.md's "## Environment
+// variables" section by the heading above them: each row's cells, each
+// cell's `NAME`s.
+func docTables(t *testing.T, doc string) map[string][][][]string {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n## Configuration\n")
+	_, section, ok := strings.Cut(doc, "\n## "+docSection+"\n")
 	if !ok {
-		t.Fatal("README.md has no \"## Configuration\" section")
+		t.Fatalf("%s has no \"## %s\" section", docName, docSection)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	name := regexp.MustCompile("`([A-Z][A-Z0-9_]*)`")
