@@ -56,7 +56,9 @@ const (
 	// DefaultHandedOffBytes bounds the default hand-off cache of [Build]:
 	// about 25,000 events.
 	DefaultHandedOffBytes = 4 << 20
-	defaultClaimWorkers   = 16
+	// DefaultClaimWorkers is how many claims one delivery makes at a time
+	// (measured: docs/PERFORMANCE.md, "Large deliveries").
+	DefaultClaimWorkers = 32
 	maxTraceIDBytes       = 128
 )
 
@@ -105,6 +107,9 @@ type Config struct {
 	// so that their duplicates are answered from memory with no AWS call
 	// (optional; nil: every duplicate goes to DynamoDB). See [handoff].
 	HandedOff *handoff.Cache
+	// ClaimWorkers is how many claims (and undos) one delivery makes at a
+	// time (optional; default [DefaultClaimWorkers]).
+	ClaimWorkers int
 	// HandedOffTTL is how long after its claim a hand-off is remembered
 	// (optional; default ReenqueueGrace less [DefaultHandedOffMargin]; it
 	// must be shorter than ReenqueueGrace, so that a record still RECEIVED
@@ -149,6 +154,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.MaxEventAge >= cfg.DedupWindow {
 		return nil, fmt.Errorf("intake: MaxEventAge (%s) must be shorter than DedupWindow (%s)", cfg.MaxEventAge, cfg.DedupWindow)
+	}
+	if cfg.ClaimWorkers <= 0 {
+		cfg.ClaimWorkers = DefaultClaimWorkers
 	}
 	if cfg.UndoTimeout <= 0 {
 		cfg.UndoTimeout = DefaultUndoTimeout
@@ -694,14 +702,14 @@ func (h *Handler) undo(ctx context.Context, items []admitted, idx []int) {
 	})
 }
 
-// forEach runs fn(0..n-1) on up to defaultClaimWorkers goroutines.
+// forEach runs fn(0..n-1) on up to ClaimWorkers goroutines.
 func (h *Handler) forEach(n int, fn func(int)) {
 	if n == 1 {
 		fn(0)
 		return
 	}
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, defaultClaimWorkers)
+	sem := make(chan struct{}, h.cfg.ClaimWorkers)
 	for i := range n {
 		sem <- struct{}{}
 		wg.Go(func() {

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -174,4 +175,60 @@ func countRecords(t *testing.T, db *dynamodb.Client, table string) int {
 		n += int(out.Count)
 	}
 	return n
+}
+
+// BenchmarkLargeDelivery measures how many events of one large LINE
+// delivery a receiver hands off per second (claim and send, no budget), by
+// claim concurrency, on DynamoDB Local as it is and behind an added
+// round-trip latency standing for DynamoDB's in a region: the figures that
+// chose DefaultClaimWorkers, waveEvents and DefaultBudget.
+//
+//	go test -tags integration -run '^$' -bench LargeDelivery -benchtime 3x ./shared/intake/
+func BenchmarkLargeDelivery(b *testing.B) {
+	for _, rtt := range []time.Duration{0, 4 * time.Millisecond} {
+		for _, workers := range []int{8, 16, 32, 64} {
+			b.Run(fmt.Sprintf("rtt=%s/workers=%d", rtt, workers), func(b *testing.B) {
+				db := awstest.DynamoDB(b, func(o *dynamodb.Options) {
+					o.APIOptions = append(o.APIOptions, addLatency(rtt))
+				})
+				sq := awstest.SQS(b)
+				table, err := store.New(store.Config{Client: db, TableName: awstest.NewTable(b, db)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				queues := awstest.NewQueues(b, sq, 5, 60*time.Second)
+				q, err := queue.New(queue.Config{Client: sq, URL: queues.URL})
+				if err != nil {
+					b.Fatal(err)
+				}
+				h := newTestHandler(b, table, q, func(c *Config) { c.Budget, c.ClaimWorkers = time.Minute, workers })
+				events := 0
+				b.ResetTimer()
+				for b.Loop() {
+					b.StopTimer()
+					body, ids := smallestLINEBody(64 << 10) // about 1,300 events, fresh ids
+					b.StartTimer()
+					if st := h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{}).Status; st != 200 {
+						b.Fatalf("status %d", st)
+					}
+					events += len(ids)
+				}
+				b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	}
+}
+
+// addLatency returns an SDK option that holds every request for d before
+// sending it: a region's round trip, on a loopback service.
+func addLatency(d time.Duration) func(*middleware.Stack) error {
+	return func(s *middleware.Stack) error {
+		return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("hookwall-added-latency",
+			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+				if d > 0 {
+					time.Sleep(d)
+				}
+				return next.HandleFinalize(ctx, in)
+			}), middleware.After)
+	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // waveEvents is how many events of a large delivery one wave claims (on
-// [claimWorkers] goroutines) before sending them. A delivery of at most
+// [Config.ClaimWorkers] goroutines) before sending them. A delivery of at most
 // this many events is one wave, and never reads or saves progress: the
 // wave ends well inside the budget on a loaded machine (see
 // docs/PERFORMANCE.md, "Large deliveries"). Larger waves fill SQS batches
