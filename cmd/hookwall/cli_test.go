@@ -94,7 +94,11 @@ func TestMissingEnvironmentNamesTheVariable(t *testing.T) {
 			fx := newFixture()
 			delete(fx.env, c.unset)
 			code, out, errOut := fx.run(t, c.args...)
-			want(t, code, out, errOut, exitUsage, nil, []string{c.unset, "eval \"$(cat .local/run/env.sh)\""})
+			want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: " + c.unset, "run `make run` in another terminal (the CLI then finds it)",
+				`eval "$(scripts/services-up.sh)"`})
+			if strings.Contains(errOut, "hookwall: hookwall") || strings.Contains(errOut, "configuration:") || strings.Contains(errOut, "--help' for usage") {
+				t.Errorf("doubled prefix, or a pointer to the flags for an environment error:\n%s", errOut)
+			}
 			if fx.opens != 0 {
 				t.Errorf("AWS was opened despite the missing %s", c.unset)
 			}
