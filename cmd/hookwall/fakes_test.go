@@ -34,6 +34,8 @@ type fixture struct {
 	queue *fakeQueue
 	sqs   *fakeSQS
 	opens int
+	// settings is the configuration AWS was last opened with.
+	settings settings.CLI
 }
 
 func newFixture() *fixture {
@@ -58,6 +60,7 @@ func (fx *fixture) run(t *testing.T, args ...string) (int, string, string) {
 	a.wd, a.exe = "", ""
 	a.open = func(_ context.Context, s settings.CLI) (*backend, error) {
 		fx.opens++
+		fx.settings = s
 		return &backend{events: fx.store, scan: fx.store, queue: fx.queue, sqs: fx.sqs}, nil
 	}
 	code := a.main(context.Background(), args)
