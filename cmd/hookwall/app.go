@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/aws/smithy-go"
 
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/settings"
@@ -139,8 +142,26 @@ func (a *app) main(ctx context.Context, args []string) int {
 		return exitFailed
 	default:
 		fmt.Fprintf(a.stderr, "hookwall: %v\n", err)
+		if hint := explain(err); hint != "" {
+			fmt.Fprintln(a.stderr, hint)
+		}
 		return exitFailed
 	}
+}
+
+// explain says what to check for the failures a newcomer meets first: no
+// service at the endpoint, no such table or queue there ("" for others).
+func explain(err error) string {
+	var ae smithy.APIError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "(nothing listens there: is the local stack running? `make run` in another terminal starts it)"
+	case errors.As(err, &ae) && ae.ErrorCode() == "ResourceNotFoundException":
+		return "(no such table at that endpoint: check TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB and AWS_REGION)"
+	case errors.As(err, &ae) && (ae.ErrorCode() == "AWS.SimpleQueueService.NonExistentQueue" || ae.ErrorCode() == "QueueDoesNotExist"):
+		return "(no such queue: check QUEUE_URL, DLQ_URL and AWS_ENDPOINT_URL_SQS)"
+	}
+	return ""
 }
 
 // command is one subcommand.

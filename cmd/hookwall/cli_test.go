@@ -14,8 +14,11 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/smithy-go"
 
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/settings"
@@ -659,4 +662,22 @@ func TestErrorsArePrefixedOnce(t *testing.T) {
 	if strings.Contains(errOut, "--help' for usage") {
 		t.Errorf("a pointer to the flags for a bad tenants file: %q", errOut)
 	}
+}
+
+// A failure a newcomer meets first says what to check.
+func TestFailuresSayWhatToCheck(t *testing.T) {
+	for err, hint := range map[error]string{
+		fmt.Errorf("store: stuck shard 0: %w", &smithy.GenericAPIError{Code: "ResourceNotFoundException", Message: "Cannot do operations on a non-existent table"}): "check TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB",
+		fmt.Errorf("dial tcp 127.0.0.1:8000: %w", syscall.ECONNREFUSED):                                                                                             "is the local stack running? `make run`",
+	} {
+		fx := newFixture()
+		fx.store.stuckErr = err
+		code, out, errOut := fx.run(t, "events", "list")
+		want(t, code, out, errOut, exitFailed, nil, []string{"hookwall: query the sweep index (shard 0): " + err.Error() + "\n", hint})
+	}
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close() // nothing listens at its address any more
+	body := writeBody(t, "line.json", `{"destination":"U1","events":[]}`)
+	code, out, errOut := newFixture().run(t, "sign", "line", "--tenant", "demo", "--body", body, "--send", srv.URL)
+	want(t, code, out, errOut, exitFailed, nil, []string{"connection refused", "is the local stack running?"})
 }

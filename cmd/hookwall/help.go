@@ -152,7 +152,9 @@ Lists events updated since --since, newest update first. States that are not fin
 (RECEIVED, PROCESSING, RETRY, FAILED, COMPENSATING; the default) are found through the
 sweep index, then each record is read. Final states (SUCCEEDED, COMPENSATED, DEAD) are in
 no index: they are found by a Scan of the table, bounded by --scan-max items read, and a
-note on stderr says so (and when the list may be incomplete).
+note on stderr says so (and when the list may be incomplete). When --tenant finds no event,
+the name is checked against the tenants document (HOOKWALL_TENANTS_FILE, TENANTS_SECRET_ARN
+or the local runner's): a tenant it does not name exits 3; without one a note asks.
 
 Examples:
   hookwall events list --status FAILED --since 1h
