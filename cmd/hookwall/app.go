@@ -318,7 +318,7 @@ func problems(err error) []string {
 func (a *app) configHint() string {
 	var b strings.Builder
 	if a.runnerProblem != nil {
-		fmt.Fprintf(&b, "(a local runner was looked for, but %v)\n", a.runnerProblem)
+		fmt.Fprintf(&b, "(ignored %v)\n", a.runnerProblem)
 	}
 	b.WriteString("Locally: run `make run` in another terminal (the CLI then finds it), or\n" +
 		"  eval \"$(scripts/services-up.sh)\"; export HOOKWALL_TENANTS_FILE=infra/local/tenants.json\n" +

@@ -102,7 +102,7 @@ func isModuleRoot(gomod string) bool {
 }
 
 // errStaleRunner says runner.json names a process that is not running.
-var errStaleRunner = errors.New("its process is not running")
+var errStaleRunner = errors.New("is not running")
 
 // readRunner reads the runner.json at path: nil, nil when there is none;
 // an error when it is unreadable, malformed or stale.
@@ -124,7 +124,7 @@ func readRunner(path string) (*runnerInfo, error) {
 		return nil, fmt.Errorf("%s: url %q is not an absolute http(s) URL", path, r.URL)
 	}
 	if r.PID <= 0 || !processAlive(r.PID) {
-		return nil, fmt.Errorf("%s names pid %d: %w (the runner stopped without removing it)", path, r.PID, errStaleRunner)
+		return nil, fmt.Errorf("%s: pid %d %w; the runner stopped without removing the file", path, r.PID, errStaleRunner)
 	}
 	return &r, nil
 }

@@ -153,7 +153,7 @@ func TestStaleRunnerIsIgnored(t *testing.T) {
 	runDir := writeRunner(t, t.TempDir(), runnerInfo{PID: deadPID(t), URL: "http://127.0.0.1:3999", Env: runnerEnvFor(t)})
 	fx := bareFixture(runDir)
 	code, out, errOut := fx.run(t, "events", "list")
-	want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: TABLE_NAME is required", "its process is not running", "make run"})
+	want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: TABLE_NAME is required", "(ignored " + filepath.Join(runDir, runnerFile) + ": pid", "is not running; the runner stopped without removing the file", "make run"})
 	if strings.Contains(errOut, "using the runner") || fx.opens != 0 {
 		t.Errorf("a stale runner.json was used:\n%s", errOut)
 	}
@@ -162,7 +162,7 @@ func TestStaleRunnerIsIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = bareFixture(runDir).run(t, "dlq", "peek")
-	want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: DLQ_URL is required", "not a runner file"})
+	want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: DLQ_URL is required", "(ignored " + filepath.Join(runDir, runnerFile) + ": not a runner file"})
 }
 
 // receiver is an httptest receiver that records the paths it is sent.
