@@ -326,7 +326,7 @@ func (a *app) configHint() string {
 	return b.String()
 }
 
-// backend opens the AWS clients for cmd with the configuration need names.
+// backend opens the AWS clients with the configuration need names.
 func (a *app) backend(ctx context.Context, need settings.CLINeeds) (settings.CLI, *backend, error) {
 	s, err := a.settings(need)
 	if err != nil {
