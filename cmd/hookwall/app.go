@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/aws/smithy-go"
 
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/settings"
@@ -45,6 +48,15 @@ func refusedf(format string, args ...any) error {
 	return &refusedError{msg: fmt.Sprintf(format, args...)}
 }
 
+// configError is a missing or invalid environment variable: exit 2, with
+// what to do about it instead of a pointer to the help.
+type configError struct {
+	problems []string // one per variable at fault
+	hint     string   // how to set them; "" for none
+}
+
+func (e *configError) Error() string { return strings.Join(e.problems, "; ") }
+
 // errHelp says the help was printed as asked: exit 0.
 var errHelp = errors.New("help shown")
 
@@ -64,6 +76,14 @@ type app struct {
 	pollEvery time.Duration
 	// json is the --json flag of the command being run.
 	json bool
+	// wd and exe are the working directory and the executable, where the
+	// local runner's runner.json is looked for ("" skips the place).
+	wd, exe string
+	// The runner found (runnerLooked: looked for once), why a runner.json
+	// found was not used, and whether its use was noted on stderr.
+	runnerLooked, runnerNoted bool
+	runnerFound               *runnerInfo
+	runnerProblem             error
 }
 
 // run runs the hookwall command line args (without the program name),
@@ -75,8 +95,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 
 // newApp returns an app on AWS, with the real clock.
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
-	return &app{stdout: stdout, stderr: stderr, getenv: getenv, open: openAWS, now: time.Now,
+	a := &app{stdout: stdout, stderr: stderr, getenv: getenv, now: time.Now,
 		http: &http.Client{Timeout: 15 * time.Second}, progress: isTerminal(stderr), pollEvery: time.Second}
+	a.open = func(ctx context.Context, s settings.CLI) (*backend, error) { return openAWS(ctx, s, a.awsOverrides()) }
+	a.wd, _ = os.Getwd()
+	a.exe, _ = os.Executable()
+	return a
 }
 
 // isTerminal reports whether w is a character device (a terminal).
@@ -94,9 +118,18 @@ func (a *app) main(ctx context.Context, args []string) int {
 	err := a.dispatch(ctx, args)
 	var ue *usageError
 	var re *refusedError
+	var ce *configError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
+	case errors.As(err, &ce):
+		for _, p := range ce.problems {
+			fmt.Fprintf(a.stderr, "hookwall: %s\n", p)
+		}
+		if ce.hint != "" {
+			fmt.Fprintln(a.stderr, ce.hint)
+		}
+		return exitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(a.stderr, "hookwall: %s\n", ue.msg)
 		fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", strings.TrimSpace("hookwall "+ue.cmd))
@@ -109,8 +142,26 @@ func (a *app) main(ctx context.Context, args []string) int {
 		return exitFailed
 	default:
 		fmt.Fprintf(a.stderr, "hookwall: %v\n", err)
+		if hint := explain(err); hint != "" {
+			fmt.Fprintln(a.stderr, hint)
+		}
 		return exitFailed
 	}
+}
+
+// explain says what to check for the failures a newcomer meets first: no
+// service at the endpoint, no such table or queue there ("" for others).
+func explain(err error) string {
+	var ae smithy.APIError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "(nothing listens there: is the local stack running? `make run` in another terminal starts it)"
+	case errors.As(err, &ae) && ae.ErrorCode() == "ResourceNotFoundException":
+		return "(no such table at that endpoint: check TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB and AWS_REGION)"
+	case errors.As(err, &ae) && (ae.ErrorCode() == "AWS.SimpleQueueService.NonExistentQueue" || ae.ErrorCode() == "QueueDoesNotExist"):
+		return "(no such queue: check QUEUE_URL, DLQ_URL and AWS_ENDPOINT_URL_SQS)"
+	}
+	return ""
 }
 
 // command is one subcommand.
@@ -125,12 +176,14 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sign", signUsage, (*app).sign},
+		{"send", sendUsage, (*app).send},
 		{"events get", eventsGetUsage, (*app).eventsGet},
 		{"events list", eventsListUsage, (*app).eventsList},
 		{"events history", eventsHistoryUsage, (*app).eventsHistory},
 		{"replay", replayUsage, (*app).replay},
 		{"dlq peek", dlqPeekUsage, (*app).dlqPeek},
 		{"dlq redrive", dlqRedriveUsage, (*app).dlqRedrive},
+		{"version", versionUsage, (*app).version},
 	}
 }
 
@@ -149,6 +202,8 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 		return usagef("", "no command given")
 	}
 	switch args[0] {
+	case "--version", "-version":
+		return lookupCommand("version").run(a, ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			name := strings.Join(args[1:min(len(args), 3)], " ")
@@ -182,7 +237,7 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	}
 	c := lookupCommand(args[0])
 	if c == nil {
-		return usagef("", "unknown command %q (commands: sign, events, replay, dlq)", args[0])
+		return usagef("", "unknown command %q (commands: sign, send, events, replay, dlq, version)", args[0])
 	}
 	return c.run(a, ctx, args[1:])
 }
@@ -237,19 +292,43 @@ func (a *app) printUsage(cmd string, fs *flag.FlagSet) {
 	fs.SetOutput(io.Discard)
 }
 
-// settings loads the configuration cmd needs from the environment; a
-// missing or invalid variable is a usage error that names it.
-func (a *app) settings(cmd string, need settings.CLINeeds) (settings.CLI, error) {
-	s, err := settings.LoadCLI(a.getenv, need, settings.CLIDefaults{DedupWindow: intake.DefaultDedupWindow})
+// settings loads the configuration cmd needs from the environment and,
+// for what it leaves unset, the local runner's; a missing or invalid
+// variable is a configError that names it and says what to do.
+func (a *app) settings(need settings.CLINeeds) (settings.CLI, error) {
+	s, err := settings.LoadCLI(a.lookupEnv(need.Tenants), need, settings.CLIDefaults{DedupWindow: intake.DefaultDedupWindow})
 	if err != nil {
-		return s, usagef(cmd, "%v\n(locally: eval \"$(cat .local/run/env.sh)\" after make services-up; export HOOKWALL_TENANTS_FILE=infra/local/tenants.json)", err)
+		return s, &configError{problems: problems(err), hint: a.configHint()}
 	}
 	return s, nil
 }
 
-// backend opens the AWS clients for cmd with the configuration need names.
-func (a *app) backend(ctx context.Context, cmd string, need settings.CLINeeds) (settings.CLI, *backend, error) {
-	s, err := a.settings(cmd, need)
+// problems splits a joined error into its messages, one per line.
+func problems(err error) []string {
+	var out []string
+	for line := range strings.Lines(err.Error()) {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// configHint says how to give the CLI its environment.
+func (a *app) configHint() string {
+	var b strings.Builder
+	if a.runnerProblem != nil {
+		fmt.Fprintf(&b, "(ignored %v)\n", a.runnerProblem)
+	}
+	b.WriteString("Locally: run `make run` in another terminal (the CLI then finds it), or\n" +
+		"  eval \"$(scripts/services-up.sh)\"; export HOOKWALL_TENANTS_FILE=infra/local/tenants.json\n" +
+		"On AWS: set them from the stack's outputs. 'hookwall help' lists the variables.")
+	return b.String()
+}
+
+// backend opens the AWS clients with the configuration need names.
+func (a *app) backend(ctx context.Context, need settings.CLINeeds) (settings.CLI, *backend, error) {
+	s, err := a.settings(need)
 	if err != nil {
 		return s, nil, err
 	}

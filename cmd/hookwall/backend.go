@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -63,19 +66,38 @@ type backend struct {
 }
 
 // openAWS connects to AWS as the functions do: the SDK's default
-// configuration (AWS_REGION, credentials, AWS_ENDPOINT_URL_*). The SDK's
-// own log lines are dropped: every failure comes back as an error.
-func openAWS(ctx context.Context, s settings.CLI) (*backend, error) {
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(awslog.New(slog.New(slog.DiscardHandler))))
+// configuration (AWS_REGION, credentials, AWS_ENDPOINT_URL_*), with
+// override's values (the local runner's, for variables the environment
+// leaves unset) in place of those variables. The SDK's own log lines are
+// dropped: every failure comes back as an error.
+func openAWS(ctx context.Context, s settings.CLI, override map[string]string) (*backend, error) {
+	opts := []func(*config.LoadOptions) error{config.WithLogger(awslog.New(slog.New(slog.DiscardHandler)))}
+	if r := override["AWS_REGION"]; r != "" {
+		opts = append(opts, config.WithRegion(r))
+	}
+	if id, secret := override["AWS_ACCESS_KEY_ID"], override["AWS_SECRET_ACCESS_KEY"]; id != "" && secret != "" {
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, override["AWS_SESSION_TOKEN"])))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, usagef("", "load AWS configuration: %v", err)
+		return nil, &configError{problems: []string{fmt.Sprintf("load the AWS configuration: %v", err)}}
 	}
 	if cfg.Region == "" {
-		return nil, usagef("", "no AWS region: set AWS_REGION (locally: us-east-1) or a profile with a region")
+		return nil, &configError{problems: []string{"no AWS region: set AWS_REGION (locally: us-east-1) or use a profile with a region"}}
 	}
-	b := &backend{sqs: sqs.NewFromConfig(cfg), secrets: tenants.SecretsManager{Client: secretsmanager.NewFromConfig(cfg)}}
+	dbEndpoint := func(o *dynamodb.Options) {
+		if u := override["AWS_ENDPOINT_URL_DYNAMODB"]; u != "" {
+			o.BaseEndpoint = aws.String(u)
+		}
+	}
+	sqsEndpoint := func(o *sqs.Options) {
+		if u := override["AWS_ENDPOINT_URL_SQS"]; u != "" {
+			o.BaseEndpoint = aws.String(u)
+		}
+	}
+	b := &backend{sqs: sqs.NewFromConfig(cfg, sqsEndpoint), secrets: tenants.SecretsManager{Client: secretsmanager.NewFromConfig(cfg)}}
 	if s.TableName != "" {
-		db := dynamodb.NewFromConfig(cfg)
+		db := dynamodb.NewFromConfig(cfg, dbEndpoint)
 		t, err := store.New(store.Config{Client: db, TableName: s.TableName, Function: "cli"})
 		if err != nil {
 			return nil, err
@@ -84,7 +106,7 @@ func openAWS(ctx context.Context, s settings.CLI) (*backend, error) {
 		b.scan = &tableScan{db: db, name: s.TableName}
 	}
 	if s.QueueURL != "" {
-		q, err := queue.New(queue.Config{Client: sqs.NewFromConfig(cfg), URL: s.QueueURL})
+		q, err := queue.New(queue.Config{Client: sqs.NewFromConfig(cfg, sqsEndpoint), URL: s.QueueURL})
 		if err != nil {
 			return nil, err
 		}

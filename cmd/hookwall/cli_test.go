@@ -11,9 +11,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/smithy-go"
 
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/settings"
@@ -55,6 +60,13 @@ func TestUsage(t *testing.T) {
 		{[]string{"help", "dlq", "redrive"}, exitOK, []string{"StartMessageMoveTask"}, nil},
 		{[]string{"help", "nothing"}, exitUsage, nil, []string{`no command "nothing"`}},
 		{[]string{"events", "list", "--bogus"}, exitUsage, nil, []string{"flag provided but not defined: -bogus", "Run 'hookwall events list --help'"}},
+		{[]string{"-h"}, exitOK, []string{"  send <provider>", "  version ", "make run", "HOOKWALL_RUN_DIR"}, nil},
+		{[]string{"version"}, exitOK, []string{"hookwall ", runtime.Version()}, nil},
+		{[]string{"--version"}, exitOK, []string{"hookwall ", runtime.Version()}, nil},
+		{[]string{"version", "--json"}, exitOK, []string{`"goVersion": "` + runtime.Version() + `"`}, nil},
+		{[]string{"version", "x"}, exitUsage, nil, []string{`unexpected argument "x"`, "Run 'hookwall version --help'"}},
+		{[]string{"help", "send"}, exitOK, []string{"hookwall send <line|wecom|wechat|standard>"}, nil},
+		{[]string{"frob"}, exitUsage, nil, []string{"(commands: sign, send, events, replay, dlq, version)"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -94,7 +106,11 @@ func TestMissingEnvironmentNamesTheVariable(t *testing.T) {
 			fx := newFixture()
 			delete(fx.env, c.unset)
 			code, out, errOut := fx.run(t, c.args...)
-			want(t, code, out, errOut, exitUsage, nil, []string{c.unset, "eval \"$(cat .local/run/env.sh)\""})
+			want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: " + c.unset, "run `make run` in another terminal (the CLI then finds it)",
+				`eval "$(scripts/services-up.sh)"`})
+			if strings.Contains(errOut, "hookwall: hookwall") || strings.Contains(errOut, "configuration:") || strings.Contains(errOut, "--help' for usage") {
+				t.Errorf("doubled prefix, or a pointer to the flags for an environment error:\n%s", errOut)
+			}
 			if fx.opens != 0 {
 				t.Errorf("AWS was opened despite the missing %s", c.unset)
 			}
@@ -576,4 +592,92 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 			t.Errorf("progress on stdout: %q", out.String())
 		}
 	}
+}
+
+func TestListingAnUnknownTenantIsNeverASilentZero(t *testing.T) {
+	// A tenants document names the tenants: an unknown one is refused, as sign refuses it.
+	fx := newFixture()
+	fx.store.put(failedRecord("line#demo#F1", testNow))
+	code, out, errOut := fx.run(t, "events", "list", "--tenant", "nosuch")
+	want(t, code, out, errOut, exitRefused, nil, []string{`hookwall: no tenant "nosuch" in HOOKWALL_TENANTS_FILE=../../infra/local/tenants.json (tenants: demo, demo-plain)`})
+	if out != "" {
+		t.Errorf("stdout %q on a refusal", out)
+	}
+	code, out, errOut = fx.run(t, "replay", "--status", "FAILED", "--tenant", "nosuch")
+	want(t, code, out, errOut, exitRefused, nil, []string{`no tenant "nosuch"`})
+
+	// A known tenant with no events: a plain 0.
+	code, out, errOut = fx.run(t, "events", "list", "--tenant", "demo-plain")
+	want(t, code, out, errOut, exitOK, []string{"0 event(s)", "tenant demo-plain"}, nil)
+	if errOut != "" {
+		t.Errorf("stderr %q for a known tenant", errOut)
+	}
+
+	// No tenants document to check against: 0, with a note asking about the name.
+	delete(fx.env, "HOOKWALL_TENANTS_FILE")
+	fx.env["HOOKWALL_RUN_DIR"] = t.TempDir()
+	code, out, errOut = fx.run(t, "events", "list", "--tenant", "nosuch", "--json")
+	want(t, code, out, errOut, exitOK, []string{`"events": []`}, []string{`note: 0 events for tenant "nosuch"; is the name right? (no tenants document`})
+}
+
+func TestVersionReadsTheBuildInfo(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/hookwall/hookwall", Version: "v1.4.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "c77e49b550ba"}, {Key: "vcs.time", Value: "2026-12-01T12:00:00Z"},
+			{Key: "vcs.modified", Value: "true"}}}
+	v := readVersion(info, true)
+	if got := v.String(); got != "hookwall v1.4.0, revision c77e49b550ba (modified) of 2026-12-01T12:00:00Z, go1.26.1" {
+		t.Errorf("version line %q", got)
+	}
+	if !v.Modified || v.Revision != "c77e49b550ba" || v.Module != "github.com/hookwall/hookwall" {
+		t.Errorf("version %+v", v)
+	}
+	if got := readVersion(nil, false).String(); got != "hookwall unknown, unknown" {
+		t.Errorf("without build information: %q", got)
+	}
+}
+
+// Every message a newcomer meets carries the "hookwall:" prefix once.
+func TestErrorsArePrefixedOnce(t *testing.T) {
+	body := writeBody(t, "line.json", `{"destination":"U1","events":[]}`)
+	runs := [][]string{
+		{"frob"}, {"events"}, {"events", "list", "--since", "x"}, {"events", "get", "x"},
+		{"sign", "line", "--tenant", "acme", "--body", body}, {"send", "line", "--tenant", "demo", "--body", body, "--url", "x:1"},
+		{"replay"}, {"dlq", "peek", "--n", "0"}, {"version", "x"},
+	}
+	for _, args := range runs {
+		fx := newFixture()
+		code, out, errOut := fx.run(t, args...)
+		if code == exitOK || !strings.HasPrefix(errOut, "hookwall: ") && !strings.Contains(errOut, "\nhookwall: ") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+		if strings.Contains(errOut, "hookwall: hookwall") {
+			t.Errorf("%q: doubled prefix: %q", args, errOut)
+		}
+		_ = out
+	}
+	fx := newFixture()
+	fx.env["HOOKWALL_TENANTS_FILE"] = "/nonexistent/tenants.json"
+	code, _, errOut := fx.run(t, "sign", "line", "--tenant", "demo", "--body", body)
+	want(t, code, "", errOut, exitUsage, nil, []string{"hookwall: HOOKWALL_TENANTS_FILE=/nonexistent/tenants.json: "})
+	if strings.Contains(errOut, "--help' for usage") {
+		t.Errorf("a pointer to the flags for a bad tenants file: %q", errOut)
+	}
+}
+
+// A failure a newcomer meets first says what to check.
+func TestFailuresSayWhatToCheck(t *testing.T) {
+	for err, hint := range map[error]string{
+		fmt.Errorf("store: stuck shard 0: %w", &smithy.GenericAPIError{Code: "ResourceNotFoundException", Message: "Cannot do operations on a non-existent table"}): "check TABLE_NAME, AWS_ENDPOINT_URL_DYNAMODB",
+		fmt.Errorf("dial tcp 127.0.0.1:8000: %w", syscall.ECONNREFUSED):                                                                                             "is the local stack running? `make run`",
+	} {
+		fx := newFixture()
+		fx.store.stuckErr = err
+		code, out, errOut := fx.run(t, "events", "list")
+		want(t, code, out, errOut, exitFailed, nil, []string{"hookwall: query the sweep index (shard 0): " + err.Error() + "\n", hint})
+	}
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close() // nothing listens at its address any more
+	body := writeBody(t, "line.json", `{"destination":"U1","events":[]}`)
+	code, out, errOut := newFixture().run(t, "sign", "line", "--tenant", "demo", "--body", body, "--send", srv.URL)
+	want(t, code, out, errOut, exitFailed, nil, []string{"connection refused", "is the local stack running?"})
 }

@@ -46,7 +46,7 @@ func (a *app) dlqPeek(ctx context.Context, args []string) error {
 	if *n < 1 {
 		return usagef(cmd, "--n must be at least 1")
 	}
-	s, b, err := a.backend(ctx, cmd, settings.CLINeeds{DLQ: true})
+	s, b, err := a.backend(ctx, settings.CLINeeds{DLQ: true})
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (a *app) dlqRedrive(ctx context.Context, args []string) error {
 		return usagef(cmd, "unexpected argument %q", pos[0])
 	}
 	need := settings.CLINeeds{DLQ: true, Queue: *to == "main"}
-	s, err := a.settings(cmd, need)
+	s, err := a.settings(need)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -305,7 +306,7 @@ func (a *app) eventsList(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, b, err := a.backend(ctx, cmd, settings.CLINeeds{Table: true})
+	_, b, err := a.backend(ctx, settings.CLINeeds{Table: true})
 	if err != nil {
 		return err
 	}
@@ -315,6 +316,9 @@ func (a *app) eventsList(ctx context.Context, args []string) error {
 	}
 	for _, n := range l.notes {
 		fmt.Fprintln(a.stderr, "note: "+n)
+	}
+	if err := a.checkEmptyTenant(ctx, b, q.tenant, len(l.records)); err != nil {
+		return err
 	}
 	if a.json {
 		return a.writeJSON(listJSON(l, q))
@@ -383,7 +387,7 @@ func (a *app) eventsHistory(ctx context.Context, args []string) error {
 
 // view reads the audit view of key, or refuses when there is none.
 func (a *app) view(ctx context.Context, cmd, key string) (*audit.View, error) {
-	_, b, err := a.backend(ctx, cmd, settings.CLINeeds{Table: true})
+	_, b, err := a.backend(ctx, settings.CLINeeds{Table: true})
 	if err != nil {
 		return nil, err
 	}
@@ -395,4 +399,62 @@ func (a *app) view(ctx context.Context, cmd, key string) (*audit.View, error) {
 		return nil, refusedf("no event %s in the table (never received, or expired)", key)
 	}
 	return v, nil
+}
+
+// knownTenants returns the tenant names of the tenants document the
+// environment names (HOOKWALL_TENANTS_FILE, TENANTS_SECRET_ARN) or, when
+// it names no stack, the local runner's, and where they come from; ok is
+// false when no document is known or it cannot be read (why in source).
+func (a *app) knownTenants(ctx context.Context, b *backend) (names []string, source string, ok bool) {
+	src := tenants.Source{File: a.getenv("HOOKWALL_TENANTS_FILE"), SecretARN: a.getenv("TENANTS_SECRET_ARN")}
+	switch {
+	case src.File != "" && src.SecretARN != "":
+		return nil, "", false
+	case src.File != "":
+		source = "HOOKWALL_TENANTS_FILE=" + src.File
+	case src.SecretARN != "":
+		if b == nil || b.secrets == nil {
+			return nil, "", false
+		}
+		src.Secrets, source = b.secrets, "TENANTS_SECRET_ARN="+src.SecretARN
+	default:
+		r := a.runner()
+		if r == nil || a.explicitStack() {
+			return nil, "", false
+		}
+		if r.Tenants != nil {
+			return r.Tenants, "the local runner's tenants (" + r.path + ")", true
+		}
+		if src.File = r.TenantsFile; src.File == "" {
+			return nil, "", false
+		}
+		source = "the local runner's tenants file " + src.File
+	}
+	doc, err := tenants.Load(ctx, src)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: %v", source, err), false
+	}
+	return doc.Names(), source, true
+}
+
+// checkEmptyTenant explains a selection of a tenant that found no event
+// (found is how many it did): a tenant the tenants document does not name
+// is refused (exit 3), as `sign` refuses it; without a document to check,
+// a note on stderr asks whether the name is right. A silent 0 would read
+// as "that tenant has no events".
+func (a *app) checkEmptyTenant(ctx context.Context, b *backend, tenant string, found int) error {
+	if tenant == "" || found > 0 {
+		return nil
+	}
+	names, source, ok := a.knownTenants(ctx, b)
+	switch {
+	case ok && !slices.Contains(names, tenant):
+		return refusedf("no tenant %q in %s (tenants: %s)", tenant, source, strings.Join(names, ", "))
+	case !ok && source != "":
+		fmt.Fprintf(a.stderr, "note: 0 events for tenant %q; is the name right? (could not read %s)\n", tenant, source)
+	case !ok:
+		fmt.Fprintf(a.stderr, "note: 0 events for tenant %q; is the name right? (no tenants document to check it against: "+
+			"HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN)\n", tenant)
+	}
+	return nil
 }

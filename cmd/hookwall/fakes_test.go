@@ -34,6 +34,8 @@ type fixture struct {
 	queue *fakeQueue
 	sqs   *fakeSQS
 	opens int
+	// settings is the configuration AWS was last opened with.
+	settings settings.CLI
 }
 
 func newFixture() *fixture {
@@ -53,8 +55,12 @@ func (fx *fixture) run(t *testing.T, args ...string) (int, string, string) {
 	a := newApp(&out, &errOut, func(k string) string { return fx.env[k] })
 	a.now = func() time.Time { return testNow }
 	a.pollEvery = time.Millisecond
+	// No runner.json but the one HOOKWALL_RUN_DIR names: a `make run`
+	// in this checkout must not change what the tests see.
+	a.wd, a.exe = "", ""
 	a.open = func(_ context.Context, s settings.CLI) (*backend, error) {
 		fx.opens++
+		fx.settings = s
 		return &backend{events: fx.store, scan: fx.store, queue: fx.queue, sqs: fx.sqs}, nil
 	}
 	code := a.main(context.Background(), args)

@@ -11,6 +11,7 @@ Usage:
 Commands:
   sign <provider>      build a signed (WeCom/WeChat: encrypted) webhook request for a tenant;
                        print it as a curl command, or --send it and print the reply
+  send <provider>      sign a webhook request and send it to the receiver (make run's by default)
   events get KEY       an event's record, payload, journaled steps and history
   events list          events by status (--status, --since, --tenant)
   events history KEY   an event's transitions (time, from → to, attempt, function)
@@ -18,6 +19,7 @@ Commands:
   replay --status S    the same for every event in a status (a dry run unless --yes)
   dlq peek             show dead-letter messages without removing them
   dlq redrive          move every dead-letter message back to the main queue
+  version              the version, VCS revision and Go version of this binary (also --version)
 
 Every command takes --json (output for scripts) and --help (its flags and examples).
 A KEY is the event's record key, provider#tenant#id (quote it in the shell:
@@ -25,10 +27,14 @@ A KEY is the event's record key, provider#tenant#id (quote it in the shell:
 
 Environment (the functions' own names; each command needs only some):
   TABLE_NAME, QUEUE_URL, DLQ_URL            the events table, main and dead-letter queues
-  HOOKWALL_TENANTS_FILE / TENANTS_SECRET_ARN  the tenants document (sign)
+  HOOKWALL_TENANTS_FILE / TENANTS_SECRET_ARN  the tenants document (sign, send)
   AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, credentials: as for the AWS SDK
-Local stack: make services-up; eval "$(cat .local/run/env.sh)";
-             export HOOKWALL_TENANTS_FILE=infra/local/tenants.json
+  HOOKWALL_RUN_DIR                          where the local runner's runner.json is (.local/run)
+Locally, start the stack with 'make run' (any PORT) and leave it running: the CLI finds it
+(<repo>/.local/run/runner.json) and takes its URL, tenants and every variable above that is
+unset from it, unless the environment names a stack itself (TABLE_NAME, QUEUE_URL, DLQ_URL,
+AWS_ENDPOINT_URL_*). Without it: eval "$(scripts/services-up.sh)";
+export HOOKWALL_TENANTS_FILE=infra/local/tenants.json.
 
 Exit codes: 0 ok; 1 the operation failed; 2 bad usage or environment;
 3 not found (event, tenant) or refused (e.g. replaying a SUCCEEDED event without --force).
@@ -71,8 +77,10 @@ the tenant's secrets from the tenants document (HOOKWALL_TENANTS_FILE or TENANTS
   wecom     the message XML encrypted for the CorpID, msg_signature/timestamp/nonce in the query
   wechat    --mode safe (ciphertext only; the default with an encodingAESKey), compat
             (ciphertext and plaintext fields) or plain (the default without a key)
-It prints a curl command (for --url, default ` + defaultBase + `), or with --send
-posts it and prints the reply; a reply other than 2xx exits 1.
+It prints a curl command for --url (default: the running local runner's URL, else
+` + defaultBase + `), or with --send URL posts it there and prints the reply; a reply other
+than 2xx exits 1. 'hookwall send' signs and posts in one go. The tenants document defaults
+to the local runner's too.
 
 The body may hold placeholders, replaced when signing: {{now}} (unix seconds, WeCom/WeChat
 CreateTime), {{now_ms}} (LINE timestamp), {{now_rfc3339}}, and {{id}} (a new random id at
@@ -83,6 +91,34 @@ Examples:
   hookwall sign wechat --tenant demo --mode compat --body events/bodies/wechat-text.xml | sh
   hookwall sign standard --tenant demo --body events/bodies/standard-order-paid.json --json
   hookwall sign wecom --tenant demo --verify 6386451842216651161 --send https://abc.execute-api.eu-west-1.amazonaws.com
+`
+
+const sendUsage = `Usage:
+  hookwall send <line|wecom|wechat|standard> --tenant T --body FILE [--mode safe|compat|plain] [--url URL]
+  hookwall send <wecom|wechat> --tenant T --verify ECHOSTR [--url URL]
+
+Signs the request as 'hookwall sign' does (see 'hookwall sign --help') and sends it to the
+receiver at --url, then prints the reply; a reply other than 2xx exits 1. Without --url it
+sends to the running local runner (make run, on whatever PORT it listens), else to
+` + defaultBase + `; without HOOKWALL_TENANTS_FILE it signs with the runner's tenants.
+
+Examples:
+  hookwall send line --tenant demo --body events/bodies/line-follow.json
+  hookwall send standard --tenant demo --body events/bodies/standard-order-paid.json --json
+  hookwall send wecom --tenant demo --verify 6386451842216651161 --url https://abc.execute-api.eu-west-1.amazonaws.com
+`
+
+const versionUsage = `Usage:
+  hookwall version [--json]
+  hookwall --version
+
+Prints the module version, the VCS revision the binary was built from (with "(modified)" when
+the tree had uncommitted changes) and its time, and the Go version. 'go run' and 'go test'
+builds carry no revision.
+
+Examples:
+  hookwall version
+  hookwall version --json | jq -r .revision
 `
 
 const eventsGetUsage = `Usage:
@@ -116,7 +152,9 @@ Lists events updated since --since, newest update first. States that are not fin
 (RECEIVED, PROCESSING, RETRY, FAILED, COMPENSATING; the default) are found through the
 sweep index, then each record is read. Final states (SUCCEEDED, COMPENSATED, DEAD) are in
 no index: they are found by a Scan of the table, bounded by --scan-max items read, and a
-note on stderr says so (and when the list may be incomplete).
+note on stderr says so (and when the list may be incomplete). When --tenant finds no event,
+the name is checked against the tenants document (HOOKWALL_TENANTS_FILE, TENANTS_SECRET_ARN
+or the local runner's): a tenant it does not name exits 3; without one a note asks.
 
 Examples:
   hookwall events list --status FAILED --since 1h

@@ -452,3 +452,73 @@ func TestDLQRedriveMovesEveryMessageOnce(t *testing.T) {
 		onceEach(t, bodies)
 	})
 }
+
+// TestTheRunnerIsFoundWithoutEnvironment: with nothing in the environment
+// but the run directory, the CLI takes the stack (table, queues, endpoints,
+// region, credentials) and the receiver's URL and tenants from the local
+// runner's runner.json, as after `make run` on a port other than 3000.
+func TestTheRunnerIsFoundWithoutEnvironment(t *testing.T) {
+	s := newStack(t)
+	runnerEnv := map[string]string{"HOOKWALL_TENANTS_FILE": s.env["HOOKWALL_TENANTS_FILE"]}
+	for _, k := range []string{"TABLE_NAME", "QUEUE_URL", "DLQ_URL"} {
+		runnerEnv[k] = s.env[k]
+	}
+	for _, k := range awsVariables {
+		if v := os.Getenv(k); v != "" {
+			runnerEnv[k] = v
+		}
+		// The SDK reads the process environment itself: empty, only the
+		// runner's values can reach it.
+		t.Setenv(k, "")
+	}
+	runDir := t.TempDir()
+	b, err := json.Marshal(map[string]any{"pid": os.Getpid(), "url": s.receiver.URL, "tenantsFile": s.env["HOOKWALL_TENANTS_FILE"],
+		"tenants": []string{"acme", "plain"}, "env": runnerEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "runner.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, &out, &errOut, func(k string) string {
+			if k == "HOOKWALL_RUN_DIR" {
+				return runDir
+			}
+			return ""
+		})
+		return code, out.String(), errOut.String()
+	}
+	note := "note: using the runner at " + s.receiver.URL
+
+	line := body(t, "line.json", `{"destination":"U1","events":[{"type":"follow","follow":{"isUnblocked":false},`+
+		`"webhookEventId":"01JRUNNER0000000000000001","deliveryContext":{"isRedelivery":false},"timestamp":{{now_ms}},`+
+		`"mode":"active","source":{"type":"user","userId":"U7"}}]}`)
+	code, out, errOut := cli("send", "line", "--tenant", "acme", "--body", line)
+	if code != exitOK || !strings.Contains(out, "200 OK") || !strings.Contains(errOut, note) {
+		t.Fatalf("send without --url: exit %d\n%s%s", code, out, errOut)
+	}
+
+	code, out, errOut = cli("events", "list", "--status", "RECEIVED", "--json")
+	var l struct{ Events []listedEvent }
+	if code != exitOK || json.Unmarshal([]byte(out), &l) != nil || !strings.Contains(errOut, note) {
+		t.Fatalf("events list without TABLE_NAME: exit %d\n%s%s", code, out, errOut)
+	}
+	if len(l.Events) != 1 || l.Events[0].Key != "line#acme#01JRUNNER0000000000000001" {
+		t.Errorf("listed %+v, want the event sent", l.Events)
+	}
+
+	code, out, errOut = cli("events", "list", "--tenant", "nosuch")
+	if code != exitRefused || !strings.Contains(errOut, `no tenant "nosuch" in the local runner's tenants`) {
+		t.Errorf("an unknown tenant: exit %d\n%s%s", code, out, errOut)
+	}
+
+	code, out, errOut = cli("dlq", "peek")
+	if code != exitOK || !strings.Contains(out, "the dead-letter queue has no visible message") {
+		t.Errorf("dlq peek without DLQ_URL: exit %d\n%s%s", code, out, errOut)
+	}
+	if msgs := awstest.Drain(t, s.sq, s.queues.URL); len(msgs) != 1 {
+		t.Errorf("%d messages on the runner's queue, want the one sent", len(msgs))
+	}
+}

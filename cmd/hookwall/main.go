@@ -3,9 +3,11 @@
 // status, replays them, and peeks at and redrives the dead-letter queue. It
 // reads the functions' own environment (TABLE_NAME, QUEUE_URL, DLQ_URL,
 // HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN, AWS_ENDPOINT_URL_*), so it
-// works against the local stack and AWS alike. `hookwall help` lists the
-// commands; exit codes: 0 ok, 1 operation failed, 2 usage or configuration
-// error, 3 not found or refused.
+// works against the local stack and AWS alike; what the environment leaves
+// unset it takes from the running local runner's runner.json (make run).
+// `hookwall help` lists the commands, `hookwall version` the build; exit
+// codes: 0 ok, 1 operation failed, 2 usage or configuration error, 3 not
+// found or refused.
 package main
 
 import (

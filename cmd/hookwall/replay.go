@@ -68,7 +68,7 @@ func (a *app) replay(ctx context.Context, args []string) error {
 }
 
 func (a *app) replayOne(ctx context.Context, key string, opts store.ReplayOptions) error {
-	s, b, err := a.backend(ctx, "replay", settings.CLINeeds{Table: true, Queue: true})
+	s, b, err := a.backend(ctx, settings.CLINeeds{Table: true, Queue: true})
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func refusal(rec *store.Record, opts store.ReplayOptions, now time.Time) string 
 // enqueues them in batches.
 func (a *app) replayRange(ctx context.Context, q listQuery, opts store.ReplayOptions, yes bool) error {
 	const cmd = "replay"
-	s, b, err := a.backend(ctx, cmd, settings.CLINeeds{Table: true, Queue: true})
+	s, b, err := a.backend(ctx, settings.CLINeeds{Table: true, Queue: true})
 	if err != nil {
 		return err
 	}
@@ -167,6 +167,9 @@ func (a *app) replayRange(ctx context.Context, q listQuery, opts store.ReplayOpt
 	}
 	for _, n := range l.notes {
 		fmt.Fprintln(a.stderr, "note: "+n)
+	}
+	if err := a.checkEmptyTenant(ctx, b, q.tenant, len(l.records)); err != nil {
+		return err
 	}
 	what := fmt.Sprintf("%s updated since %s%s", joinStatuses(q.statuses), q.since.UTC().Format(time.RFC3339), tenantSuffix(q.tenant))
 	if !yes {

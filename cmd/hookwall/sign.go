@@ -21,14 +21,25 @@ const defaultBase = "http://127.0.0.1:3000"
 // maxReply bounds the reply body sign --send reads.
 const maxReply = 1 << 20
 
-func (a *app) sign(ctx context.Context, args []string) error {
-	const cmd = "sign"
+// sign builds a signed request and prints it as curl, or sends it with --send.
+func (a *app) sign(ctx context.Context, args []string) error { return a.signOrSend(ctx, "sign", args) }
+
+// send builds a signed request and sends it to the receiver.
+func (a *app) send(ctx context.Context, args []string) error { return a.signOrSend(ctx, "send", args) }
+
+// signOrSend runs `sign` or `send` (cmd): the same request, printed or sent.
+// The receiver URL and the tenants document default to the local runner's
+// when one runs; flags and the environment win.
+func (a *app) signOrSend(ctx context.Context, cmd string, args []string) error {
 	fs := a.flagSet(cmd)
 	tenant := fs.String("tenant", "", "the tenant whose secrets sign the request (required)")
 	bodyFile := fs.String("body", "", `the body: a JSON file (line, standard) or the message XML (wecom, wechat); "-" reads stdin`)
 	mode := fs.String("mode", "", "wechat only: safe (default with an encodingAESKey), compat or plain (default without)")
-	send := fs.String("send", "", "POST (or GET) the request to this receiver URL and print the reply, instead of printing curl")
-	base := fs.String("url", defaultBase, "the receiver URL the printed curl command uses")
+	send := new(string)
+	if cmd == "sign" {
+		fs.StringVar(send, "send", "", "POST (or GET) the request to this receiver URL and print the reply, instead of printing curl")
+	}
+	base := fs.String("url", "", "the receiver's base URL (default: the running local runner's (make run), else "+defaultBase+")")
 	verify := fs.String("verify", "", "wecom, wechat: build the GET URL-verification handshake with this echostr instead of a POST")
 	pos, err := a.parse(cmd, fs, args)
 	if err != nil {
@@ -51,7 +62,7 @@ func (a *app) sign(ctx context.Context, args []string) error {
 		return usagef(cmd, "--mode %q: want safe, compat or plain", *mode)
 	}
 	provider := pos[0]
-	s, err := a.settings(cmd, settings.CLINeeds{Tenants: true})
+	s, err := a.settings(settings.CLINeeds{Tenants: true})
 	if err != nil {
 		return err
 	}
@@ -69,7 +80,7 @@ func (a *app) sign(ctx context.Context, args []string) error {
 		req, err = signer.Verification(tn, provider, *verify, opts)
 	} else {
 		var body []byte
-		if body, err = a.readBody(*bodyFile); err != nil {
+		if body, err = a.readBody(cmd, *bodyFile); err != nil {
 			return err
 		}
 		if body, err = signer.Expand(body, opts.Now, nil); err != nil {
@@ -86,11 +97,18 @@ func (a *app) sign(ctx context.Context, args []string) error {
 		return err
 	}
 	if *send != "" {
-		return a.sendSigned(ctx, req, *send)
+		return a.sendSigned(ctx, cmd, "--send", req, *send)
+	}
+	flagName := "--url"
+	if *base == "" {
+		*base, flagName = a.runnerURL(defaultBase), "the receiver URL"
+	}
+	if cmd == "send" {
+		return a.sendSigned(ctx, cmd, flagName, req, *base)
 	}
 	curl, err := req.Curl(*base)
 	if err != nil {
-		return usagef(cmd, "--url: %v", strings.TrimPrefix(err.Error(), "signer: "))
+		return usagef(cmd, "%s: %v", flagName, strings.TrimPrefix(err.Error(), "signer: "))
 	}
 	if a.json {
 		target, _ := req.URL(*base)
@@ -119,8 +137,8 @@ func signedJSON(req *signer.Request, target string) any {
 	}{req.Method, target, headers, string(req.Body)}
 }
 
-// readBody reads the --body file ("-": stdin).
-func (a *app) readBody(name string) ([]byte, error) {
+// readBody reads the --body file ("-": stdin) for cmd.
+func (a *app) readBody(cmd, name string) ([]byte, error) {
 	var b []byte
 	var err error
 	if name == "-" {
@@ -129,7 +147,7 @@ func (a *app) readBody(name string) ([]byte, error) {
 		b, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return nil, usagef("sign", "--body: %v", err)
+		return nil, usagef(cmd, "--body: %v", err)
 	}
 	return b, nil
 }
@@ -146,7 +164,7 @@ func (a *app) tenants(ctx context.Context, s settings.CLI) (*tenants.Tenants, er
 	}
 	doc, err := tenants.Load(ctx, src)
 	if err != nil {
-		return nil, usagef("sign", "%s: %v", tenantsSource(s), err)
+		return nil, &configError{problems: []string{fmt.Sprintf("%s: %v", tenantsSource(s), err)}}
 	}
 	return doc, nil
 }
@@ -159,11 +177,12 @@ func tenantsSource(s settings.CLI) string {
 }
 
 // sendSigned sends req to the receiver at target and prints the reply; a
-// reply other than 2xx fails the command.
-func (a *app) sendSigned(ctx context.Context, req *signer.Request, target string) error {
+// reply other than 2xx fails the command. cmd is the command running, and
+// flagName names where target came from, for the error of a bad URL.
+func (a *app) sendSigned(ctx context.Context, cmd, flagName string, req *signer.Request, target string) error {
 	hr, err := req.HTTPRequest(ctx, target)
 	if err != nil {
-		return usagef("sign", "--send: %v", strings.TrimPrefix(err.Error(), "signer: "))
+		return usagef(cmd, "%s: %v", flagName, strings.TrimPrefix(err.Error(), "signer: "))
 	}
 	resp, err := a.http.Do(hr)
 	if err != nil {

@@ -1,6 +1,9 @@
 package settings
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // CLI is the configuration of the hookwall command: the functions' own
 // contract names, so that it works wherever they do (the local stack or
@@ -38,11 +41,13 @@ type CLIDefaults struct {
 
 // LoadCLI reads the hookwall command's configuration through getenv
 // (os.Getenv in main), requiring what need names, with def for what is
-// unset. The error joins one error per variable at fault, each naming it.
+// unset. The error joins one error per variable at fault, each naming it,
+// one per line, without a prefix: the command prints each after its own
+// name ("hookwall: TABLE_NAME is required").
 func LoadCLI(getenv func(string) string, need CLINeeds, def CLIDefaults) (CLI, error) {
 	r := newReader(getenv)
 	s := loadCLI(r, need, def)
-	return s, r.err("hookwall")
+	return s, errors.Join(r.errs...)
 }
 
 func loadCLI(r *reader, need CLINeeds, def CLIDefaults) CLI {
@@ -57,7 +62,7 @@ func loadCLI(r *reader, need CLINeeds, def CLIDefaults) CLI {
 	case s.TenantsFile != "" && s.TenantsSecretARN != "":
 		r.fail("set only one of HOOKWALL_TENANTS_FILE (local) and TENANTS_SECRET_ARN (AWS)")
 	case need.Tenants && s.TenantsFile == "" && s.TenantsSecretARN == "":
-		r.fail("set HOOKWALL_TENANTS_FILE (local, e.g. infra/local/tenants.json) or TENANTS_SECRET_ARN (AWS)")
+		r.fail("HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN is required (local: a file such as infra/local/tenants.json; AWS: the secret's ARN)")
 	}
 	s.DedupWindow, _ = r.duration("HOOKWALL_DEDUP_WINDOW", "", 0, def.DedupWindow)
 	if s.DedupWindow <= 0 {

@@ -40,8 +40,12 @@ func TestCLIValidatesWhatIsSetEvenUnneeded(t *testing.T) {
 	_, err := LoadCLI(env("TABLE_NAME", "a b", "QUEUE_URL", "127.0.0.1:9324/q", "HOOKWALL_TENANTS_FILE", "t.json",
 		"TENANTS_SECRET_ARN", "arn:x", "HOOKWALL_DEDUP_WINDOW", "7d"), CLINeeds{}, testCLIDefaults)
 	wantErrors(t, err, "TABLE_NAME", "QUEUE_URL", "only one of HOOKWALL_TENANTS_FILE", "HOOKWALL_DEDUP_WINDOW")
-	if !strings.HasPrefix(err.Error(), "hookwall configuration: ") {
-		t.Errorf("error %q does not say whose configuration", err)
+	// The command prefixes each line with its own name: no prefix here
+	// (a "hookwall configuration:" one printed "hookwall: hookwall ...").
+	for line := range strings.Lines(err.Error()) {
+		if strings.Contains(line, "configuration:") || strings.HasPrefix(line, "hookwall") {
+			t.Errorf("error line %q carries a prefix", line)
+		}
 	}
 }
 

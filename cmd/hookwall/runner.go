@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// The local runner (`make run`, cmd/hookwall-run) writes runnerFile into its
+// run directory when it is ready and removes it when it exits; the CLI reads
+// it to find the runner's address, tenants and environment by itself.
+const (
+	runnerFile = "runner.json"
+	// moduleRoot is the module whose go.mod marks the repository root.
+	moduleRoot = "github.com/hookwall/hookwall"
+	// maxRunnerFile bounds the bytes of runner.json read.
+	maxRunnerFile = 1 << 20
+)
+
+// runnerInfo is the content of runner.json (a contract with cmd/hookwall-run).
+type runnerInfo struct {
+	PID         int               `json:"pid"`
+	URL         string            `json:"url"`
+	TenantsFile string            `json:"tenantsFile"`
+	Tenants     []string          `json:"tenants"`
+	Env         map[string]string `json:"env"`
+	// path is where it was read from.
+	path string
+}
+
+// stackVariables name a stack: when the environment sets any of them, it
+// describes the stack to use, and the runner's environment is left alone
+// (a table name from AWS never meets the runner's local endpoints).
+var stackVariables = []string{"TABLE_NAME", "QUEUE_URL", "DLQ_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"}
+
+// awsVariables are the AWS SDK's own variables the runner's environment may
+// give; the SDK reads the process environment itself, so openAWS applies them.
+var awsVariables = []string{"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+	"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"}
+
+// runnerCandidates returns where runner.json may be, in order:
+// $HOOKWALL_RUN_DIR alone when it is set; else the run directory of the
+// repository holding wd (the first directory at or above wd with this
+// module's go.mod or a .local/run/runner.json), then the one next to the
+// executable (make run builds into <root>/.local/bin).
+func runnerCandidates(getenv func(string) string, wd, exe string) []string {
+	if dir := getenv("HOOKWALL_RUN_DIR"); dir != "" {
+		if !filepath.IsAbs(dir) && wd != "" {
+			dir = filepath.Join(wd, dir)
+		}
+		return []string{filepath.Join(dir, runnerFile)}
+	}
+	var out []string
+	if wd != "" {
+		for d := filepath.Clean(wd); ; d = filepath.Dir(d) {
+			p := filepath.Join(d, ".local", "run", runnerFile)
+			if isModuleRoot(filepath.Join(d, "go.mod")) || fileExists(p) {
+				out = append(out, p)
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if exe != "" {
+		p := filepath.Join(filepath.Dir(exe), "..", "run", runnerFile)
+		if p = filepath.Clean(p); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// isModuleRoot reports whether gomod declares this module.
+func isModuleRoot(gomod string) bool {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`) == moduleRoot
+		}
+	}
+	return false
+}
+
+// errStaleRunner says runner.json names a process that is not running.
+var errStaleRunner = errors.New("is not running")
+
+// readRunner reads the runner.json at path: nil, nil when there is none;
+// an error when it is unreadable, malformed or stale.
+func readRunner(path string) (*runnerInfo, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	var r runnerInfo
+	if err := json.NewDecoder(io.LimitReader(f, maxRunnerFile)).Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: not a runner file: %w", path, err)
+	}
+	r.path = path
+	if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s: url %q is not an absolute http(s) URL", path, r.URL)
+	}
+	if r.PID <= 0 || !processAlive(r.PID) {
+		return nil, fmt.Errorf("%s: pid %d %w; the runner stopped without removing the file", path, r.PID, errStaleRunner)
+	}
+	return &r, nil
+}
+
+// processAlive reports whether a process pid exists (signal 0).
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// runner returns the running local runner, looked for once; nil when none
+// runs. Why none was usable is kept for the configuration hint.
+func (a *app) runner() *runnerInfo {
+	if a.runnerLooked {
+		return a.runnerFound
+	}
+	a.runnerLooked = true
+	for _, p := range runnerCandidates(a.getenv, a.wd, a.exe) {
+		r, err := readRunner(p)
+		if err != nil {
+			a.runnerProblem = err
+			continue
+		}
+		if r != nil {
+			a.runnerFound, a.runnerProblem = r, nil
+			return r
+		}
+	}
+	return nil
+}
+
+// usedRunner says once, on stderr, that values come from the runner.
+func (a *app) usedRunner(r *runnerInfo) {
+	if a.runnerNoted {
+		return
+	}
+	a.runnerNoted = true
+	fmt.Fprintf(a.stderr, "note: using the runner at %s (%s)\n", r.URL, r.path)
+}
+
+// explicitStack reports whether the environment names a stack itself.
+func (a *app) explicitStack() bool {
+	for _, k := range stackVariables {
+		if a.getenv(k) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// runnerEnv returns the runner's value of the variable k when the
+// environment leaves it, and every stack variable, unset ("" otherwise).
+func (a *app) runnerEnv(k string) string {
+	if a.getenv(k) != "" || a.explicitStack() {
+		return ""
+	}
+	r := a.runner()
+	if r == nil || r.Env[k] == "" {
+		return ""
+	}
+	a.usedRunner(r)
+	return r.Env[k]
+}
+
+// runnerTenantsFile returns the runner's tenants document when the
+// environment names none ("" otherwise).
+func (a *app) runnerTenantsFile() string {
+	if a.getenv("HOOKWALL_TENANTS_FILE") != "" || a.getenv("TENANTS_SECRET_ARN") != "" {
+		return ""
+	}
+	r := a.runner()
+	if r == nil {
+		return ""
+	}
+	f := r.Env["HOOKWALL_TENANTS_FILE"]
+	if f == "" {
+		f = r.TenantsFile
+	}
+	if f != "" {
+		a.usedRunner(r)
+	}
+	return f
+}
+
+// runnerURL returns the runner's receiver URL, or def when none runs.
+func (a *app) runnerURL(def string) string {
+	if r := a.runner(); r != nil {
+		a.usedRunner(r)
+		return strings.TrimRight(r.URL, "/")
+	}
+	return def
+}
+
+// lookupEnv returns a getenv for the settings: the environment, and for
+// what it leaves unset the runner's environment (tenants: its tenants
+// document, when withTenants).
+func (a *app) lookupEnv(withTenants bool) func(string) string {
+	return func(k string) string {
+		if v := a.getenv(k); v != "" {
+			return v
+		}
+		switch k {
+		case "HOOKWALL_TENANTS_FILE":
+			if withTenants {
+				return a.runnerTenantsFile()
+			}
+			return ""
+		case "TENANTS_SECRET_ARN":
+			return ""
+		}
+		return a.runnerEnv(k)
+	}
+}
+
+// awsOverrides returns the AWS SDK variables the runner gives and the
+// environment leaves unset, for openAWS to apply.
+func (a *app) awsOverrides() map[string]string {
+	out := map[string]string{}
+	for _, k := range awsVariables {
+		if v := a.runnerEnv(k); v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
