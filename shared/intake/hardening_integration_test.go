@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -264,14 +265,14 @@ func TestIntegrationLargeBodiesAreEnqueuedOr413(t *testing.T) {
 // Ten events of 60 KiB in one body: each message carries its payload, and
 // the batch is split by bytes (SendMessageBatch takes 256 KiB).
 func TestIntegrationTenLargeEventsSplitByBytes(t *testing.T) {
-	var calls int
+	var calls atomic.Int32 // batches are sent concurrently
 	s := newStack(t)
 	counting := sqs.NewFromConfig(awstest.Config(), func(o *sqs.Options) {
 		o.BaseEndpoint = s.sqs.Options().BaseEndpoint
 		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
 			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("count", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				if middleware.GetOperationName(ctx) == "SendMessageBatch" {
-					calls++
+					calls.Add(1)
 				}
 				return next.HandleInitialize(ctx, in)
 			}), middleware.After)
@@ -299,8 +300,8 @@ func TestIntegrationTenLargeEventsSplitByBytes(t *testing.T) {
 			t.Fatalf("message %s: payload %d bytes, in record %v; want it inline", m.Key, len(m.Payload), m.PayloadInRecord)
 		}
 	}
-	if calls < 3 {
-		t.Fatalf("SendMessageBatch calls = %d, want ≥ 3 (10 × 60 KiB in batches of 256 KiB)", calls)
+	if calls.Load() < 3 {
+		t.Fatalf("SendMessageBatch calls = %d, want ≥ 3 (10 × 60 KiB in batches of 256 KiB)", calls.Load())
 	}
 }
 
