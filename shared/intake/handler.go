@@ -59,7 +59,7 @@ const (
 	// DefaultClaimWorkers is how many claims one delivery makes at a time
 	// (measured: docs/PERFORMANCE.md, "Large deliveries").
 	DefaultClaimWorkers = 32
-	maxTraceIDBytes       = 128
+	maxTraceIDBytes     = 128
 )
 
 // Config configures a Handler.
