@@ -50,7 +50,7 @@ LAMBDA_BUILD = GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 \
 	$(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 .PHONY: help services-up services-down unit test bench fuzz lint build sam-tools sam-validate sam-build sam-local-prep model \
-	build-ReceiverFunction build-ProcessorFunction build-CompensatorFunction events clean distclean
+	build-ReceiverFunction build-ProcessorFunction build-CompensatorFunction events env-json checkov-tools checkov clean distclean
 
 help: ## list targets
 	@echo "Hookwall make targets:"
@@ -143,10 +143,13 @@ SAM_VENV := $(ROOT)/.local/sam-venv
 SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
 
 $(SAM_VENV)/.installed-$(SAM_CLI_VERSION)-$(CFN_LINT_VERSION):
+	@echo "sam-tools: installing aws-sam-cli==$(SAM_CLI_VERSION) and cfn-lint==$(CFN_LINT_VERSION) from PyPI into $(SAM_VENV)"
+	@echo "sam-tools: about 100 packages, a few minutes the first time (pip's progress follows); later runs reuse the venv"
 	python3 -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/pip install -q --disable-pip-version-check \
+	$(SAM_VENV)/bin/pip install --disable-pip-version-check \
 		'aws-sam-cli==$(SAM_CLI_VERSION)' 'cfn-lint==$(CFN_LINT_VERSION)'
 	touch $@
+	@echo "sam-tools: installed $$($(SAM) --version) and cfn-lint $(CFN_LINT_VERSION)"
 
 sam-tools: $(SAM_VENV)/.installed-$(SAM_CLI_VERSION)-$(CFN_LINT_VERSION) ## install the pinned SAM CLI and cfn-lint into .local/sam-venv
 
@@ -156,20 +159,61 @@ sam-validate: sam-tools ## sam validate --lint (cfn-lint) on template.yaml; work
 sam-build: sam-tools ## sam build: every function through its build-<LogicalId> target (no Docker)
 	cd $(ROOT) && $(SAM) build --template-file template.yaml
 
+# checkov (PyPI), pinned, in a git-ignored virtualenv of its own: `make checkov` scans
+# template.yaml (scripts/checkov.sh) and fails on any failed check and on any check skipped
+# without a reason (the resource's Metadata: checkov: skip: - id, comment).
+CHECKOV_VERSION ?= 3.3.30
+CHECKOV_VENV := $(ROOT)/.local/checkov-venv
+CHECKOV_OUT ?= $(ROOT)/.local/checkov
+
+$(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION):
+	@echo "checkov-tools: installing checkov==$(CHECKOV_VERSION) from PyPI into $(CHECKOV_VENV)"
+	@echo "checkov-tools: about 100 packages, a few minutes the first time (pip's progress follows); later runs reuse the venv"
+	python3 -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --disable-pip-version-check 'checkov==$(CHECKOV_VERSION)'
+	touch $@
+
+checkov-tools: $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION) ## install the pinned checkov into .local/checkov-venv
+
+checkov: checkov-tools ## scan template.yaml with checkov: fails on a failed check or a skip without a reason; prints passed/failed/skipped and each skip's reason
+	@CHECKOV=$(CHECKOV_VENV)/bin/checkov CHECKOV_OUT=$(CHECKOV_OUT) TEMPLATE=template.yaml \
+		PYTHON=$(CHECKOV_VENV)/bin/python $(ROOT)/scripts/checkov.sh
+
 # `sam local` (Docker): the functions read HOOKWALL_TENANTS_FILE=/var/task/local-tenants.json
 # (env.json); /var/task is the build output, so the local tenants document (made-up secrets)
 # is copied there after `sam build`. `sam build` rewrites .aws-sam/build, so this never
-# reaches a deploy that builds first. Then the signed samples are re-signed (`make events`).
+# reaches a deploy that builds first. Then the signed samples are re-signed into
+# EVENTS_OUT (`make events`), and env.json is written for DDB_PORT/SQS_PORT (`make env-json`):
+# both git-ignored, so the committed events/ and env.json stay as they are.
 SAM_LOCAL_TENANTS ?= $(ROOT)/infra/local/tenants.json
 SAM_FUNCTIONS := ReceiverFunction ProcessorFunction CompensatorFunction
+EVENTS_OUT ?= $(ROOT)/.local/events
+SAM_ENV_JSON ?= $(ROOT)/.local/env.json
 
-sam-local-prep: sam-build ## sam build, copy the local tenants into each build output, re-sign events/receiver (then sam local …)
+sam-local-prep: sam-build ## sam build, copy the local tenants into each build output, re-sign the samples into .local/events, write .local/env.json (then sam local …)
 	@for fn in $(SAM_FUNCTIONS); do cp $(SAM_LOCAL_TENANTS) $(ROOT)/.aws-sam/build/$$fn/local-tenants.json; done
 	@echo "sam-local-prep: $(SAM_LOCAL_TENANTS) -> .aws-sam/build/<fn>/local-tenants.json"
 	@$(MAKE) events
+	@$(MAKE) env-json
+	@if cmp -s $(SAM_ENV_JSON) $(ROOT)/env.json; then envflag=; else envflag=" --env-vars $(SAM_ENV_JSON)"; fi; \
+	echo "sam-local-prep: then, e.g.:"; \
+	echo "  sam local invoke ReceiverFunction -e $(EVENTS_OUT)/receiver/line-follow.json$$envflag"; \
+	echo "  sam local invoke ProcessorFunction -e events/processor/sqs-batch.json$$envflag"; \
+	echo "  sam local start-api$$envflag"
 
-events: ## regenerate the signed sample API Gateway events in events/receiver (local tenants)
-	$(GO) test ./functions/receiver -run TestSampleEvents -count=1 -update
+events: ## sign the sample API Gateway events anew (local tenants, now) into EVENTS_OUT/receiver (.local/events, git-ignored); events/ is left as committed
+	@mkdir -p $(abspath $(EVENTS_OUT))/receiver
+	$(GO) test ./functions/receiver -run TestSampleEvents -count=1 -update -events-dir $(abspath $(EVENTS_OUT))/receiver
+	@echo "events: signed samples in $(abspath $(EVENTS_OUT))/receiver (for sam local invoke -e); events/ unchanged"
+
+env-json: ## write SAM_ENV_JSON (.local/env.json) for sam local from DDB_PORT/SQS_PORT/TABLE_NAME/QUEUE_NAME/DLQ_NAME (scripts/env-json.sh); env.json is the same for the defaults
+	@mkdir -p $(dir $(SAM_ENV_JSON))
+	@$(ROOT)/scripts/env-json.sh > $(SAM_ENV_JSON).tmp && mv $(SAM_ENV_JSON).tmp $(SAM_ENV_JSON)
+	@if cmp -s $(SAM_ENV_JSON) $(ROOT)/env.json; then \
+		echo "env-json: $(SAM_ENV_JSON) (DDB_PORT=$(DDB_PORT) SQS_PORT=$(SQS_PORT)) is the committed env.json, which samconfig.toml uses"; \
+	else \
+		echo "env-json: $(SAM_ENV_JSON) for DDB_PORT=$(DDB_PORT) SQS_PORT=$(SQS_PORT); these settings differ from env.json's, so pass --env-vars $(SAM_ENV_JSON) to sam local"; \
+	fi
 
 clean: ## remove build outputs (build/, .aws-sam/); keeps the installed stack in .local/
 	rm -rf build .aws-sam

@@ -23,14 +23,20 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// The sample API Gateway events in events/receiver, for `sam local invoke`
-// and for reading: each is signed with the local tenants document
-// (infra/local/tenants.json). `make events` rewrites them with the current
-// time (`go test ./functions/receiver -run TestSampleEvents -update`), signed
-// by package signer as `hookwall sign` signs; this test checks that every
-// committed sample is accepted by the receiver.
+// The sample API Gateway events in events/receiver, for reading and as the
+// templates of `sam local invoke`'s: each is signed with the local tenants
+// document (infra/local/tenants.json). `make events` signs them anew with the
+// current time into a git-ignored directory (`go test ./functions/receiver
+// -run TestSampleEvents -update -events-dir .local/events/receiver`), signed by
+// package signer as `hookwall sign` signs, so the committed files stay as they
+// are; `-update` alone rewrites the committed ones (when a sample changes).
+// This test checks that every sample in the directory is accepted by the
+// receiver.
 
-var update = flag.Bool("update", false, "rewrite events/receiver with fresh signatures")
+var (
+	update    = flag.Bool("update", false, "sign the samples anew (now) and write them to -events-dir")
+	outputDir = flag.String("events-dir", "", "with -update, where to write and then check the samples (an absolute path; default events/receiver)")
+)
 
 const (
 	eventsDir   = "../../events/receiver"
@@ -137,13 +143,20 @@ func TestSampleEvents(t *testing.T) {
 	if !ok {
 		t.Fatalf("%s has no tenant %q", tenantsFile, tenant)
 	}
+	dir := eventsDir
+	if *outputDir != "" {
+		dir = *outputDir
+	}
 	if *update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		for _, s := range samples(t, tn, time.Now()) {
 			b, err := json.MarshalIndent(s.apiGatewayEvent(), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(eventsDir, s.name+".json"), append(b, '\n'), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, s.name+".json"), append(b, '\n'), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -152,10 +165,10 @@ func TestSampleEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(eventsDir, "*.json"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	sort.Strings(files)
 	if len(files) == 0 {
-		t.Fatalf("no samples in %s: run make events", eventsDir)
+		t.Fatalf("no samples in %s: run make events (or, for events/receiver, go test ./functions/receiver -run TestSampleEvents -update)", dir)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -172,7 +185,7 @@ func TestSampleEvents(t *testing.T) {
 			}
 			resp, _ := h.HandleAPIGateway(context.Background(), e)
 			if resp.StatusCode != 200 {
-				t.Fatalf("status %d (%s): the sample no longer verifies; run make events", resp.StatusCode, resp.Body)
+				t.Fatalf("status %d (%s): the sample no longer verifies; run make events (or, for events/receiver, go test ./functions/receiver -run TestSampleEvents -update)", resp.StatusCode, resp.Body)
 			}
 		})
 	}
@@ -204,7 +217,7 @@ func TestSampleEventsVerifyNow(t *testing.T) {
 	}
 	for _, s := range samples(t, tn, time.Now()) {
 		if !committed[s.name] {
-			t.Errorf("%s.json is not in %s: run make events", s.name, eventsDir)
+			t.Errorf("%s.json is not in %s: run go test ./functions/receiver -run TestSampleEvents -update", s.name, eventsDir)
 		}
 		delete(committed, s.name)
 		// Through JSON, as sam local hands the file to the function.
@@ -221,7 +234,7 @@ func TestSampleEventsVerifyNow(t *testing.T) {
 		}
 	}
 	for name := range committed {
-		t.Errorf("%s/%s.json is no sample of this test (make events does not refresh it)", eventsDir, name)
+		t.Errorf("%s/%s.json is no sample of this test (make events does not sign it)", eventsDir, name)
 	}
 }
 

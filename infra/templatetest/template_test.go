@@ -80,6 +80,12 @@ var checks = []check{
 	{"alarms", checkAlarms},
 	{"outputs", checkOutputs},
 	{"parameters", checkParameters},
+	{"kms parameter", checkKmsParameter},
+	{"encryption", checkEncryption},
+	{"kms policies", checkKmsPolicies},
+	{"access log", checkAccessLog},
+	{"concurrency", checkConcurrency},
+	{"checkov skips", checkCheckovSkips},
 }
 
 func TestTemplateInvariants(t *testing.T) {
@@ -166,6 +172,68 @@ func TestChecksCatchBrokenInvariants(t *testing.T) {
 		}},
 		{"number parameter without bounds", "parameters", func(t *testing.T, root *yaml.Node) {
 			deleteKey(t, get(root, "Parameters", "MaxAttempts"), "MaxValue")
+		}},
+		{"wildcard resource in a conditional policy", "policies", func(t *testing.T, root *yaml.Node) {
+			for _, p := range get(root, "Resources", "ProcessorFunction", "Properties", "Policies").Content {
+				if p.Tag == "!If" {
+					setKey(get(p.Content[1], "Statement").Content[0], "Resource", scalar("*"))
+				}
+			}
+		}},
+		{"key parameter with a default key", "kms parameter", func(t *testing.T, root *yaml.Node) {
+			get(root, "Parameters", "KmsKeyArn", "Default").Value = "arn:aws:kms:us-east-1:123456789012:key/abc"
+		}},
+		{"key parameter accepting an alias", "kms parameter", func(t *testing.T, root *yaml.Node) {
+			get(root, "Parameters", "KmsKeyArn", "AllowedPattern").Value = "^$|^arn:aws[a-z-]*:kms:.*$"
+		}},
+		{"queue without SSE-SQS when no key is given", "encryption", func(t *testing.T, root *yaml.Node) {
+			deleteKey(t, get(root, "Resources", "EventsDeadLetterQueue", "Properties"), "SqsManagedSseEnabled")
+		}},
+		{"queue that ignores the key", "encryption", func(t *testing.T, root *yaml.Node) {
+			deleteKey(t, get(root, "Resources", "EventsQueue", "Properties"), "KmsMasterKeyId")
+		}},
+		{"table that ignores the key", "encryption", func(t *testing.T, root *yaml.Node) {
+			deleteKey(t, get(root, "Resources", "EventsTable", "Properties", "SSESpecification"), "KMSMasterKeyId")
+		}},
+		{"log group that ignores the key", "encryption", func(t *testing.T, root *yaml.Node) {
+			deleteKey(t, get(root, "Resources", "ApiAccessLogGroup", "Properties"), "KmsKeyId")
+		}},
+		{"function not allowed to use the key", "kms policies", func(t *testing.T, root *yaml.Node) {
+			pols := get(root, "Resources", "ReceiverFunction", "Properties", "Policies")
+			pols.Content = slices.DeleteFunc(pols.Content, func(p *yaml.Node) bool { return p.Tag == "!If" })
+		}},
+		{"key statement without GenerateDataKey", "kms policies", func(t *testing.T, root *yaml.Node) {
+			for _, p := range get(root, "Resources", "ReceiverFunction", "Properties", "Policies").Content {
+				if p.Tag == "!If" {
+					a := get(get(p.Content[1], "Statement").Content[0], "Action")
+					a.Content = slices.DeleteFunc(a.Content, func(n *yaml.Node) bool { return n.Value == "kms:GenerateDataKey" })
+				}
+			}
+		}},
+		{"API without an access log", "access log", func(t *testing.T, root *yaml.Node) {
+			deleteKey(t, get(root, "Resources", "WebhookApi", "Properties"), "AccessLogSettings")
+		}},
+		{"access log that records the query string", "access log", func(t *testing.T, root *yaml.Node) {
+			f := get(root, "Resources", "WebhookApi", "Properties", "AccessLogSettings", "Format")
+			f.Value = strings.TrimSuffix(f.Value, "}") + `,"query":"$request.querystring.msg_signature"}`
+		}},
+		{"access log that is not JSON", "access log", func(t *testing.T, root *yaml.Node) {
+			get(root, "Resources", "WebhookApi", "Properties", "AccessLogSettings", "Format").Value = "$context.requestId $context.status"
+		}},
+		{"processor with reserved concurrency", "concurrency", func(t *testing.T, root *yaml.Node) {
+			setKey(get(root, "Resources", "ProcessorFunction", "Properties"), "ReservedConcurrentExecutions", scalar("10"))
+		}},
+		{"compensator's event source unbounded", "concurrency", func(t *testing.T, root *yaml.Node) {
+			deleteKey(t, get(root, "Resources", "CompensatorFunction", "Properties", "Events", "DeadLetters", "Properties"), "ScalingConfig")
+		}},
+		{"concurrency parameter below SQS's minimum", "concurrency", func(t *testing.T, root *yaml.Node) {
+			get(root, "Parameters", "ProcessorMaxConcurrency", "MinValue").Value = "1"
+		}},
+		{"checkov skip without a reason", "checkov skips", func(t *testing.T, root *yaml.Node) {
+			deleteKey(t, get(root, "Resources", "ProcessorFunction", "Metadata", "checkov", "skip").Content[0], "comment")
+		}},
+		{"checkov skip with an empty reason", "checkov skips", func(t *testing.T, root *yaml.Node) {
+			get(root, "Resources", "ReceiverFunction", "Metadata", "checkov", "skip").Content[0].Content[3].Value = ""
 		}},
 	}
 	byName := map[string]check{}
@@ -426,7 +494,7 @@ func checkPolicies(root *yaml.Node) []error {
 			if pols == nil {
 				continue
 			}
-			for _, p := range pols.Content {
+			for _, p := range expandIf(pols.Content) {
 				switch {
 				case p.Kind == yaml.ScalarNode:
 					errs = append(errs, fmt.Errorf("%s: managed policy %s (name the resources in a Statement instead)", id, p.Value))
@@ -463,6 +531,24 @@ func checkPolicies(root *yaml.Node) []error {
 		}
 	}
 	return errs
+}
+
+// expandIf replaces each !If [condition, a, b] among nodes by its branches
+// (but !Ref AWS::NoValue), so that both are checked.
+func expandIf(nodes []*yaml.Node) []*yaml.Node {
+	var out []*yaml.Node
+	for _, n := range nodes {
+		if n.Tag == "!If" && n.Kind == yaml.SequenceNode && len(n.Content) == 3 {
+			for _, b := range expandIf(n.Content[1:]) {
+				if b.Tag != "!Ref" || b.Value != "AWS::NoValue" {
+					out = append(out, b)
+				}
+			}
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // checkRoutes: the webhook route answers GET (handshakes) and POST, never
