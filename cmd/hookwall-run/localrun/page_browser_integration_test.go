@@ -128,8 +128,9 @@ func TestPageInBrowser(t *testing.T) {
 	// row's details open.
 	do("open the payload", chromedp.Click(chromedp.CSS(row(line, "")+` details.payload summary`)),
 		chromedp.WaitVisible(chromedp.CSS(row(line, "")+` details.payload pre`)))
-	if payload := text(row(line, "") + ` details.payload pre`); !strings.Contains(payload, "{\n  \"destination\": ") {
-		t.Errorf("payload not indented JSON:\n%.200s", payload)
+	payload, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+row(line, "")+` details.payload pre').textContent`))
+	if err != nil || !strings.Contains(payload, "{\n  \"type\": \"message\",\n") {
+		t.Errorf("payload not indented JSON (%v):\n%.200s", err, payload)
 	}
 	keyWidth, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector('`+row(line, "")+` td.key').getBoundingClientRect().width`))
 	if err != nil {
