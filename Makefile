@@ -58,6 +58,9 @@ help: ## list targets
 	@echo "Variables: DDB_PORT=$(DDB_PORT) SQS_PORT=$(SQS_PORT) TABLE_NAME=$(TABLE_NAME) QUEUE_NAME=$(QUEUE_NAME)"
 	@echo "  DLQ_NAME=$(DLQ_NAME) FUZZTIME=$(FUZZTIME) BENCHTIME=$(BENCHTIME) BENCH_PKGS=$(BENCH_PKGS)"
 	@echo "  HOOKWALL_VECTORS_DIR=$(HOOKWALL_VECTORS_DIR)"
+	@echo "make run reads: PORT=$${PORT:-3000} (receiver, page and events API on 127.0.0.1), HOOKWALL_RUN_DIR=$${HOOKWALL_RUN_DIR:-.local/run}"
+	@echo "  FORWARD_URL, HOOKWALL_TENANTS_FILE, HOOKWALL_RUN_LOG (human|json), HOOKWALL_RUN_SERVICES (on|off),"
+	@echo "  HOOKWALL_RUN_SWEEP_EVERY, HOOKWALL_RUN_READ_TIMEOUT, HOOKWALL_RUN_IDLE_TIMEOUT (.local/bin/hookwall-run help)"
 
 services-up: ## install (if needed) and start DynamoDB Local + SQS server on 127.0.0.1, create table and queues
 	@$(ROOT)/scripts/services-up.sh
@@ -72,7 +75,9 @@ RUN_BIN := $(ROOT)/.local/bin/hookwall-run
 
 run: ## run Hookwall locally: services, receiver on 127.0.0.1:3000 (PORT), processor, page /_hookwall/; Ctrl-C stops it all
 	@mkdir -p $(dir $(RUN_BIN))
+	@echo "run: building the local runner into .local/bin/hookwall-run (the first build takes a minute or two; later ones seconds)…"
 	@$(GO) build -o $(RUN_BIN) ./cmd/hookwall-run
+	@echo "run: starting it (the first start installs DynamoDB Local and the SQS server into .local/; it says what it does)…"
 	@exec $(RUN_BIN)
 
 chromium: ## install Debian's chromium (apt) for the browser test of the local page, when missing

@@ -199,5 +199,11 @@ export AWS_SECRET_ACCESS_KEY=test"
 env_file=${STACK_ENV_FILE:-$RUN_DIR/env.sh} # the runner of `make run` passes its own
 mkdir -p "$(dirname "$env_file")"
 printf '%s\n' "$env_text" >"$env_file"
-log "ready. Env for the app (also in ${env_file#"$ROOT"/}):"
+# On a terminal the exports follow the announcement; otherwise (make run's
+# runner reads them from the pipe) the log line only says where they are.
+if [[ -t 1 ]]; then
+	log "ready. Env for the app (also in ${env_file#"$ROOT"/}):"
+else
+	log "ready (the env for the app is in ${env_file#"$ROOT"/})"
+fi
 printf '%s\n' "$env_text"

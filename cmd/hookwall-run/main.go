@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -31,19 +32,21 @@ func main() {
 	if len(args) > 0 {
 		switch args[0] {
 		case "send":
-			if err := localrun.SendCommand(context.Background(), args[1:], os.Getenv, wd, exe, os.Stdout, os.Stderr); err != nil {
-				fail(err)
+			err := localrun.SendCommand(context.Background(), args[1:], os.Getenv, wd, exe, os.Stdout, os.Stderr)
+			var usage *localrun.UsageError
+			switch {
+			case err == nil, errors.Is(err, flag.ErrHelp):
+				return
+			case errors.As(err, &usage): // the usage text is printed already
+				os.Exit(2)
 			}
-			return
+			fail(err)
 		case "-h", "-help", "--help", "help":
-			fmt.Fprintln(os.Stderr, "Usage: hookwall-run            run Hookwall locally until Ctrl-C (make run)\n"+
-				"       hookwall-run send <line|wecom|wechat|standard> [-id ID] [-at UNIX] [-url URL] [-tenants FILE]\n\n"+
-				"Environment: PORT (3000), FORWARD_URL, HOOKWALL_TENANTS_FILE, TABLE_NAME, QUEUE_NAME, DLQ_NAME,\n"+
-				"DDB_PORT, SQS_PORT, HOOKWALL_RUN_DIR (.local/run), HOOKWALL_RUN_LOG (human|json),\n"+
-				"HOOKWALL_RUN_SERVICES (on|off), HOOKWALL_RUN_SWEEP_EVERY (30s), and every variable the functions read.")
+			fmt.Fprint(os.Stdout, usage)
 			return
 		default:
-			fail(fmt.Errorf("unknown command %q (try hookwall-run help)", args[0]))
+			fmt.Fprintf(os.Stderr, "hookwall-run: unknown command %q\n\n%s", args[0], usage)
+			os.Exit(2)
 		}
 	}
 	cfg, err := localrun.LoadConfig(os.Getenv, wd)
@@ -78,6 +81,20 @@ func main() {
 	}
 	fmt.Fprintln(os.Stderr, "hookwall-run: stopped")
 }
+
+// usage is the runner's help.
+const usage = `Usage: hookwall-run            run Hookwall locally until Ctrl-C (make run)
+       hookwall-run send <provider> [-id ID] [-at UNIX] [-url URL] [-tenants FILE] [-tenant NAME]
+                                 sign and send a demo event to the running runner
+                                 (providers: line, wecom, wechat, standard; hookwall-run send -h)
+       hookwall-run help         this help
+
+Environment: PORT (3000), FORWARD_URL, HOOKWALL_TENANTS_FILE, TABLE_NAME, QUEUE_NAME, DLQ_NAME,
+DDB_PORT, SQS_PORT, HOOKWALL_RUN_DIR (.local/run), HOOKWALL_RUN_LOG (human|json),
+HOOKWALL_RUN_SERVICES (on|off), HOOKWALL_RUN_SWEEP_EVERY (30s), HOOKWALL_RUN_READ_TIMEOUT (15s),
+HOOKWALL_RUN_IDLE_TIMEOUT (30s), and every variable the functions read.
+While it runs, <HOOKWALL_RUN_DIR>/runner.json says where (url, tenants, env) for other programs.
+`
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "hookwall-run:", err)

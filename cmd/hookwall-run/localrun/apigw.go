@@ -24,7 +24,8 @@ type APIGatewayHandler func(context.Context, events.APIGatewayV2HTTPRequest) (ev
 // Route is the receiver's route, as the template declares it.
 const Route = "/webhooks/{provider}/{tenant}"
 
-// maxAPIGatewayBody is API Gateway's payload limit (10 MB).
+// maxAPIGatewayBody is API Gateway's payload limit (10 MB), the bound
+// when no MaxBody is set.
 const maxAPIGatewayBody = 10 << 20
 
 // APIGateway stands in for an API Gateway HTTP API in front of the receiver
@@ -40,23 +41,61 @@ type APIGateway struct {
 	Timeout time.Duration
 	// Log receives the received and answered lines (required).
 	Log *slog.Logger
+	// MaxBody is the largest body passed on: the receiver's own limit
+	// (settings.Receiver.MaxBody, HOOKWALL_MAX_BODY_BYTES). A larger body
+	// is answered 413 as the receiver answers it, without being read
+	// further (default: API Gateway's 10 MB).
+	MaxBody int64
+	// RouteKey is the route's key in the event (default "ANY " + [Route];
+	// intake.EventsRoute for the events API); Params names its path
+	// parameters (default provider and tenant).
+	RouteKey string
+	Params   []string
+}
+
+// webhookRoute reports whether a serves the webhook route, whose requests
+// are steps of an event's path (logged as received and answered).
+func (a *APIGateway) webhookRoute() bool { return a.RouteKey == "" }
+
+// tooLarge answers a body over MaxBody as the receiver answers one
+// (413, "Request Entity Too Large").
+func (a *APIGateway) tooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+	a.Log.LogAttrs(r.Context(), slog.LevelWarn, StageRejected, slog.String(AttrStage, StageRejected),
+		slog.String("provider", r.PathValue("provider")), slog.String("tenant", r.PathValue("tenant")),
+		slog.Int("status", http.StatusRequestEntityTooLarge), slog.Int64("max_body_bytes", limit),
+		slog.String(AttrDetail, fmt.Sprintf("%s %s: body over the receiver's limit of %d bytes (HOOKWALL_MAX_BODY_BYTES): 413, not read further",
+			r.Method, r.URL.Path, limit)))
+	w.Header().Set("Connection", "close")
+	http.Error(w, http.StatusText(http.StatusRequestEntityTooLarge), http.StatusRequestEntityTooLarge)
 }
 
 // ServeHTTP serves one request of the receiver route through the Lambda handler.
 func (a *APIGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAPIGatewayBody))
+	limit := a.MaxBody
+	if limit <= 0 || limit > maxAPIGatewayBody {
+		limit = maxAPIGatewayBody
+	}
+	if r.ContentLength > limit { // declared too large: refused before reading
+		a.tooLarge(w, r, limit)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, `{"message":"Request Entity Too Large"}`, http.StatusRequestEntityTooLarge)
+		if errors.As(err, &mbe) { // streamed too large: cut at the limit
+			a.tooLarge(w, r, limit)
 			return
 		}
 		http.Error(w, `{"message":"Bad Request"}`, http.StatusBadRequest)
 		return
 	}
 	ev := a.Event(r, body, start)
-	a.Log.LogAttrs(r.Context(), slog.LevelInfo, StageReceived, slog.String(AttrStage, StageReceived),
+	level := slog.LevelInfo
+	if !a.webhookRoute() {
+		level = slog.LevelDebug
+	}
+	a.Log.LogAttrs(r.Context(), level, StageReceived, slog.String(AttrStage, StageReceived),
 		slog.String("provider", r.PathValue("provider")), slog.String("tenant", r.PathValue("tenant")),
 		slog.String("request_id", ev.RequestContext.RequestID), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Int("bytes", len(body)),
@@ -95,7 +134,7 @@ func (a *APIGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Apigw-Requestid", ev.RequestContext.RequestID)
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
-	a.Log.LogAttrs(r.Context(), slog.LevelInfo, StageAnswered, slog.String(AttrStage, StageAnswered),
+	a.Log.LogAttrs(r.Context(), level, StageAnswered, slog.String(AttrStage, StageAnswered),
 		slog.String("provider", r.PathValue("provider")), slog.String("tenant", r.PathValue("tenant")),
 		slog.String("request_id", ev.RequestContext.RequestID), slog.Int("status", status),
 		slog.Duration("took", time.Since(start)),
@@ -128,7 +167,17 @@ func (a *APIGateway) Event(r *http.Request, body []byte, at time.Time) events.AP
 	}
 	delete(headers, "cookie")
 	sourceIP, _, _ := net.SplitHostPort(r.RemoteAddr)
-	routeKey := "ANY " + Route
+	routeKey, names := a.RouteKey, a.Params
+	if routeKey == "" {
+		routeKey = "ANY " + Route
+	}
+	if len(names) == 0 {
+		names = []string{"provider", "tenant"}
+	}
+	params := make(map[string]string, len(names))
+	for _, n := range names {
+		params[n] = r.PathValue(n) // percent-decoded, as HTTP APIs deliver them
+	}
 	ev := events.APIGatewayV2HTTPRequest{
 		Version:               "2.0",
 		RouteKey:              routeKey,
@@ -137,7 +186,7 @@ func (a *APIGateway) Event(r *http.Request, body []byte, at time.Time) events.AP
 		Cookies:               cookies,
 		Headers:               headers,
 		QueryStringParameters: query,
-		PathParameters:        map[string]string{"provider": r.PathValue("provider"), "tenant": r.PathValue("tenant")},
+		PathParameters:        params,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RouteKey:     routeKey,
 			AccountID:    "000000000000",

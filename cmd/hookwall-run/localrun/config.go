@@ -62,6 +62,10 @@ type Config struct {
 	// SweepEvery is the sweeper's schedule (HOOKWALL_RUN_SWEEP_EVERY;
 	// default 30s).
 	SweepEvery time.Duration
+	// Timeouts bound the connections of the runner's servers
+	// (HOOKWALL_RUN_READ_TIMEOUT, HOOKWALL_RUN_IDLE_TIMEOUT; default
+	// DefaultTimeouts).
+	Timeouts Timeouts
 	// Getenv reads every other variable (the functions' own settings).
 	Getenv func(string) string
 }
@@ -69,7 +73,7 @@ type Config struct {
 // LoadConfig reads the runner's configuration through getenv (os.Getenv in
 // main). The working directory is where the repository root is looked for.
 func LoadConfig(getenv func(string) string, wd string) (Config, error) {
-	c := Config{Getenv: getenv, Services: true, SweepEvery: DefaultSweepEvery}
+	c := Config{Getenv: getenv, Services: true, SweepEvery: DefaultSweepEvery, Timeouts: DefaultTimeouts}
 	var errs []error
 	c.Root = getenv("HOOKWALL_ROOT")
 	if c.Root == "" {
@@ -125,6 +129,19 @@ func LoadConfig(getenv func(string) string, wd string) (Config, error) {
 			errs = append(errs, fmt.Errorf("HOOKWALL_RUN_SWEEP_EVERY=%q: want a duration of at least 1s", v))
 		}
 		c.SweepEvery = d
+	}
+	for _, t := range []struct {
+		name string
+		d    *time.Duration
+	}{{"HOOKWALL_RUN_READ_TIMEOUT", &c.Timeouts.Read}, {"HOOKWALL_RUN_IDLE_TIMEOUT", &c.Timeouts.Idle}} {
+		if v := getenv(t.name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				errs = append(errs, fmt.Errorf("%s=%q: want a positive duration such as 15s", t.name, v))
+				continue
+			}
+			*t.d = d
+		}
 	}
 	if c.ForwardURL != "" && !strings.HasPrefix(c.ForwardURL, "http://") && !strings.HasPrefix(c.ForwardURL, "https://") {
 		errs = append(errs, fmt.Errorf("FORWARD_URL=%q: want an http(s) URL", c.ForwardURL))

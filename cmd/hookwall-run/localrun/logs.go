@@ -85,22 +85,62 @@ func NewLogTap(out io.Writer, human, color bool) *LogTap {
 	return &LogTap{out: out, human: human, color: color}
 }
 
-// Write takes one or more JSON lines.
+// Write takes one or more JSON lines. A sweep that did nothing is not
+// written (in either mode): the sweeper runs every 30 s.
 func (t *LogTap) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.human {
-		if _, err := t.out.Write(p); err != nil {
-			return 0, err
-		}
-		return len(p), nil
-	}
 	for line := range bytes.SplitSeq(bytes.TrimRight(p, "\n"), []byte("\n")) {
-		if _, err := io.WriteString(t.out, t.Human(line)+"\n"); err != nil {
+		if IdleSweep(line) {
+			continue
+		}
+		out := append(append(make([]byte, 0, len(line)+1), line...), '\n')
+		if t.human {
+			out = []byte(t.Human(line) + "\n")
+		}
+		if _, err := t.out.Write(out); err != nil {
 			return 0, err
 		}
 	}
 	return len(p), nil
+}
+
+// sweepMessage is the sweeper's message after each run (shared/sweep).
+const sweepMessage = "sweep done"
+
+// sweepActions are the counts of a sweep line that say it did something.
+var sweepActions = []string{"requeued", "dead_lettered", "resweeped", "moved_on", "errors", "query_errors", "interrupted"}
+
+// IdleSweep reports whether line is the sweeper's line after a run that
+// did nothing (every action count zero, no warning).
+func IdleSweep(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"msg":"`+sweepMessage+`"`)) {
+		return false
+	}
+	var m map[string]any
+	if json.Unmarshal(line, &m) != nil || m["msg"] != sweepMessage || m["level"] != "INFO" {
+		return false
+	}
+	for _, k := range sweepActions {
+		if n, _ := m[k].(float64); n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// durationKeys are attributes the functions log with slog.Duration (JSON:
+// nanoseconds): a human line shows them as durations ("1.476s").
+var durationKeys = map[string]bool{"elapsed": true, "took": true, "retry_after": true, "stuck_for": true}
+
+// humanDuration formats nanoseconds for a human line, to the millisecond
+// (to the microsecond under one millisecond).
+func humanDuration(ns float64) string {
+	d := time.Duration(ns)
+	if d >= time.Millisecond || d <= -time.Millisecond {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Microsecond).String()
 }
 
 // hiddenKeys are attributes a human line leaves out: shown otherwise, or
@@ -173,6 +213,13 @@ func (t *LogTap) Human(line []byte) string {
 		switch v := v.(type) {
 		case string:
 			s = v
+		case float64:
+			if durationKeys[k] {
+				s = humanDuration(v)
+				break
+			}
+			j, _ := json.Marshal(v)
+			s = string(j)
 		default:
 			j, _ := json.Marshal(v)
 			s = string(j)

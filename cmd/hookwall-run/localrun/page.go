@@ -1,6 +1,7 @@
 package localrun
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"embed"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,6 +36,10 @@ const (
 	// maxPayloadShown bounds the payload shown per event.
 	maxPayloadShown = 4 << 10
 )
+
+// NoteHeader carries the listing's note on the JSON list (api/events): how
+// the list is partial, when it is.
+const NoteHeader = "X-Hookwall-Note"
 
 // ReplayHeader must be on a replay request: a page of another origin cannot
 // set it without a CORS preflight, which the runner never allows.
@@ -58,10 +64,11 @@ var pageTemplate = template.Must(template.New("page.html").Funcs(template.FuncMa
 	"lower": strings.ToLower,
 }).ParseFS(pageFS, "page.html"))
 
-// Scanner is the part of the DynamoDB client the page reads with;
+// TableReader is the part of the DynamoDB client the page reads with;
 // *dynamodb.Client satisfies it.
-type Scanner interface {
+type TableReader interface {
 	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
 // Replayer replays a record; *store.Table satisfies it.
@@ -79,8 +86,11 @@ type Sender interface {
 // itself, and a Replay button per event.
 type Page struct {
 	// DB and Table read the events (required).
-	DB    Scanner
+	DB    TableReader
 	Table string
+	// Recent are the keys this runner's receiver claimed, read first
+	// (optional: without it, the page lists what a bounded Scan finds).
+	Recent *Recent
 	// Replay and Queue replay an event: the record back to RECEIVED, then
 	// its envelope on the main queue (required for replay).
 	Replay Replayer
@@ -141,15 +151,30 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p.render(w, r, "page")
 	case "/events":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
 		p.render(w, r, "rows")
 	case "/api/events":
-		evs, err := p.Events(r.Context())
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		l, err := p.List(r.Context())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(evs)
+		w.Header().Set("Cache-Control", "no-store")
+		if l.Note != "" {
+			w.Header().Set(NoteHeader, l.Note)
+		}
+		if l.Events == nil {
+			l.Events = []EventView{}
+		}
+		_ = json.NewEncoder(w).Encode(l.Events)
 	case "/replay":
 		p.replay(w, r)
 	default:
@@ -158,8 +183,8 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Page) render(w http.ResponseWriter, r *http.Request, name string) {
-	evs, err := p.Events(r.Context())
-	data := map[string]any{"Events": evs, "Info": p.Info, "Now": p.now(), "Max": MaxPageEvents}
+	l, err := p.List(r.Context())
+	data := map[string]any{"Events": l.Events, "Note": l.Note, "Info": p.Info, "Now": p.now(), "Max": MaxPageEvents}
 	if err != nil {
 		data["Error"] = err.Error()
 	}
@@ -171,86 +196,220 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, name string) {
 	}
 }
 
-// Events returns the newest events of the table (at most MaxPageEvents, by
-// receivedAt), with the journal entries of each one's current claim, from
-// one bounded Scan.
+// Listing is what the page lists: the newest events, and a note when the
+// list may miss some.
+type Listing struct {
+	Events []EventView
+	// Note says how the list is partial ("" when it is not).
+	Note string
+}
+
+// Events returns the newest events (at most MaxPageEvents, by receivedAt),
+// with the journal entries of each one's current claim. See [Page.List].
 func (p *Page) Events(ctx context.Context) ([]EventView, error) {
+	l, err := p.List(ctx)
+	return l.Events, err
+}
+
+// List returns the newest events. The events this runner's receiver
+// claimed (Recent) are read by key, one Query each, whatever the table's
+// size. Only when they are fewer than MaxPageEvents is the rest looked for
+// by a Scan, bounded to maxScanItems items (events of earlier runs, or
+// written by other programs); when that Scan stops before the end of the
+// table, the listing's Note says so.
+func (p *Page) List(ctx context.Context) (Listing, error) {
+	var l Listing
+	c := collected{steps: map[string][]journalItem{}, payloads: map[string]store.Payload{}, seen: map[string]bool{}}
+	var keys []string
+	if p.Recent != nil {
+		keys = p.Recent.Newest(MaxPageEvents)
+	}
+	if err := p.queryKeys(ctx, keys, &c); err != nil {
+		return l, err
+	}
+	scanned, more := 0, false
+	if len(c.recs) < MaxPageEvents {
+		var err error
+		if scanned, more, err = p.scan(ctx, &c); err != nil {
+			return l, err
+		}
+	}
+	slices.SortFunc(c.recs, func(a, b store.Record) int {
+		return cmp.Or(cmp.Compare(b.ReceivedAt, a.ReceivedAt), strings.Compare(a.Key, b.Key))
+	})
+	total := len(c.recs)
+	if len(c.recs) > MaxPageEvents {
+		c.recs = c.recs[:MaxPageEvents]
+	}
+	switch {
+	case more:
+		l.Note = fmt.Sprintf("partial: showing the newest %d events found; the events this runner received are all there, "+
+			"but older ones were looked for among the first %d items of a table that holds more", len(c.recs), scanned)
+	case p.Recent != nil && p.Recent.Len() > MaxPageEvents, total > MaxPageEvents:
+		l.Note = fmt.Sprintf("showing the newest %d of more than %d events", MaxPageEvents, MaxPageEvents)
+	}
+	l.Events = make([]EventView, len(c.recs))
+	for i, rec := range c.recs {
+		l.Events[i] = p.view(rec, &c)
+	}
+	return l, nil
+}
+
+// collected are the items read for a listing.
+type collected struct {
+	recs     []store.Record
+	steps    map[string][]journalItem
+	payloads map[string]store.Payload // pk + "\x00" + sk of each payload item
+	seen     map[string]bool          // keys whose items were read by key
+}
+
+// add sorts one item of the table into c.
+func (p *Page) add(item map[string]types.AttributeValue, c *collected) error {
+	sk, _ := item[store.AttrSK].(*types.AttributeValueMemberS)
+	switch {
+	case sk == nil:
+	case sk.Value == store.SKEvent:
+		var rec store.Record
+		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+			return fmt.Errorf("decode record: %w", err)
+		}
+		if !rec.Expired(p.now()) {
+			c.recs = append(c.recs, rec)
+		}
+	case strings.HasPrefix(sk.Value, store.SKPayloadPrefix):
+		var pi struct {
+			Key     string        `dynamodbav:"pk"`
+			Payload store.Payload `dynamodbav:"payload"`
+		}
+		if err := attributevalue.UnmarshalMap(item, &pi); err == nil {
+			c.payloads[pi.Key+"\x00"+sk.Value] = pi.Payload
+		}
+	case strings.HasPrefix(sk.Value, store.SKStepPrefix):
+		var j journalItem
+		if err := attributevalue.UnmarshalMap(item, &j); err == nil {
+			c.steps[j.Key] = append(c.steps[j.Key], j)
+		}
+	}
+	return nil
+}
+
+// queryConcurrency bounds the Queries of one listing in flight.
+const queryConcurrency = 8
+
+// queryKeys reads every item of each key (record, journal, payload) with a
+// consistent Query.
+func (p *Page) queryKeys(ctx context.Context, keys []string, c *collected) error {
+	type result struct {
+		items []map[string]types.AttributeValue
+		err   error
+	}
+	results := make([]result, len(keys))
+	sem := make(chan struct{}, queryConcurrency)
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			in := &dynamodb.QueryInput{TableName: aws.String(p.Table), ConsistentRead: aws.Bool(true),
+				KeyConditionExpression:    aws.String("#pk = :pk"),
+				ExpressionAttributeNames:  map[string]string{"#pk": store.AttrPK},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: key}}}
+			for page := 0; page < 4; page++ { // a record, its payload and its steps: one page, rarely more
+				out, err := p.DB.Query(ctx, in)
+				if err != nil {
+					results[i].err = fmt.Errorf("query %s for %s: %w", p.Table, key, err)
+					return
+				}
+				results[i].items = append(results[i].items, out.Items...)
+				if len(out.LastEvaluatedKey) == 0 {
+					return
+				}
+				in.ExclusiveStartKey = out.LastEvaluatedKey
+			}
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.err != nil {
+			return r.err
+		}
+		c.seen[keys[i]] = true
+		for _, item := range r.items {
+			if err := p.add(item, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scan reads the table from its start, at most maxScanItems items, and
+// adds the items of keys not read already; more says it stopped before the
+// end of the table.
+func (p *Page) scan(ctx context.Context, c *collected) (scanned int, more bool, err error) {
 	in := &dynamodb.ScanInput{TableName: aws.String(p.Table), ConsistentRead: aws.Bool(true)}
-	var recs []store.Record
-	steps := map[string][]journalItem{}
-	payloads := map[string]store.Payload{} // pk + "\x00" + sk of each payload item
-	scanned := 0
-	for scanned < maxScanItems {
+	for {
+		if scanned >= maxScanItems {
+			return scanned, true, nil
+		}
+		in.Limit = aws.Int32(int32(min(1000, maxScanItems-scanned)))
 		out, err := p.DB.Scan(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("scan %s: %w", p.Table, err)
+			return scanned, false, fmt.Errorf("scan %s: %w", p.Table, err)
 		}
 		for _, item := range out.Items {
 			scanned++
-			sk, _ := item[store.AttrSK].(*types.AttributeValueMemberS)
-			switch {
-			case sk == nil:
-			case sk.Value == store.SKEvent:
-				var rec store.Record
-				if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-					return nil, fmt.Errorf("decode record: %w", err)
-				}
-				if !rec.Expired(p.now()) {
-					recs = append(recs, rec)
-				}
-			case strings.HasPrefix(sk.Value, store.SKPayloadPrefix):
-				var pi struct {
-					Key     string        `dynamodbav:"pk"`
-					Payload store.Payload `dynamodbav:"payload"`
-				}
-				if err := attributevalue.UnmarshalMap(item, &pi); err == nil {
-					payloads[pi.Key+"\x00"+sk.Value] = pi.Payload
-				}
-			case strings.HasPrefix(sk.Value, store.SKStepPrefix):
-				var j journalItem
-				if err := attributevalue.UnmarshalMap(item, &j); err == nil {
-					steps[j.Key] = append(steps[j.Key], j)
-				}
+			if pk, _ := item[store.AttrPK].(*types.AttributeValueMemberS); pk != nil && c.seen[pk.Value] {
+				continue
+			}
+			if err := p.add(item, c); err != nil {
+				return scanned, false, err
 			}
 		}
 		if len(out.LastEvaluatedKey) == 0 {
-			break
+			return scanned, false, nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	slices.SortFunc(recs, func(a, b store.Record) int {
-		return cmp.Or(cmp.Compare(b.ReceivedAt, a.ReceivedAt), strings.Compare(a.Key, b.Key))
-	})
-	if len(recs) > MaxPageEvents {
-		recs = recs[:MaxPageEvents]
+}
+
+// view is the page's view of rec.
+func (p *Page) view(rec store.Record, c *collected) EventView {
+	ev := EventView{
+		Key: rec.Key, Provider: rec.Provider, Tenant: rec.Tenant, Type: rec.EventType, Status: rec.Status,
+		ReceivedAt: time.UnixMilli(rec.ReceivedAt), Version: rec.Version, Attempts: rec.Attempts,
+		LastError: rec.LastError, LeaseOwner: rec.LeaseOwner,
+		History: rec.History, HistoryDropped: rec.HistoryDropped(),
+		Payload: prettyPayload(rec.Payload),
 	}
-	evs := make([]EventView, len(recs))
-	for i, rec := range recs {
-		ev := EventView{
-			Key: rec.Key, Provider: rec.Provider, Tenant: rec.Tenant, Type: rec.EventType, Status: rec.Status,
-			ReceivedAt: time.UnixMilli(rec.ReceivedAt), Version: rec.Version, Attempts: rec.Attempts,
-			LastError: rec.LastError, LeaseOwner: rec.LeaseOwner,
-			History: rec.History, HistoryDropped: rec.HistoryDropped(),
-			Payload: truncateText(string(rec.Payload), maxPayloadShown),
-		}
-		if rec.PayloadRef != "" && rec.Payload == nil { // a large payload, in its own item
-			ev.Payload = truncateText(string(payloads[rec.Key+"\x00"+rec.PayloadRef]), maxPayloadShown)
-		}
-		if rec.UpdatedAt != 0 {
-			ev.UpdatedAt = time.UnixMilli(rec.UpdatedAt)
-		}
-		js := steps[rec.Key]
-		slices.SortFunc(js, func(a, b journalItem) int { return cmp.Compare(a.CompletedAt, b.CompletedAt) })
-		for _, j := range js {
-			if j.ClaimID != rec.ClaimID {
-				continue // an earlier claim's journal, ignored by the processor too
-			}
-			ev.Steps = append(ev.Steps, StepView{Handler: j.Handler, Step: j.Step, CompletedAt: time.UnixMilli(j.CompletedAt),
-				Result: truncateText(string(j.Result), 512), Undo: strings.HasPrefix(j.Step, "$undo:")})
-		}
-		evs[i] = ev
+	if rec.PayloadRef != "" && rec.Payload == nil { // a large payload, in its own item
+		ev.Payload = prettyPayload(c.payloads[rec.Key+"\x00"+rec.PayloadRef])
 	}
-	return evs, nil
+	if rec.UpdatedAt != 0 {
+		ev.UpdatedAt = time.UnixMilli(rec.UpdatedAt)
+	}
+	js := c.steps[rec.Key]
+	slices.SortFunc(js, func(a, b journalItem) int { return cmp.Compare(a.CompletedAt, b.CompletedAt) })
+	for _, j := range js {
+		if j.ClaimID != rec.ClaimID {
+			continue // an earlier claim's journal, ignored by the processor too
+		}
+		ev.Steps = append(ev.Steps, StepView{Handler: j.Handler, Step: j.Step, CompletedAt: time.UnixMilli(j.CompletedAt),
+			Result: truncateText(string(j.Result), 512), Undo: strings.HasPrefix(j.Step, "$undo:")})
+	}
+	return ev
+}
+
+// prettyPayload returns a payload to show: JSON indented, anything else
+// (XML) as it is; at most maxPayloadShown bytes.
+func prettyPayload(b []byte) string {
+	if len(b) <= maxPayloadShown*4 && json.Valid(b) {
+		var out bytes.Buffer
+		if err := json.Indent(&out, b, "", "  "); err == nil {
+			return truncateText(out.String(), maxPayloadShown)
+		}
+	}
+	return truncateText(string(b), maxPayloadShown)
 }
 
 // journalItem is a journal entry as stored (see shared/store/journal.go).

@@ -62,10 +62,19 @@ func row(key string, status webhook.Status) string {
 // after the page loaded appears without a reload), and its Replay button
 // replays an event (back to RECEIVED and through the processor again,
 // shown in its history), with fresh steps when the box is ticked.
+//
+// It follows the quick start: the event is sent by `hookwall-run send line`
+// (which finds the runner by itself); a replay from the page is recorded
+// as function "page"; an expanded row keeps its key readable and shows the
+// payload as indented JSON.
 func TestPageInBrowser(t *testing.T) {
 	r := startRunner(t)
-	line := r.key("LINE")
-	r.send("LINE")
+	out, err := r.sendCLI("line")
+	m := againLine.FindStringSubmatch(out)
+	if err != nil || m == nil || !strings.Contains(out, "← 200 OK") {
+		t.Fatalf("send line: %v\n%s", err, out)
+	}
+	line := "line#demo#" + m[2]
 	before := r.waitStatus(line, webhook.StatusSucceeded, 30*time.Second)
 
 	ctx := browser(t)
@@ -115,6 +124,27 @@ func TestPageInBrowser(t *testing.T) {
 	if steps := text(row(line, "") + ` details.steps table`); !strings.Contains(steps, "hookwall.forward") || !strings.Contains(steps, "post") {
 		t.Errorf("steps:\n%s", steps)
 	}
+	// The payload, pretty-printed; the key column still readable with the
+	// row's details open.
+	do("open the payload", chromedp.Click(chromedp.CSS(row(line, "")+` details.payload summary`)),
+		chromedp.WaitVisible(chromedp.CSS(row(line, "")+` details.payload pre`)))
+	payload, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+row(line, "")+` details.payload pre').textContent`))
+	if err != nil || !strings.Contains(payload, "{\n  \"type\": \"message\",\n") {
+		t.Errorf("payload not indented JSON (%v):\n%.200s", err, payload)
+	}
+	keyWidth, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector('`+row(line, "")+` td.key').getBoundingClientRect().width`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charWidth, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(function () { var s = document.createElement("span");
+		s.textContent = "0000000000"; document.querySelector('`+row(line, "")+` td.key').appendChild(s);
+		var w = s.getBoundingClientRect().width / 10; s.remove(); return w; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keyWidth < 24*charWidth {
+		t.Errorf("the key column is %.0f px (%.1f characters) wide with the row expanded, want at least 24 characters", keyWidth, keyWidth/charWidth)
+	}
 	shot(t, ctx, "page.png")
 
 	// Replay: back to RECEIVED, through the processor again; the forward
@@ -126,9 +156,9 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	after := r.waitReplayed(line, before.Version)
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('`+row(line, webhook.StatusSucceeded)+
-		`') && document.querySelector('`+row(line, "")+` details.history').textContent.includes("cli")`,
+		`') && document.querySelector('`+row(line, "")+` details.history').textContent.includes("page")`,
 		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-		t.Errorf("the replay (function cli) does not show in the page's history: %v", err)
+		t.Errorf("the replay (function page) does not show in the page's history: %v", err)
 	}
 	// Whether the journaled forward runs again on a replay without fresh
 	// steps is the store's and the processor's contract, tested there; the

@@ -28,6 +28,7 @@ import (
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/tenants"
 )
 
 // ReceiverTimeout is the receiver's timeout, as template.yaml sets it: each
@@ -182,7 +183,8 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	procLog := log.With(slog.String("function", "processor"))
 	rwarn.Log(recvLog)
 	pwarn.Log(procLog)
-	recv, err := intake.Build(ctx, rs, recvLog, metricsOut, ObserveSends(recvLog, ps.DLQURL))
+	recent := &Recent{}
+	recv, err := intake.Build(ctx, rs, recvLog, metricsOut, ObserveSends(recvLog, ps.DLQURL), ObserveClaims(recent))
 	if err != nil {
 		return fmt.Errorf("localrun: build the receiver: %w", err)
 	}
@@ -198,7 +200,8 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	}
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	db := dynamodb.NewFromConfig(awsCfg)
-	table, err := store.New(store.Config{Client: db, TableName: rs.TableName, Function: "cli"})
+	// Replays from the page are written as function "page" in the history.
+	table, err := store.New(store.Config{Client: db, TableName: rs.TableName, Function: ReplayFunction})
 	if err != nil {
 		return err
 	}
@@ -230,21 +233,16 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	// Servers: receiver + page, EventBridge, forward target.
 	outcomes := filepath.Join(cfg.RunDir, OutcomesFile)
 	forwarded := filepath.Join(cfg.RunDir, ForwardedFile)
-	page := &Page{DB: db, Table: rs.TableName, Replay: table, Queue: mainQueue, Window: rs.DedupWindow, Log: log,
+	page := &Page{DB: db, Table: rs.TableName, Recent: recent, Replay: table, Queue: mainQueue, Window: rs.DedupWindow, Log: log,
 		Info: [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}}}
-	mux := http.NewServeMux()
-	mux.Handle(Route, &APIGateway{Handle: recv.HandleAPIGateway, Timeout: ReceiverTimeout, Log: recvLog})
-	mux.Handle(PagePath, page)
-	mux.Handle("GET /{$}", http.RedirectHandler(PagePath, http.StatusFound))
-	servers := []*http.Server{
-		{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
-		{Handler: &EventBridge{Path: outcomes, Log: log}, ReadHeaderTimeout: 10 * time.Second},
-	}
+	port := mainLn.Addr().(*net.TCPAddr).Port
+	mux := Handler(port, recv.HandleAPIGateway, rs.MaxBody, recvLog, page)
+	servers := []*http.Server{newServer(mux, cfg.Timeouts), newServer(&EventBridge{Path: outcomes, Log: log}, cfg.Timeouts)}
 	listeners := []net.Listener{mainLn, ebLn}
 	if fwdLn != nil {
 		fwd := http.NewServeMux()
 		fwd.Handle("/", &ForwardTarget{Path: forwarded, Secret: DemoForwardSecret, Log: log})
-		servers = append(servers, &http.Server{Handler: fwd, ReadHeaderTimeout: 10 * time.Second})
+		servers = append(servers, newServer(fwd, cfg.Timeouts))
 		listeners = append(listeners, fwdLn)
 	}
 	serveErr := make(chan error, len(servers))
@@ -272,6 +270,25 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	for _, s := range schedules {
 		wg.Go(func() { runSchedule(pollCtx, s, log) })
 	}
+
+	// runner.json: how the CLI and "hookwall-run send" find this runner.
+	d := discovery{PID: os.Getpid(), URL: baseURL, TenantsFile: tenantsFile, Env: map[string]string{
+		"TABLE_NAME": rs.TableName, "QUEUE_URL": ps.QueueURL, "DLQ_URL": ps.DLQURL, "AWS_REGION": awsCfg.Region,
+		"HOOKWALL_TENANTS_FILE": tenantsFile,
+	}}
+	if doc, err := tenants.LoadFile(tenantsFile); err == nil {
+		d.Tenants = doc.Names()
+	}
+	ddbURL, sqsURL := getenv("AWS_ENDPOINT_URL_DYNAMODB"), getenv("AWS_ENDPOINT_URL_SQS")
+	d.Env["AWS_ENDPOINT_URL_DYNAMODB"], d.Env["AWS_ENDPOINT_URL_SQS"] = ddbURL, sqsURL
+	if loopbackURL(ddbURL) && loopbackURL(sqsURL) { // local services: their made-up credentials
+		d.Env["AWS_ACCESS_KEY_ID"], d.Env["AWS_SECRET_ACCESS_KEY"] = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+	}
+	discoveryPath, err := writeDiscovery(cfg.RunDir, d)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(discoveryPath)
 
 	printBanner(sys, cfg, banner{
 		base: baseURL, forward: forwardURL, localForward: fwdLn != nil, tenants: tenantsFile, demo: cfg.TenantsFile == "",
@@ -301,6 +318,27 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		fmt.Fprintln(sys.Stderr, "hookwall-run: not waiting for the batches being handled; their messages come back after their visibility timeout")
 	}
 	return err
+}
+
+// ReplayFunction is the function name a replay from the page writes in the
+// event's history.
+const ReplayFunction = "page"
+
+// Handler is the runner's main HTTP handler on port: the receiver's route
+// through the API Gateway adapter (bodies cut at maxBody, the receiver's
+// limit) for anyone, and, for the runner's own loopback origin only
+// ([LocalOnly]), the events API (intake.EventsRoute, IAM-protected on AWS)
+// through the same adapter, the page and its API.
+func Handler(port int, recv APIGatewayHandler, maxBody int64, recvLog *slog.Logger, page http.Handler) http.Handler {
+	local := http.NewServeMux()
+	local.Handle(intake.EventsRoute, &APIGateway{Handle: recv, Timeout: ReceiverTimeout, Log: recvLog, MaxBody: maxBody,
+		RouteKey: intake.EventsRoute, Params: []string{"provider", "tenant", "key"}})
+	local.Handle(PagePath, page)
+	local.Handle("GET /{$}", http.RedirectHandler(PagePath, http.StatusFound))
+	mux := http.NewServeMux()
+	mux.Handle(Route, &APIGateway{Handle: recv, Timeout: ReceiverTimeout, Log: recvLog, MaxBody: maxBody})
+	mux.Handle("/", LocalOnly{Port: port, Next: local})
+	return mux
 }
 
 // functionNames lists what the runner drives, for the banner.

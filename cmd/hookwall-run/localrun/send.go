@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,36 +134,71 @@ func Send(ctx context.Context, o SendOptions, out io.Writer) error {
 	return nil
 }
 
+// UsageError is a command line that cannot be run: the command exits 2
+// (as flag's own errors do), after its usage text.
+type UsageError struct{ Msg string }
+
+// Error returns the message.
+func (e *UsageError) Error() string { return e.Msg }
+
+// sendUsage is "hookwall-run send"'s help.
+func sendUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: hookwall-run send <provider> [flags]\n\n"+
+		"Signs a demo event with the tenant's secrets, as the platform would now, and sends it to the\n"+
+		"receiver of `make run` (found through its %s; -url to name another).\n"+
+		"Without -id, each send is a new event; it prints the command that sends the same event again\n"+
+		"(the same -id and -at): a duplicate, answered but not processed again.\n\n"+
+		"Providers: %s\n\nFlags:\n", DiscoveryFile, strings.Join(SendProviders, ", "))
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
 // SendCommand runs "hookwall-run send <provider> [flags]" with args (the
-// words after "send"). Defaults: the tenants file and URL a runner with the
-// same environment uses.
+// words after "send"). Defaults: the URL and tenants file of the runner
+// found in the run directory's runner.json, else the ones a runner with the
+// same environment uses. -h writes the help to out and returns
+// flag.ErrHelp; a bad command line writes the help to errOut and returns a
+// [*UsageError].
 func SendCommand(ctx context.Context, args []string, getenv func(string) string, wd, exe string, out, errOut io.Writer) error {
 	fs := flag.NewFlagSet("hookwall-run send", flag.ContinueOnError)
-	fs.SetOutput(errOut)
-	fs.Usage = func() {
-		fmt.Fprintf(errOut, "Usage: hookwall-run send <%s> [flags]\n\n"+
-			"Signs a demo event with the tenant's secrets, as the platform would now, and sends it to the\n"+
-			"receiver of `make run`. The same -id and -at send the same event again: a duplicate.\n\nFlags:\n",
-			strings.Join(SendProviders, "|"))
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
 	var o SendOptions
 	var at int64
 	fs.StringVar(&o.ID, "id", "", "event id (LINE webhookEventId, WeCom/WeChat MsgId, Standard webhook-id); empty: a new event")
 	fs.Int64Var(&at, "at", 0, "the event's time, unix seconds; 0: now")
-	fs.StringVar(&o.URL, "url", "", "the receiver's base URL (default http://127.0.0.1:$PORT, PORT default 3000)")
-	fs.StringVar(&o.TenantsFile, "tenants", "", "tenants document (default $HOOKWALL_TENANTS_FILE, else .local/run/tenants.json)")
+	fs.StringVar(&o.URL, "url", "", "the receiver's base URL (default: the running runner's, from its "+DiscoveryFile+"; else http://127.0.0.1:$PORT)")
+	fs.StringVar(&o.TenantsFile, "tenants", "", "tenants document (default: the running runner's; else $HOOKWALL_TENANTS_FILE, else .local/run/tenants.json)")
 	fs.StringVar(&o.Tenant, "tenant", DefaultTenant, "tenant")
+	usage := func(format string, a ...any) error {
+		msg := fmt.Sprintf(format, a...)
+		fmt.Fprintf(errOut, "hookwall-run send: %s\n\n", msg)
+		sendUsage(errOut, fs)
+		return &UsageError{Msg: "send: " + msg}
+	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help", "help":
+			sendUsage(out, fs)
+			return flag.ErrHelp
+		}
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
-		return errors.New("hookwall-run send: name a provider first")
+		return usage("name a provider first (one of %s)", strings.Join(SendProviders, ", "))
 	}
 	o.Provider = args[0]
+	if !slices.Contains(SendProviders, o.Provider) {
+		return usage("no demo event for provider %q: want one of %s", o.Provider, strings.Join(SendProviders, ", "))
+	}
 	if err := fs.Parse(args[1:]); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			sendUsage(out, fs)
+			return flag.ErrHelp
+		}
+		return usage("%v", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("hookwall-run send: unexpected arguments %q", fs.Args())
+		return usage("unexpected arguments %q", fs.Args())
 	}
 	if at != 0 {
 		o.At = time.Unix(at, 0)
@@ -177,7 +213,41 @@ func SendCommand(ctx context.Context, args []string, getenv func(string) string,
 	if o.TenantsFile == "" {
 		o.TenantsFile = def.TenantsFile
 	}
-	return Send(ctx, o, out)
+	newEvent := o.ID == ""
+	if newEvent {
+		o.ID = NewDemoID(o.Provider)
+	}
+	if o.At.IsZero() {
+		o.At = time.Now().Truncate(time.Second)
+	}
+	if err := Send(ctx, o, out); err != nil {
+		return err
+	}
+	if newEvent {
+		again := []string{shellWord(displayExe(exe, wd)), "send", o.Provider, "-id", shellWord(o.ID), "-at", strconv.FormatInt(o.At.Unix(), 10)}
+		for _, f := range []struct{ name, v, def string }{{"-url", o.URL, def.URL}, {"-tenants", o.TenantsFile, def.TenantsFile}, {"-tenant", o.Tenant, DefaultTenant}} {
+			if f.v != f.def {
+				again = append(again, f.name, shellWord(f.v))
+			}
+		}
+		fmt.Fprintf(out, "  the same event again (a duplicate: answered, not processed again):\n  %s\n", strings.Join(again, " "))
+	}
+	return nil
+}
+
+// displayExe is how the printed commands name the runner's binary: relative
+// to the working directory when it is inside it (.local/bin/hookwall-run).
+func displayExe(exe, wd string) string {
+	if exe == "" {
+		return "hookwall-run"
+	}
+	if r := shortPath(wd, exe); r != exe {
+		if !strings.Contains(r, "/") {
+			r = "./" + r
+		}
+		return r
+	}
+	return exe
 }
 
 // sendDefaults are the URL and tenants file a send uses without flags: the
@@ -197,6 +267,9 @@ func sendDefaults(getenv func(string) string, wd, exe string) (SendOptions, erro
 	}
 	if err != nil {
 		return SendOptions{}, err
+	}
+	if d, ok := readDiscovery(cfg.RunDir); ok { // a runner is up: its URL and tenants
+		return SendOptions{URL: d.URL, TenantsFile: or(d.TenantsFile, filepath.Join(cfg.RunDir, "tenants.json"))}, nil
 	}
 	return SendOptions{
 		URL:         "http://" + DefaultHost + ":" + strconv.Itoa(cfg.Port),

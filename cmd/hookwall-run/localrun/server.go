@@ -1,0 +1,111 @@
+package localrun
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Timeouts bound every connection of the runner's HTTP servers, so that a
+// client that stalls (a body that never ends, a keep-alive connection left
+// idle) cannot hold the runner's memory or its connections.
+type Timeouts struct {
+	// ReadHeader bounds reading a request's headers.
+	ReadHeader time.Duration
+	// Read bounds reading a whole request, body included
+	// (HOOKWALL_RUN_READ_TIMEOUT).
+	Read time.Duration
+	// Write bounds handling a request and writing its answer: longer than
+	// the receiver's timeout ([ReceiverTimeout]) and a page listing.
+	Write time.Duration
+	// Idle bounds how long a keep-alive connection waits for its next
+	// request (HOOKWALL_RUN_IDLE_TIMEOUT).
+	Idle time.Duration
+}
+
+// DefaultTimeouts are the runner's timeouts: a webhook body of the
+// receiver's limit arrives over loopback, or a tunnel, well within Read.
+var DefaultTimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 15 * time.Second, Write: 30 * time.Second, Idle: 30 * time.Second}
+
+// newServer returns an HTTP server for h with the timeouts t (zero fields:
+// DefaultTimeouts) and a bound on the headers' size.
+func newServer(h http.Handler, t Timeouts) *http.Server {
+	d := DefaultTimeouts
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: pick(t.ReadHeader, d.ReadHeader),
+		ReadTimeout:       pick(t.Read, d.Read),
+		WriteTimeout:      pick(t.Write, d.Write),
+		IdleTimeout:       pick(t.Idle, d.Idle),
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// LoopbackHosts are the host names the runner's page, its API and the
+// events API answer to (with the runner's port).
+var LoopbackHosts = []string{"127.0.0.1", "localhost", "[::1]"}
+
+// LocalOnly guards what the runner serves for the developer alone (the
+// page, its API, the events API) against DNS rebinding and other origins:
+// a request whose Host is not a loopback name with the runner's port is
+// answered 421 Misdirected Request, and one whose Origin header (when
+// present) is not http://<that same host> is answered 403. The webhook
+// route is not behind it: platforms (through a tunnel) name other hosts.
+type LocalOnly struct {
+	// Port is the runner's port, as the Host header carries it.
+	Port int
+	// Next serves the requests that pass.
+	Next http.Handler
+}
+
+// ServeHTTP refuses foreign hosts and origins, and passes the rest to Next.
+func (g LocalOnly) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.AllowedHost(r.Host) {
+		http.Error(w, fmt.Sprintf("hookwall-run: Host %q refused: the page and its API answer only %s (a guard against DNS rebinding); "+
+			"the webhook route %s answers any host", r.Host, strings.Join(g.hosts(), ", "), Route), http.StatusMisdirectedRequest)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, "http://"+r.Host) {
+		http.Error(w, fmt.Sprintf("hookwall-run: Origin %q refused: only pages of http://%s itself may call it", o, r.Host), http.StatusForbidden)
+		return
+	}
+	g.Next.ServeHTTP(w, r)
+}
+
+// AllowedHost reports whether host (a Host header) names the runner: a
+// loopback name with its port (without a port only when the port is 80).
+func (g LocalOnly) AllowedHost(host string) bool {
+	name, port, err := net.SplitHostPort(host)
+	switch {
+	case err != nil:
+		name, port = host, "80"
+	case strings.Contains(name, ":"): // SplitHostPort strips the brackets of [::1]
+		name = "[" + name + "]"
+	}
+	if port != strconv.Itoa(g.Port) {
+		return false
+	}
+	for _, h := range LoopbackHosts {
+		if strings.EqualFold(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g LocalOnly) hosts() []string {
+	out := make([]string, len(LoopbackHosts))
+	for i, h := range LoopbackHosts {
+		out[i] = h + ":" + strconv.Itoa(g.Port)
+	}
+	return out
+}
