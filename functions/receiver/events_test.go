@@ -132,7 +132,7 @@ func (acceptAll) LoadProgress(context.Context, string) (store.Progress, error) {
 	return store.Progress{}, nil
 }
 func (acceptAll) SaveProgress(context.Context, string, store.Progress) error { return nil }
-func (acceptAll) Send(context.Context, []webhook.Envelope) error            { return nil }
+func (acceptAll) Send(context.Context, []webhook.Envelope) error             { return nil }
 
 func TestSampleEvents(t *testing.T) {
 	tenants, err := tenants.LoadFile(tenantsFile)
