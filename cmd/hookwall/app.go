@@ -18,7 +18,7 @@ import (
 	"github.com/hookwall/hookwall/shared/settings"
 )
 
-// Exit codes, documented in `hookwall help` and README.
+// Exit codes, documented in `hookwall help` and docs/OPERATIONS.md.
 const (
 	exitOK      = 0 // done
 	exitFailed  = 1 // the operation failed (AWS error, non-2xx reply, some events not replayed)
