@@ -319,6 +319,12 @@ type admitted struct {
 	skipped      bool // no claim started: too late in the budget
 }
 
+// needsClaim reports whether it must go to DynamoDB: not answered from the
+// hand-off cache, a concurrent hand-off or the delivery's progress.
+func (it *admitted) needsClaim() bool {
+	return !it.cached && it.awaits == nil && !it.fromProgress
+}
+
 // prepare checks every event of the delivery before anything is claimed: a
 // client's input that could never be stored or sent is refused here, with
 // a 4xx and nothing written, instead of failing at DynamoDB or SQS on every
@@ -478,12 +484,13 @@ type waveOutcome struct {
 func (o *waveOutcome) failed() bool { return o.sendErr != nil || len(o.errs) > 0 }
 
 // admitWave claims items concurrently (none after claimBy: those are left
-// for a retry), sends the new ones (and those it took over), and undoes the claims it could not send or whose outcome it does
-// not know; it adds what went wrong to out.
+// for a retry), sends the new ones (and those it took over), and undoes the
+// claims it could not send or whose outcome it does not know; it adds what
+// went wrong to out.
 func (h *Handler) admitWave(ctx context.Context, items []admitted, start, claimBy time.Time, out *waveOutcome) {
 	h.forEach(len(items), func(i int) {
 		it := &items[i]
-		if it.cached || it.awaits != nil || it.fromProgress {
+		if !it.needsClaim() {
 			return
 		}
 		if ctx.Err() != nil || time.Now().After(claimBy) {

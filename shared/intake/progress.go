@@ -27,8 +27,7 @@ func splitWaves(items []admitted) [][2]int {
 	var waves [][2]int
 	from, n := 0, 0
 	for i := range items {
-		it := &items[i]
-		if it.cached || it.awaits != nil || it.fromProgress {
+		if !items[i].needsClaim() {
 			continue
 		}
 		if n == waveEvents {
@@ -100,7 +99,7 @@ func (h *Handler) loadProgress(ctx context.Context, req *webhook.Request, items 
 // budget, for at most UndoTimeout; a failure only costs the retry claims.
 func (h *Handler) saveProgress(ctx context.Context, p *progress, items []admitted) {
 	next := store.Progress{ExpiresAt: p.loaded.ExpiresAt}
-	marked := 0
+	marked, added := 0, 0 // added: marked by this attempt
 	for i := range items {
 		it := &items[i]
 		if !it.onItsWay {
@@ -112,13 +111,14 @@ func (h *Handler) saveProgress(ctx context.Context, p *progress, items []admitte
 			if next.ExpiresAt == 0 || it.res.Record.ExpiresAt < next.ExpiresAt {
 				next.ExpiresAt = it.res.Record.ExpiresAt
 			}
+			added++
 		default:
 			continue
 		}
 		next.Set(it.rank)
 		marked++
 	}
-	if marked == 0 || (marked == countBits(p.loaded.Done) && next.ExpiresAt == p.loaded.ExpiresAt) {
+	if added == 0 { // nothing the saved progress does not say already
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.UndoTimeout)
@@ -130,15 +130,4 @@ func (h *Handler) saveProgress(ctx context.Context, p *progress, items []admitte
 	}
 	h.cfg.Logger.InfoContext(ctx, "delivery progress saved for the platform's retry",
 		slog.Int("events_on_their_way", marked), slog.Int("events", len(items)))
-}
-
-// countBits returns the number of bits set in b.
-func countBits(b []byte) int {
-	n := 0
-	for _, x := range b {
-		for ; x != 0; x &= x - 1 {
-			n++
-		}
-	}
-	return n
 }
