@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
+	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/settings"
 )
@@ -82,7 +83,7 @@ type app struct {
 	// The runner found (runnerLooked: looked for once), why a runner.json
 	// found was not used, and whether its use was noted on stderr.
 	runnerLooked, runnerNoted bool
-	runnerFound               *runnerInfo
+	runnerFound               *runfile.Info
 	runnerProblem             error
 }
 

@@ -423,7 +423,7 @@ func (a *app) knownTenants(ctx context.Context, b *backend) (names []string, sou
 			return nil, "", false
 		}
 		if r.Tenants != nil {
-			return r.Tenants, "the local runner's tenants (" + r.path + ")", true
+			return r.Tenants, "the local runner's tenants (" + r.Path + ")", true
 		}
 		if src.File = r.TenantsFile; src.File == "" {
 			return nil, "", false

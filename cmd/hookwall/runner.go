@@ -2,39 +2,19 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/hookwall/hookwall/cmd/internal/runfile"
 )
 
-// The local runner (`make run`, cmd/hookwall-run) writes runnerFile into its
-// run directory when it is ready and removes it when it exits; the CLI reads
-// it to find the runner's address, tenants and environment by itself.
-const (
-	runnerFile = "runner.json"
-	// moduleRoot is the module whose go.mod marks the repository root.
-	moduleRoot = "github.com/hookwall/hookwall"
-	// maxRunnerFile bounds the bytes of runner.json read.
-	maxRunnerFile = 1 << 20
-)
-
-// runnerInfo is the content of runner.json (a contract with cmd/hookwall-run).
-type runnerInfo struct {
-	PID         int               `json:"pid"`
-	URL         string            `json:"url"`
-	TenantsFile string            `json:"tenantsFile"`
-	Tenants     []string          `json:"tenants"`
-	Env         map[string]string `json:"env"`
-	// path is where it was read from.
-	path string
-}
+// moduleRoot is the module whose go.mod marks the repository root, where
+// the local runner's runner.json (package runfile) is looked for.
+const moduleRoot = "github.com/hookwall/hookwall"
 
 // stackVariables name a stack: when the environment sets any of them, it
 // describes the stack to use, and the runner's environment is left alone
@@ -56,12 +36,12 @@ func runnerCandidates(getenv func(string) string, wd, exe string) []string {
 		if !filepath.IsAbs(dir) && wd != "" {
 			dir = filepath.Join(wd, dir)
 		}
-		return []string{filepath.Join(dir, runnerFile)}
+		return []string{filepath.Join(dir, runfile.Name)}
 	}
 	var out []string
 	if wd != "" {
 		for d := filepath.Clean(wd); ; d = filepath.Dir(d) {
-			p := filepath.Join(d, ".local", "run", runnerFile)
+			p := filepath.Join(d, ".local", "run", runfile.Name)
 			if isModuleRoot(filepath.Join(d, "go.mod")) || fileExists(p) {
 				out = append(out, p)
 				break
@@ -72,7 +52,7 @@ func runnerCandidates(getenv func(string) string, wd, exe string) []string {
 		}
 	}
 	if exe != "" {
-		p := filepath.Join(filepath.Dir(exe), "..", "run", runnerFile)
+		p := filepath.Join(filepath.Dir(exe), "..", "run", runfile.Name)
 		if p = filepath.Clean(p); !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -101,53 +81,15 @@ func isModuleRoot(gomod string) bool {
 	return false
 }
 
-// errStaleRunner says runner.json names a process that is not running.
-var errStaleRunner = errors.New("is not running")
-
-// readRunner reads the runner.json at path: nil, nil when there is none;
-// an error when it is unreadable, malformed or stale.
-func readRunner(path string) (*runnerInfo, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer f.Close()
-	var r runnerInfo
-	if err := json.NewDecoder(io.LimitReader(f, maxRunnerFile)).Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: not a runner file: %w", path, err)
-	}
-	r.path = path
-	if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s: url %q is not an absolute http(s) URL", path, r.URL)
-	}
-	if r.PID <= 0 || !processAlive(r.PID) {
-		return nil, fmt.Errorf("%s: pid %d %w; the runner stopped without removing the file", path, r.PID, errStaleRunner)
-	}
-	return &r, nil
-}
-
-// processAlive reports whether a process pid exists (signal 0).
-func processAlive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // runner returns the running local runner, looked for once; nil when none
 // runs. Why none was usable is kept for the configuration hint.
-func (a *app) runner() *runnerInfo {
+func (a *app) runner() *runfile.Info {
 	if a.runnerLooked {
 		return a.runnerFound
 	}
 	a.runnerLooked = true
 	for _, p := range runnerCandidates(a.getenv, a.wd, a.exe) {
-		r, err := readRunner(p)
+		r, err := runfile.Read(p)
 		if err != nil {
 			a.runnerProblem = err
 			continue
@@ -161,12 +103,12 @@ func (a *app) runner() *runnerInfo {
 }
 
 // usedRunner says once, on stderr, that values come from the runner.
-func (a *app) usedRunner(r *runnerInfo) {
+func (a *app) usedRunner(r *runfile.Info) {
 	if a.runnerNoted {
 		return
 	}
 	a.runnerNoted = true
-	fmt.Fprintf(a.stderr, "note: using the runner at %s (%s)\n", r.URL, r.path)
+	fmt.Fprintf(a.stderr, "note: using the runner at %s (%s)\n", r.URL, r.Path)
 }
 
 // explicitStack reports whether the environment names a stack itself.

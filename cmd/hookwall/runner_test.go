@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hookwall/hookwall/cmd/internal/runfile"
 )
 
 // deadPID returns the pid of a process that has ended (and been waited for).
@@ -34,7 +36,7 @@ func localTenants(t *testing.T) string {
 }
 
 // writeRunner writes dir/runner.json for r and returns dir.
-func writeRunner(t *testing.T, dir string, r runnerInfo) string {
+func writeRunner(t *testing.T, dir string, r runfile.Info) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -43,7 +45,7 @@ func writeRunner(t *testing.T, dir string, r runnerInfo) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, runnerFile), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runfile.Name), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -83,7 +85,7 @@ func TestRunnerCandidates(t *testing.T) {
 			return ""
 		}
 	}
-	inRoot := filepath.Join(root, ".local", "run", runnerFile)
+	inRoot := filepath.Join(root, ".local", "run", runfile.Name)
 	// From a subdirectory of the repository, and next to the binary (the same file: once).
 	if got := runnerCandidates(env(), deep, exe); !slices.Equal(got, []string{inRoot}) {
 		t.Errorf("from %s: %q, want %q", deep, got, inRoot)
@@ -94,27 +96,27 @@ func TestRunnerCandidates(t *testing.T) {
 		t.Errorf("outside: %q", got)
 	}
 	// A directory holding .local/run/runner.json counts without go.mod.
-	writeRunner(t, filepath.Join(outside, ".local", "run"), runnerInfo{PID: 1, URL: "http://127.0.0.1:1"})
+	writeRunner(t, filepath.Join(outside, ".local", "run"), runfile.Info{PID: 1, URL: "http://127.0.0.1:1"})
 	sub := filepath.Join(outside, "x")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := runnerCandidates(env(), sub, ""); !slices.Equal(got, []string{filepath.Join(outside, ".local", "run", runnerFile)}) {
+	if got := runnerCandidates(env(), sub, ""); !slices.Equal(got, []string{filepath.Join(outside, ".local", "run", runfile.Name)}) {
 		t.Errorf("under a run directory: %q", got)
 	}
 	// HOOKWALL_RUN_DIR alone when set (relative to the working directory).
-	if got := runnerCandidates(env("HOOKWALL_RUN_DIR", "elsewhere"), deep, exe); !slices.Equal(got, []string{filepath.Join(deep, "elsewhere", runnerFile)}) {
+	if got := runnerCandidates(env("HOOKWALL_RUN_DIR", "elsewhere"), deep, exe); !slices.Equal(got, []string{filepath.Join(deep, "elsewhere", runfile.Name)}) {
 		t.Errorf("HOOKWALL_RUN_DIR: %q", got)
 	}
 }
 
 func TestRunnerGivesTheEnvironment(t *testing.T) {
-	runDir := writeRunner(t, t.TempDir(), runnerInfo{PID: os.Getpid(), URL: "http://127.0.0.1:3999", Tenants: []string{"demo"}, Env: runnerEnvFor(t)})
+	runDir := writeRunner(t, t.TempDir(), runfile.Info{PID: os.Getpid(), URL: "http://127.0.0.1:3999", Tenants: []string{"demo"}, Env: runnerEnvFor(t)})
 	fx := bareFixture(runDir)
 	fx.store.put(failedRecord("line#demo#F1", testNow))
 	code, out, errOut := fx.run(t, "events", "list", "--status", "FAILED")
 	want(t, code, out, errOut, exitOK, []string{"line#demo#F1", "1 event(s) FAILED"},
-		[]string{"note: using the runner at http://127.0.0.1:3999 (" + filepath.Join(runDir, runnerFile) + ")"})
+		[]string{"note: using the runner at http://127.0.0.1:3999 (" + filepath.Join(runDir, runfile.Name) + ")"})
 	if fx.settings.TableName != "runner-events" {
 		t.Errorf("TABLE_NAME %q, want the runner's", fx.settings.TableName)
 	}
@@ -133,7 +135,7 @@ func TestRunnerGivesTheEnvironment(t *testing.T) {
 }
 
 func TestRunnerAWSOverrides(t *testing.T) {
-	runDir := writeRunner(t, t.TempDir(), runnerInfo{PID: os.Getpid(), URL: "http://127.0.0.1:3999", Env: runnerEnvFor(t)})
+	runDir := writeRunner(t, t.TempDir(), runfile.Info{PID: os.Getpid(), URL: "http://127.0.0.1:3999", Env: runnerEnvFor(t)})
 	env := map[string]string{"HOOKWALL_RUN_DIR": runDir, "AWS_REGION": "eu-west-1"}
 	a := newApp(&strings.Builder{}, &strings.Builder{}, func(k string) string { return env[k] })
 	a.wd, a.exe = "", ""
@@ -150,19 +152,19 @@ func TestRunnerAWSOverrides(t *testing.T) {
 }
 
 func TestStaleRunnerIsIgnored(t *testing.T) {
-	runDir := writeRunner(t, t.TempDir(), runnerInfo{PID: deadPID(t), URL: "http://127.0.0.1:3999", Env: runnerEnvFor(t)})
+	runDir := writeRunner(t, t.TempDir(), runfile.Info{PID: deadPID(t), URL: "http://127.0.0.1:3999", Env: runnerEnvFor(t)})
 	fx := bareFixture(runDir)
 	code, out, errOut := fx.run(t, "events", "list")
-	want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: TABLE_NAME is required", "(ignored " + filepath.Join(runDir, runnerFile) + ": pid", "is not running; the runner stopped without removing the file", "make run"})
+	want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: TABLE_NAME is required", "(ignored " + filepath.Join(runDir, runfile.Name) + ": pid", "is not running; the runner stopped without removing the file", "make run"})
 	if strings.Contains(errOut, "using the runner") || fx.opens != 0 {
 		t.Errorf("a stale runner.json was used:\n%s", errOut)
 	}
 	// Malformed: ignored too, saying why.
-	if err := os.WriteFile(filepath.Join(runDir, runnerFile), []byte("{"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(runDir, runfile.Name), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut = bareFixture(runDir).run(t, "dlq", "peek")
-	want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: DLQ_URL is required", "(ignored " + filepath.Join(runDir, runnerFile) + ": not a runner file"})
+	want(t, code, out, errOut, exitUsage, nil, []string{"hookwall: DLQ_URL is required", "(ignored " + filepath.Join(runDir, runfile.Name) + ": not a runner file"})
 }
 
 // receiver is an httptest receiver that records the paths it is sent.
@@ -178,7 +180,7 @@ func receiver(t *testing.T) (*httptest.Server, *[]string) {
 
 func TestSendAndSignFindTheRunner(t *testing.T) {
 	srv, paths := receiver(t)
-	runDir := writeRunner(t, t.TempDir(), runnerInfo{PID: os.Getpid(), URL: srv.URL, TenantsFile: localTenants(t), Tenants: []string{"demo", "demo-plain"}})
+	runDir := writeRunner(t, t.TempDir(), runfile.Info{PID: os.Getpid(), URL: srv.URL, TenantsFile: localTenants(t), Tenants: []string{"demo", "demo-plain"}})
 	body := writeBody(t, "line.json", `{"destination":"U1","events":[]}`)
 
 	// send: to the runner, signed with its tenants, without --url or HOOKWALL_TENANTS_FILE.
@@ -213,7 +215,7 @@ func TestSendAndSignFindTheRunner(t *testing.T) {
 
 func TestRunnerTenantsCheckTheListing(t *testing.T) {
 	// The runner's tenants, when the environment names no stack.
-	runDir := writeRunner(t, t.TempDir(), runnerInfo{PID: os.Getpid(), URL: "http://127.0.0.1:3999", Tenants: []string{"demo"}, Env: runnerEnvFor(t)})
+	runDir := writeRunner(t, t.TempDir(), runfile.Info{PID: os.Getpid(), URL: "http://127.0.0.1:3999", Tenants: []string{"demo"}, Env: runnerEnvFor(t)})
 	code, out, errOut := bareFixture(runDir).run(t, "events", "list", "--tenant", "nosuch")
-	want(t, code, out, errOut, exitRefused, nil, []string{`no tenant "nosuch" in the local runner's tenants (` + filepath.Join(runDir, runnerFile) + `) (tenants: demo)`})
+	want(t, code, out, errOut, exitRefused, nil, []string{`no tenant "nosuch" in the local runner's tenants (` + filepath.Join(runDir, runfile.Name) + `) (tenants: demo)`})
 }

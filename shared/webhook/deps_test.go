@@ -79,7 +79,9 @@ func TestImportRules(t *testing.T) {
 	checkRule(t, mod, "cmd/hookwall", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/audit", "shared/signer", "shared/intake",
 		"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
-		"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"})
+		"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat", "cmd/internal/runfile"})
+	// runner.json, shared by the runner and the CLI: the standard library only.
+	checkRule(t, mod, "cmd/internal/runfile", []string{"github.com/"}, []string{})
 	// The receiver binary links no processor code.
 	checkRule(t, mod, "functions/receiver", nil, nil)
 	out, err := exec.Command("go", "list", "-deps", mod+"functions/receiver").Output()

@@ -40,8 +40,9 @@
 // Once ready, the runner writes <RunDir>/runner.json ([DiscoveryFile];
 // RunDir is HOOKWALL_RUN_DIR, default <repo>/.local/run) atomically (a
 // temporary file renamed over it, mode 0600) and removes it when it stops.
-// Other programs (the hookwall CLI, "hookwall-run send") read it with
-// their own types; this is its contract:
+// Other programs (the hookwall CLI, "hookwall-run send") read it through
+// package cmd/internal/runfile, which holds the one type for it; this is
+// its contract:
 //
 //	{
 //	  "pid": 12345,                       // the runner's process id

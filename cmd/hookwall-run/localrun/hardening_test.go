@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -410,9 +411,9 @@ func TestSendUsage(t *testing.T) {
 // its runner is gone.
 func TestDiscoveryFile(t *testing.T) {
 	dir := t.TempDir()
-	d := discovery{PID: os.Getpid(), URL: "http://127.0.0.1:3456", TenantsFile: "/x/tenants.json", Tenants: []string{"demo"},
+	d := runfile.Info{PID: os.Getpid(), URL: "http://127.0.0.1:3456", TenantsFile: "/x/tenants.json", Tenants: []string{"demo"},
 		Env: map[string]string{"TABLE_NAME": "t"}}
-	path, err := writeDiscovery(dir, d)
+	path, err := runfile.Write(dir, d)
 	if err != nil || path != filepath.Join(dir, DiscoveryFile) {
 		t.Fatal(path, err)
 	}
@@ -434,7 +435,7 @@ func TestDiscoveryFile(t *testing.T) {
 		t.Errorf("send defaults %+v: %v, want the runner's URL and tenants", def, err)
 	}
 	d.PID = 1 << 30 // no such process
-	if _, err := writeDiscovery(dir, d); err != nil {
+	if _, err := runfile.Write(dir, d); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := readDiscovery(dir); ok {

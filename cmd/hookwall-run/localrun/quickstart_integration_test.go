@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -103,13 +104,7 @@ func TestQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("runner.json: %v", err)
 	}
-	var disc struct {
-		PID         int               `json:"pid"`
-		URL         string            `json:"url"`
-		TenantsFile string            `json:"tenantsFile"`
-		Tenants     []string          `json:"tenants"`
-		Env         map[string]string `json:"env"`
-	}
+	var disc runfile.Info
 	if err := json.Unmarshal(b, &disc); err != nil {
 		t.Fatalf("runner.json %s: %v", b, err)
 	}

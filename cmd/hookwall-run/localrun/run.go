@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
 	"github.com/hookwall/hookwall/shared/awslog"
 	"github.com/hookwall/hookwall/shared/intake"
@@ -272,7 +273,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	}
 
 	// runner.json: how the CLI and "hookwall-run send" find this runner.
-	d := discovery{PID: os.Getpid(), URL: baseURL, TenantsFile: tenantsFile, Env: map[string]string{
+	d := runfile.Info{PID: os.Getpid(), URL: baseURL, TenantsFile: tenantsFile, Env: map[string]string{
 		"TABLE_NAME": rs.TableName, "QUEUE_URL": ps.QueueURL, "DLQ_URL": ps.DLQURL, "AWS_REGION": awsCfg.Region,
 		"HOOKWALL_TENANTS_FILE": tenantsFile,
 	}}
@@ -284,7 +285,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if loopbackURL(ddbURL) && loopbackURL(sqsURL) { // local services: their made-up credentials
 		d.Env["AWS_ACCESS_KEY_ID"], d.Env["AWS_SECRET_ACCESS_KEY"] = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
 	}
-	discoveryPath, err := writeDiscovery(cfg.RunDir, d)
+	discoveryPath, err := runfile.Write(cfg.RunDir, d)
 	if err != nil {
 		return err
 	}
