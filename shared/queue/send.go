@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/shared/batch"
+	"github.com/hookwall/hookwall/shared/internal/fanout"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -120,22 +120,13 @@ func (q *Queue) Send(ctx context.Context, envs []webhook.Envelope) error {
 		failed []int
 		err    error
 	}
-	batches := Batches(envs, bodies)
-	results := make([]sent, len(batches))
-	sem := make(chan struct{}, SendConcurrency)
-	var wg sync.WaitGroup
-	for i, b := range batches {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			failed, err := batch.Send(ctx, [][]int{b}, q.attempts, q.backoff,
-				func(ctx context.Context, pending []int) ([]int, error) {
-					return q.sendBatch(ctx, envs, bodies, pending)
-				})
-			results[i] = sent{failed, err}
-		})
-	}
-	wg.Wait()
+	results := fanout.Map(Batches(envs, bodies), SendConcurrency, func(b []int) sent {
+		failed, err := batch.Send(ctx, [][]int{b}, q.attempts, q.backoff,
+			func(ctx context.Context, pending []int) ([]int, error) {
+				return q.sendBatch(ctx, envs, bodies, pending)
+			})
+		return sent{failed, err}
+	})
 	var failed []int
 	var lastErr error
 	for _, r := range results {

@@ -44,10 +44,10 @@ func TestImportRules(t *testing.T) {
 		{"shared/batch", []string{"github.com/"}, []string{}},
 		{"shared/store", nil, []string{"shared/webhook"}},
 		{"shared/store/memstore", nil, []string{"shared/webhook", "shared/store"}},
-		{"shared/queue", nil, []string{"shared/webhook", "shared/batch"}},
+		{"shared/queue", nil, []string{"shared/webhook", "shared/batch", "shared/internal/fanout"}},
 		{"shared/bus", nil, []string{"shared/webhook", "shared/batch"}},
 		// The sweeper: the store and the queues, never the processor engine.
-		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch"}},
+		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout"}},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
 		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process",
@@ -67,7 +67,7 @@ func TestImportRules(t *testing.T) {
 		// and the providers' crypto, never the receiver or an adapter.
 		{"shared/signer", nil, []string{"shared/webhook", "shared/tenants", "shared/provider/standard", "shared/provider/wxcrypto"}},
 		// The receiver core: providers and adapters, never the processor.
-		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/audit",
+		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit",
 			"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
 			"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"}},
 	}
@@ -77,7 +77,7 @@ func TestImportRules(t *testing.T) {
 	// The hookwall CLI: the shared adapters and the signer, never a
 	// function's engine or wiring (it runs no handler).
 	checkRule(t, mod, "cmd/hookwall", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
-		"shared/store", "shared/queue", "shared/batch", "shared/audit", "shared/signer", "shared/intake",
+		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
 		"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
 		"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat", "cmd/internal/runfile"})
 	// runner.json, shared by the runner and the CLI: the standard library only.
