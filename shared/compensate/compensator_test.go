@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -90,13 +92,13 @@ func (rg *rig) undone() []string {
 
 const key = "line#acme#ev1"
 
-func message(t *testing.T, env webhook.Envelope) process.Message {
+func message(t *testing.T, env webhook.Envelope) dispatch.Message {
 	t.Helper()
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return process.Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
+	return dispatch.Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
 }
 
 func envelope() webhook.Envelope {
@@ -350,7 +352,7 @@ func TestLiveLeaseComesBack(t *testing.T) {
 func TestMalformedIsKeptForAnOperator(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	for _, body := range []string{`not json`, `{"provider":"line"}`} {
-		res := rg.c.Compensate(context.Background(), process.Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
+		res := rg.c.Compensate(context.Background(), dispatch.Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
 		if res.Verdict != Malformed || res.Ack {
 			t.Errorf("%s: got %s (ack %v), want malformed, not acked", body, res.Verdict, res.Ack)
 		}
@@ -388,7 +390,7 @@ func TestPanicIsRetried(t *testing.T) {
 	}, nil)
 	rg.failedWithSteps()
 	res := rg.c.Compensate(context.Background(), message(t, envelope()))
-	var pe *process.PanicError
+	var pe *registry.PanicError
 	if res.Verdict != Retried || !errors.As(res.Err, &pe) {
 		t.Errorf("got %s (%v), want retried with a PanicError", res.Verdict, res.Err)
 	}
@@ -456,7 +458,7 @@ func TestBatchPublishesOnce(t *testing.T) {
 	rg.store.put("line#acme#done", fakeRecord{status: webhook.StatusSucceeded})
 	done := envelope()
 	done.Key = "line#acme#done"
-	ms := []process.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
+	ms := []dispatch.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
 	for i := range ms {
 		ms[i].MessageID = strings.Repeat("m", i+1)
 	}
