@@ -2,10 +2,12 @@ package dispatch
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
@@ -99,6 +101,9 @@ func (c *Config) Validate() error {
 		return errors.New("dispatch: config: nil Queue")
 	case c.DLQ == nil:
 		return errors.New("dispatch: config: nil DLQ")
+	}
+	if err := (*registry.Table)(c.Registry).Err(); err != nil {
+		return fmt.Errorf("dispatch: config: %w", err)
 	}
 	return c.settings().Validate("dispatch")
 }
