@@ -224,6 +224,31 @@ env-json: ## write SAM_ENV_JSON (.local/env.json) for sam local from DDB_PORT/SQ
 		echo "env-json: $(SAM_ENV_JSON) for DDB_PORT=$(DDB_PORT) SQS_PORT=$(SQS_PORT); these settings differ from env.json's, so pass --env-vars $(SAM_ENV_JSON) to sam local"; \
 	fi
 
+# `make sam-local` (cmd/hookwall-sam, docs/SAM.md "sam local"): the three functions in Lambda
+# containers under the SAM CLI, against the services of services-up. It starts the Docker
+# engine when none answers (Debian's docker.io, dockerd --bridge=none; stopped at the end
+# only if it started it), builds the local base image (FROM scratch + busybox-static), runs
+# sam build for SAM_LOCAL_ARCH (this machine's), start-api and start-lambda, and drives the
+# processor and compensator from the queues through start-lambda. Ctrl-C stops it all.
+SAM_LOCAL_BIN := $(ROOT)/.local/bin/hookwall-sam
+SAMPLES ?=
+.PHONY: sam-local sam-local-bin sam-invoke sam-local-test
+
+sam-local-bin:
+	@mkdir -p $(dir $(SAM_LOCAL_BIN))
+	@echo "sam-local: building .local/bin/hookwall-sam and .local/bin/hookwall-run (the banner's send commands)…"
+	@$(GO) build -o $(SAM_LOCAL_BIN) ./cmd/hookwall-sam
+	@$(GO) build -o $(RUN_BIN) ./cmd/hookwall-run
+
+sam-local: sam-tools sam-local-bin ## the functions in Lambda containers (sam local start-api + start-lambda, Docker engine and image made here) on the local services; Ctrl-C stops it all
+	@exec $(SAM_LOCAL_BIN)
+
+sam-invoke: sam-tools sam-local-bin ## sam local invoke every sample of events/ (SAMPLES=match… picks some), the receiver's re-signed right before
+	@exec $(SAM_LOCAL_BIN) invoke $(SAMPLES)
+
+sam-local-test: sam-tools ## the container test: make sam-local's stack on a table and queues of its own; every provider, a duplicate, a dead letter compensated, the events API
+	$(STACK_ENV) $(GO) test -tags samlocal -count=1 -v -timeout 30m -run 'TestSAMLocal' ./cmd/hookwall-sam/samlocal/
+
 clean: ## remove build outputs (build/, .aws-sam/); keeps the installed stack in .local/
 	rm -rf build .aws-sam
 
