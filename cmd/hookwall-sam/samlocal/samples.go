@@ -104,21 +104,24 @@ func InvokeSamples(ctx context.Context, cfg Config, sys System, only []string) (
 	signed := filepath.Join(cfg.Run.RunDir, "events")
 	var results []SampleResult
 	var failed int
-	resigned := false
+	// Signed samples carry their signing time (HOOKWALL_TIMESTAMP_TOLERANCE, 300 s):
+	// they are signed anew before the first receiver sample and again when
+	// the last signing is resignAfter old.
+	var signedAt time.Time
 	for _, s := range samples {
 		if len(only) > 0 && !matchAny(only, s) {
 			continue
 		}
 		path := s.Path
 		if s.Function == Receiver {
-			if !resigned {
+			if time.Since(signedAt) > resignAfter {
 				fmt.Fprintf(sys.Stderr, "sam-invoke: signing the receiver's samples anew (make events EVENTS_OUT=%s)\n", localrun.ShortPath(root, signed))
 				cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "events", "EVENTS_OUT="+signed)
 				cmd.Dir = root
 				if out, err := cmd.CombinedOutput(); err != nil {
 					return results, fmt.Errorf("samlocal: make events: %w\n%s", err, out)
 				}
-				resigned = true
+				signedAt = time.Now()
 			}
 			path = filepath.Join(signed, "receiver", filepath.Base(s.Path))
 		}
@@ -137,6 +140,9 @@ func InvokeSamples(ctx context.Context, cfg Config, sys System, only []string) (
 	}
 	return results, nil
 }
+
+// resignAfter is how old signed samples may get before they are signed again.
+const resignAfter = time.Minute
 
 func matchAny(only []string, s Sample) bool {
 	for _, o := range only {
