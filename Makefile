@@ -122,6 +122,7 @@ lint: ## gofmt -l (fails if any file listed), go vet, go vet -tags integration
 	if [ -n "$$files" ]; then echo "gofmt: these files need formatting (run gofmt -w):"; echo "$$files"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+	$(GO) vet -tags samlocal ./cmd/hookwall-sam/...
 
 build: ## cross-compile each functions/<name> to build/<name>/bootstrap (linux/arm64)
 	@if [ -z "$(FUNCTIONS)" ]; then echo "build: no functions/*/main.go yet"; fi
@@ -205,7 +206,8 @@ sam-local-prep: sam-build ## sam build, copy the local tenants into each build o
 	@$(MAKE) events
 	@$(MAKE) env-json
 	@if cmp -s $(SAM_ENV_JSON) $(ROOT)/env.json; then envflag=; else envflag=" --env-vars $(SAM_ENV_JSON)"; fi; \
-	echo "sam-local-prep: then, e.g.:"; \
+	echo "sam-local-prep: this is the arm64 deploy build and needs the public Lambda image and a Docker with host networking;"; \
+	echo "  on a machine without them (this one), make sam-invoke and make sam-local do it all (docs/SAM.md). Elsewhere, e.g.:"; \
 	echo "  sam local invoke ReceiverFunction -e $(EVENTS_OUT)/receiver/line-follow.json$$envflag"; \
 	echo "  sam local invoke ProcessorFunction -e events/processor/sqs-batch.json$$envflag"; \
 	echo "  sam local start-api$$envflag"
@@ -246,7 +248,7 @@ sam-local: sam-tools sam-local-bin ## the functions in Lambda containers (sam lo
 sam-invoke: sam-tools sam-local-bin ## sam local invoke every sample of events/ (SAMPLES=match… picks some), the receiver's re-signed right before
 	@exec $(SAM_LOCAL_BIN) invoke $(SAMPLES)
 
-sam-local-test: sam-tools ## the container test: make sam-local's stack on a table and queues of its own; every provider, a duplicate, a dead letter compensated, the events API
+sam-local-test: services-up sam-tools ## the container test: make sam-local's stack on a table and queues of its own; every provider, a duplicate, a dead letter compensated, the events API
 	$(STACK_ENV) $(GO) test -tags samlocal -count=1 -v -timeout 30m -run 'TestSAMLocal' ./cmd/hookwall-sam/samlocal/
 
 clean: ## remove build outputs (build/, .aws-sam/); keeps the installed stack in .local/

@@ -43,7 +43,7 @@ our_pid() {
 up() {
 	if answers; then
 		if pid=$(our_pid); then
-			say "the engine is running (pid $pid, started by an earlier make sam-local; make sam-local-engine-down stops it)"
+			say "the engine is running (pid $pid, started by an earlier make sam-local that did not stop it; scripts/docker-engine.sh down stops it)"
 		else
 			say "a Docker engine is running already; using it (not stopped at the end)"
 		fi

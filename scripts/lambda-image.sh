@@ -71,8 +71,12 @@ else
 	if [[ ! -e /proc/sys/fs/binfmt_misc/qemu-$qemu ]]; then
 		command -v qemu-$qemu-static >/dev/null 2>&1 || why="running $ARCH Lambda containers on $host_arch" apt_install qemu-user-static
 		[[ -e /proc/sys/fs/binfmt_misc/register ]] || as_root mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-		if [[ ! -e /proc/sys/fs/binfmt_misc/qemu-$qemu ]]; then
-			command -v update-binfmts >/dev/null 2>&1 && as_root update-binfmts --enable "qemu-$qemu" >&2 || true
+		# Register the interpreter as systemd-binfmt would, from qemu-user-static's own
+		# binfmt.d entry (its flags include F).
+		conf=/usr/lib/binfmt.d/qemu-$qemu.conf
+		if [[ ! -e /proc/sys/fs/binfmt_misc/qemu-$qemu && -f $conf ]]; then
+			say "registering qemu-$qemu with binfmt_misc ($conf)"
+			grep -v '^#' "$conf" | grep . | as_root tee /proc/sys/fs/binfmt_misc/register >/dev/null
 		fi
 		[[ -e /proc/sys/fs/binfmt_misc/qemu-$qemu ]] || die "binfmt_misc has no qemu-$qemu entry after installing qemu-user-static: $ARCH containers cannot run here (use ARCH=x86_64)"
 	fi

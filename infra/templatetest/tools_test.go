@@ -171,3 +171,19 @@ func TestCheckovRunsInCI(t *testing.T) {
 		t.Error(".ci/run does not run make checkov")
 	}
 }
+
+// `make sam-local` runs cmd/hookwall-sam after installing the SAM CLI, and
+// CI runs the container test.
+func TestSAMLocalRunsInCI(t *testing.T) {
+	out := makeDryRun(t, "sam-local", "SAM_VENV="+t.TempDir())
+	if !strings.Contains(out, "./cmd/hookwall-sam") || !strings.Contains(out, "pip install") {
+		t.Errorf("make sam-local does not install the SAM CLI and build cmd/hookwall-sam:\n%s", out)
+	}
+	ci, err := os.ReadFile(ciRunPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^make sam-local-test\b`).Match(ci) {
+		t.Error(".ci/run does not run make sam-local-test")
+	}
+}

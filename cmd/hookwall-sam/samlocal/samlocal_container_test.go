@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
@@ -298,12 +299,37 @@ func TestSAMLocal(t *testing.T) {
 		t.Errorf("events API view of %s: %+v", failKey, v.Record)
 	}
 
-	// Invoke times: the receiver's seen from the sender (the first one
-	// starts its container), the others from the runner's invoke lines.
-	t.Logf("receiver (start-api, HTTP round trip): cold %s, warm median %s of %d", receiverTimes[0].Round(time.Millisecond),
-		median(receiverTimes[1:]).Round(time.Millisecond), len(receiverTimes)-1)
+	// Invoke times. Cold: each function's first invocation, which creates
+	// and starts its container (the receiver's seen from the sender, the
+	// others from the runner's invoke lines). Warm: warmN more, the
+	// container reused: the events API through start-api for the receiver,
+	// lambda.Invoke through start-lambda with an empty SQS batch and a
+	// sweep for the processor and the compensator.
+	const warmN = 15
+	warm := map[string][]time.Duration{}
+	for range warmN {
+		start := time.Now()
+		view(keys[dup], webhook.StatusSucceeded, 10*time.Second)
+		warm[Receiver] = append(warm[Receiver], time.Since(start))
+	}
+	lc := NewLambdaClient(fmt.Sprintf("http://127.0.0.1:%d", lambdaPort), Region)
+	sweep, _ := localrun.ScheduledEvent(time.Now(), Region, "test")
+	for fn, payload := range map[string][]byte{Processor: []byte(`{"Records":[]}`), Compensator: sweep} {
+		for range warmN {
+			start := time.Now()
+			out, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(fn), Payload: payload})
+			if err != nil {
+				t.Fatalf("%s: %v", fn, err)
+			}
+			if out.FunctionError != nil {
+				t.Fatalf("%s: %s", fn, out.Payload)
+			}
+			warm[fn] = append(warm[fn], time.Since(start))
+		}
+	}
+	cold := map[string]time.Duration{Receiver: receiverTimes[0]}
 	for _, fn := range []string{Processor, Compensator} {
-		var cold, warm []time.Duration
+		var colds, warms []time.Duration
 		for _, l := range stdout.snapshot() {
 			var m struct {
 				Msg, Function string
@@ -315,17 +341,27 @@ func TestSAMLocal(t *testing.T) {
 			}
 			d := time.Duration(m.MS * float64(time.Millisecond))
 			if m.Cold {
-				cold = append(cold, d)
+				colds = append(colds, d)
 			} else {
-				warm = append(warm, d)
+				warms = append(warms, d)
 			}
 		}
-		if len(cold) == 0 {
+		if len(colds) == 0 {
 			t.Errorf("%s: no successful cold invocation logged", fn)
 			continue
 		}
-		t.Logf("%s (start-lambda, lambda.Invoke): cold %s, warm median %s of %d", fn, cold[0].Round(time.Millisecond),
-			median(warm).Round(time.Millisecond), len(warm))
+		cold[fn] = colds[0]
+		warm[fn] = append(warm[fn], warms...)
+	}
+	arch := os.Getenv("SAM_LOCAL_ARCH")
+	if arch == "" {
+		arch = HostArch()
+	}
+	for _, fn := range Functions {
+		w := warm[fn]
+		sort.Slice(w, func(i, j int) bool { return w[i] < w[j] })
+		t.Logf("invoke %-20s %s: cold %6.0f ms, warm min %4.0f ms, median %5.0f ms, p90 %5.0f ms (n=%d)", fn, arch,
+			ms(cold[fn]), ms(w[0]), ms(median(w)), ms(w[len(w)*9/10]), len(w))
 	}
 
 	stop()
@@ -337,6 +373,8 @@ func TestSAMLocal(t *testing.T) {
 	}
 	t.Logf("container test done in %s (ready after %s)", time.Since(began).Round(time.Second), ready.Round(time.Second))
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // path is an event's history as status/function words.
 func path(v *audit.View) string {
