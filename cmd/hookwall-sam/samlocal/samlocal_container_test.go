@@ -285,9 +285,13 @@ func TestSAMLocal(t *testing.T) {
 	if !strings.Contains(v.Record.LastError, "400") {
 		t.Errorf("%s: last error %q, want the business's 400", failKey, v.Record.LastError)
 	}
+	// The runner logs an invocation once it has returned: after the function
+	// wrote DEAD.
 	compInvoked := false
-	for _, l := range stdout.snapshot() {
-		compInvoked = compInvoked || (strings.Contains(l, `"msg":"invoke"`) && strings.Contains(l, `"function":"CompensatorFunction"`) && strings.Contains(l, `"ok":true`))
+	for end := time.Now().Add(15 * time.Second); !compInvoked && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		for _, l := range stdout.snapshot() {
+			compInvoked = compInvoked || (strings.Contains(l, `"msg":"invoke"`) && strings.Contains(l, `"function":"CompensatorFunction"`) && strings.Contains(l, `"ok":true`))
+		}
 	}
 	if !compInvoked {
 		t.Error("no successful invocation of CompensatorFunction through start-lambda in the runner's log")
