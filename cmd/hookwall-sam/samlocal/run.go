@@ -309,6 +309,11 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	emit := func(name string) func(string) {
 		return func(line string) {
 			if human {
+				// On a terminal, the functions' metric lines (EMF) and blank lines
+				// are left to the log files.
+				if strings.TrimSpace(line) == "" || strings.Contains(line, `"_aws":{"CloudWatchMetrics"`) {
+					return
+				}
 				line = tap.Human([]byte(line))
 			}
 			fmt.Fprintf(sys.Stdout, "%-6s | %s\n", name, line)
