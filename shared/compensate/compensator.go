@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/internal/fanout"
 	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -31,7 +31,7 @@ func New(cfg Config) (*Compensator, error) {
 }
 
 // Compensate handles one dead-letter message and publishes its outcome event.
-func (c *Compensator) Compensate(ctx context.Context, m process.Message) Result {
+func (c *Compensator) Compensate(ctx context.Context, m dispatch.Message) Result {
 	res := c.compensate(ctx, m)
 	if res.Event != nil {
 		c.publish(ctx, []webhook.Outcome{*res.Event})
@@ -42,8 +42,8 @@ func (c *Compensator) Compensate(ctx context.Context, m process.Message) Result 
 // CompensateBatch handles messages with at most concurrency at a time
 // (concurrency < 1 means 1), publishes their outcome events in one call, and
 // returns the results in the order of ms.
-func (c *Compensator) CompensateBatch(ctx context.Context, ms []process.Message, concurrency int) []Result {
-	results := fanout.Map(ms, concurrency, func(m process.Message) Result { return c.compensate(ctx, m) })
+func (c *Compensator) CompensateBatch(ctx context.Context, ms []dispatch.Message, concurrency int) []Result {
+	results := fanout.Map(ms, concurrency, func(m dispatch.Message) Result { return c.compensate(ctx, m) })
 	var evs []webhook.Outcome
 	for _, r := range results {
 		if r.Event != nil {
@@ -77,7 +77,7 @@ func (c *Compensator) leaseUntil(ctx context.Context) time.Time {
 	return lease.Until(ctx, c.cfg.Now(), c.cfg.LeaseDuration)
 }
 
-func (c *Compensator) compensate(ctx context.Context, m process.Message) Result {
+func (c *Compensator) compensate(ctx context.Context, m dispatch.Message) Result {
 	start := c.cfg.Now()
 	defer func() { c.cfg.Metrics.Duration(MetricCompensationLatency, c.cfg.Now().Sub(start)) }()
 	res := Result{MessageID: m.MessageID}
@@ -145,7 +145,7 @@ func (c *Compensator) compensate(ctx context.Context, m process.Message) Result 
 // malformed keeps a message that is not an envelope on the queue, hidden
 // for the longest visibility timeout, so that an operator finds it (it has
 // no key, so there is no record to act on), and counts it.
-func (c *Compensator) malformed(ctx context.Context, m process.Message, res Result, err error) Result {
+func (c *Compensator) malformed(ctx context.Context, m dispatch.Message, res Result, err error) Result {
 	c.cfg.Metrics.Count(MetricMalformed, 1)
 	res.Verdict, res.Err = Malformed, fmt.Errorf("malformed dead letter: %w", err)
 	res.RetryAfter = webhook.MaxQueueDelay

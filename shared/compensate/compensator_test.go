@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -59,8 +61,8 @@ func newRig(t *testing.T, errFor func(id string) error, more func(r *process.Reg
 		}
 		return nil
 	}
-	process.Handle(rg.reg, "a", followType, noop).Compensate(undo)
-	process.Handle(rg.reg, "b", followType, noop).Compensate(undo)
+	process.Handle(rg.reg, "a", followType, noop, process.Compensate(undo))
+	process.Handle(rg.reg, "b", followType, noop, process.Compensate(undo))
 	process.Handle(rg.reg, "c", followType, noop)
 	if more != nil {
 		more(rg.reg, rg)
@@ -90,13 +92,13 @@ func (rg *rig) undone() []string {
 
 const key = "line#acme#ev1"
 
-func message(t *testing.T, env webhook.Envelope) process.Message {
+func message(t *testing.T, env webhook.Envelope) dispatch.Message {
 	t.Helper()
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return process.Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
+	return dispatch.Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
 }
 
 func envelope() webhook.Envelope {
@@ -350,7 +352,7 @@ func TestLiveLeaseComesBack(t *testing.T) {
 func TestMalformedIsKeptForAnOperator(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	for _, body := range []string{`not json`, `{"provider":"line"}`} {
-		res := rg.c.Compensate(context.Background(), process.Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
+		res := rg.c.Compensate(context.Background(), dispatch.Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
 		if res.Verdict != Malformed || res.Ack {
 			t.Errorf("%s: got %s (ack %v), want malformed, not acked", body, res.Verdict, res.Ack)
 		}
@@ -388,7 +390,7 @@ func TestPanicIsRetried(t *testing.T) {
 	}, nil)
 	rg.failedWithSteps()
 	res := rg.c.Compensate(context.Background(), message(t, envelope()))
-	var pe *process.PanicError
+	var pe *registry.PanicError
 	if res.Verdict != Retried || !errors.As(res.Err, &pe) {
 		t.Errorf("got %s (%v), want retried with a PanicError", res.Verdict, res.Err)
 	}
@@ -413,11 +415,11 @@ func TestLostLeaseDiscardsTheOutcome(t *testing.T) {
 func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
 	started := make(chan struct{})
 	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
-		process.Handle(r, "slow", followType, noop).Compensate(func(ctx context.Context, u *process.Undo) error {
+		process.Handle(r, "slow", followType, noop, process.Compensate(func(ctx context.Context, u *process.Undo) error {
 			close(started)
 			<-ctx.Done()
 			return ctx.Err()
-		})
+		}))
 	}, func(c *Config) { c.LeaseDuration = 3 * time.Millisecond })
 	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
 	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
@@ -426,7 +428,7 @@ func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
 	defer cancel()
 	res := rg.c.Compensate(ctx, message(t, envelope()))
 	<-started
-	if res.Verdict != LeaseLost || !errors.Is(res.Err, process.ErrLeaseLost) {
+	if res.Verdict != LeaseLost || !errors.Is(res.Err, registry.ErrLeaseLost) {
 		t.Errorf("got %s (%v), want lease-lost", res.Verdict, res.Err)
 	}
 	if ctx.Err() != nil {
@@ -436,8 +438,8 @@ func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
 
 func TestUndoTimeout(t *testing.T) {
 	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
-		process.Handle(r, "slow", followType, noop, process.Timeout(5*time.Millisecond)).Compensate(
-			func(ctx context.Context, u *process.Undo) error { <-ctx.Done(); return ctx.Err() })
+		process.Handle(r, "slow", followType, noop, process.Timeout(5*time.Millisecond), process.Compensate(
+			func(ctx context.Context, u *process.Undo) error { <-ctx.Done(); return ctx.Err() }))
 	})
 	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
 	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
@@ -456,7 +458,7 @@ func TestBatchPublishesOnce(t *testing.T) {
 	rg.store.put("line#acme#done", fakeRecord{status: webhook.StatusSucceeded})
 	done := envelope()
 	done.Key = "line#acme#done"
-	ms := []process.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
+	ms := []dispatch.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
 	for i := range ms {
 		ms[i].MessageID = strings.Repeat("m", i+1)
 	}
@@ -480,14 +482,14 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
-		process.Handle(r, "http", followType, noop).Compensate(func(ctx context.Context, u *process.Undo) error {
+		process.Handle(r, "http", followType, noop, process.Compensate(func(ctx context.Context, u *process.Undo) error {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, srv.URL+"/leads/1", nil)
 			resp, err := u.HTTPClient().Do(req)
 			if err != nil {
 				return err
 			}
 			return resp.Body.Close()
-		})
+		}))
 	}, func(c *Config) { c.Transport = srv.Client().Transport })
 	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
 	rg.store.step(key, "http", "create", rg.clock.Now(), "")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
@@ -47,12 +48,12 @@ const (
 
 // Defaults of [Config].
 const (
-	DefaultLeaseDuration = process.DefaultLeaseDuration
+	DefaultLeaseDuration = dispatch.DefaultLeaseDuration
 	DefaultMaxAttempts   = lease.DefaultMaxAttempts
-	DefaultRetryBase     = process.DefaultRetryBase
-	DefaultRetryCap      = process.DefaultRetryCap
-	DefaultRetention     = process.DefaultRetention
-	DefaultFinishReserve = process.DefaultFinishReserve
+	DefaultRetryBase     = dispatch.DefaultRetryBase
+	DefaultRetryCap      = dispatch.DefaultRetryCap
+	DefaultRetention     = dispatch.DefaultRetention
+	DefaultFinishReserve = dispatch.DefaultFinishReserve
 	DefaultMaxRequeues   = 2
 	// DefaultRequeueWithin is the default RequeueWithin: the shortest
 	// idempotency-key retention of common APIs (Stripe keeps keys 24 h).
@@ -69,7 +70,7 @@ type Config struct {
 	Store Store
 	// Queue is the dead-letter queue, whose message visibility is set for
 	// retries and busy leases (required).
-	Queue process.Visibility
+	Queue dispatch.Visibility
 	// Requeue is the main queue (optional; nil: never requeue). A dead
 	// letter whose record the processor never finished (RECEIVED, RETRY, or
 	// PROCESSING with its lease run out: SQS redrove the message after
@@ -89,7 +90,7 @@ type Config struct {
 	// DEAD for an operator instead.
 	RequeueWithin time.Duration
 	// Publisher publishes the COMPENSATED and DEAD outcomes (optional; nil: publishing off).
-	Publisher process.Publisher
+	Publisher dispatch.Publisher
 	// Logger (optional; default: discard).
 	Logger *slog.Logger
 	// Metrics records EMF metrics (optional; nil: none).

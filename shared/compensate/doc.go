@@ -15,7 +15,7 @@
 //   - otherwise the record is taken to COMPENSATING under a lease (one
 //     conditional write, the processor's fence), heartbeated while the
 //     compensation runs. Every journaled forward step of a handler that
-//     registered a compensation ([process.Registration.Compensate]) is
+//     registered a compensation ([process.Compensate]) is
 //     undone, newest first, each in a compensation step journaled as
 //     "$undo:<step>" ([process.UndoStep]) with its own idempotency key, so a
 //     crash mid-compensation resumes where it stopped and no undo is sent
@@ -24,10 +24,10 @@
 //     reason. Any other undo error is tried again with backoff (the
 //     message's visibility, full jitter, as the processor's retries).
 //
-// Every COMPENSATED and DEAD outcome is published ([process.Publisher]:
+// Every COMPENSATED and DEAD outcome is published ([dispatch.Publisher]:
 // hookwall.event.compensated, hookwall.event.dead) and counted in EMF.
 //
 // The package imports no AWS SDK. It declares the ports it needs ([Store];
-// process.Visibility and process.Publisher), which store.Table,
+// dispatch.Visibility and dispatch.Publisher), which store.Table,
 // memstore.Store, queue.Queue and bus.Publisher satisfy.
 package compensate

@@ -9,9 +9,9 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -34,14 +34,14 @@ type run struct {
 type todo struct {
 	entry webhook.JournalEntry
 	index int // position in the journal
-	reg   *process.Registration
+	reg   *registry.Entry
 }
 
 // run undoes the journaled forward steps under the heartbeat. nothing is
 // true when no journaled step has a compensation; err is the first undo (or
 // journal) error.
 func (r *run) run(ctx context.Context) (nothing bool, err error) {
-	hctx, stop := r.keep.Start(ctx, r.c.cfg.LeaseDuration, r.c.cfg.FinishReserve, process.ErrLeaseLost, r.log,
+	hctx, stop := r.keep.Start(ctx, r.c.cfg.LeaseDuration, r.c.cfg.FinishReserve, registry.ErrLeaseLost, r.log,
 		func(ctx context.Context) (bool, error) {
 			return r.c.cfg.Store.HeartbeatCompensation(ctx, r.lease, r.c.leaseUntil(ctx))
 		})
@@ -57,7 +57,7 @@ func (r *run) run(ctx context.Context) (nothing bool, err error) {
 	}
 	for _, td := range plan {
 		if r.keep.Lost() {
-			return false, process.ErrLeaseLost
+			return false, registry.ErrLeaseLost
 		}
 		id := td.entry.Handler + "/" + td.entry.Step
 		if done[td.entry.Handler+"#"+td.entry.Step] {
@@ -69,19 +69,19 @@ func (r *run) run(ctx context.Context) (nothing bool, err error) {
 		if err := r.undo(hctx, td); err != nil {
 			r.failed = id
 			if r.keep.Lost() {
-				return false, process.ErrLeaseLost
+				return false, registry.ErrLeaseLost
 			}
 			return false, fmt.Errorf("undo %s: %w", id, err)
 		}
 		held, err := r.c.cfg.Store.SaveStep(hctx, r.lease, webhook.JournalEntry{
-			Handler: td.entry.Handler, Step: process.UndoStep(td.entry.Step), CompletedAt: r.c.cfg.Now()})
+			Handler: td.entry.Handler, Step: registry.UndoStep(td.entry.Step), CompletedAt: r.c.cfg.Now()})
 		if err != nil {
 			r.failed = id
 			return false, fmt.Errorf("journal undo %s: %w", id, err)
 		}
 		if !held {
 			r.keep.MarkLost()
-			return false, process.ErrLeaseLost
+			return false, registry.ErrLeaseLost
 		}
 		r.c.cfg.Metrics.Count(MetricUndone, 1)
 		r.undone = append(r.undone, id)
@@ -98,15 +98,15 @@ func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo,
 	var plan []todo
 	without := map[string]int{} // handler → steps left as they are
 	for i, e := range entries {
-		if fwd, ok := process.IsUndoStep(e.Step); ok {
+		if fwd, ok := registry.IsUndoStep(e.Step); ok {
 			done[e.Handler+"#"+fwd] = true
 			continue
 		}
 		if e.Step == "" || e.Step[0] == '$' { // DoneStep and any other marker
 			continue
 		}
-		reg := r.c.cfg.Registry.Handler(e.Handler)
-		if reg == nil || reg.Compensation() == nil {
+		reg := (*registry.Table)(r.c.cfg.Registry).Handler(e.Handler)
+		if reg == nil || reg.Undo == nil {
 			without[e.Handler]++
 			continue
 		}
@@ -115,7 +115,7 @@ func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo,
 	for _, h := range slices.Sorted(maps.Keys(without)) {
 		r.c.cfg.Metrics.Count(MetricNotCompensable, without[h])
 		r.log.WarnContext(ctx, "journaled steps of a handler without compensation are left as they are",
-			slog.String("handler", h), slog.Int("steps", without[h]), slog.Bool("registered", r.c.cfg.Registry.Handler(h) != nil))
+			slog.String("handler", h), slog.Int("steps", without[h]), slog.Bool("registered", (*registry.Table)(r.c.cfg.Registry).Handler(h) != nil))
 	}
 	slices.SortStableFunc(plan, func(a, b todo) int {
 		if c := b.entry.CompletedAt.Compare(a.entry.CompletedAt); c != 0 {
@@ -129,7 +129,7 @@ func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo,
 // undo runs one undo function under the handler's timeout, a panic turned
 // into an error to try again.
 func (r *run) undo(ctx context.Context, td todo) (err error) {
-	timeout := td.reg.Timeout()
+	timeout := td.reg.Timeout
 	if timeout == 0 {
 		timeout = r.c.cfg.Timeout
 	}
@@ -143,15 +143,14 @@ func (r *run) undo(ctx context.Context, td todo) (err error) {
 		slog.String("step", td.entry.Step))
 	defer func() {
 		if v := recover(); v != nil {
-			pe := &process.PanicError{Value: v, Stack: debug.Stack()}
+			pe := &registry.PanicError{Value: v, Stack: debug.Stack()}
 			log.ErrorContext(ctx, "undo panicked", slog.Any("panic", v), slog.String("stack", string(pe.Stack)))
 			err = pe
 		}
 	}()
-	u := process.NewUndo(r.env, td.entry, r.lease.Attempt, log, r.c.cfg.Transport)
-	err = td.reg.Compensation()(ctx, u)
+	err = td.reg.Undo(ctx, registry.UndoCall{Envelope: r.env, Entry: td.entry, Attempt: r.lease.Attempt, Log: log, Transport: r.c.cfg.Transport})
 	if err == nil && ctx.Err() != nil && r.keep.Lost() {
-		err = process.ErrLeaseLost
+		err = registry.ErrLeaseLost
 	}
 	return err
 }

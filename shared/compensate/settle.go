@@ -6,13 +6,14 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // finish writes the attempt's outcome, fenced on the lease.
-func (c *Compensator) finish(ctx context.Context, r *run, m process.Message, acq webhook.Acquisition, nothing bool, herr error, res Result) Result {
+func (c *Compensator) finish(ctx context.Context, r *run, m dispatch.Message, acq webhook.Acquisition, nothing bool, herr error, res Result) Result {
 	log, lease, env := r.log, r.lease, r.env
 	if r.keep.Lost() {
 		return c.leaseLost(ctx, r, res)
@@ -47,7 +48,7 @@ func (c *Compensator) finish(ctx context.Context, r *run, m process.Message, acq
 	switch {
 	case herr == nil: // nothing to compensate
 		reason = "nothing to compensate: " + orStatus(acq.LastError, acq.Status)
-	case process.IsPermanent(herr):
+	case registry.IsPermanent(herr):
 		reason = "compensation failed permanently: " + herr.Error()
 	case lease.Attempt >= c.cfg.MaxAttempts:
 		reason = fmt.Sprintf("compensation attempts exhausted (%d): %s", lease.Attempt, herr.Error())
@@ -119,7 +120,7 @@ func (c *Compensator) requeue(ctx, fctx context.Context, r *run, acq webhook.Acq
 
 // retry leaves the record COMPENSATING without a lease and hides the
 // message for the backoff.
-func (c *Compensator) retry(ctx, fctx context.Context, r *run, m process.Message, herr error, res Result) Result {
+func (c *Compensator) retry(ctx, fctx context.Context, r *run, m dispatch.Message, herr error, res Result) Result {
 	held, err := c.cfg.Store.RetryCompensation(fctx, r.lease, webhook.CleanText(herr.Error(), maxLastError))
 	if err != nil {
 		r.log.ErrorContext(ctx, "retry compensation", slog.Any("error", err))
@@ -131,7 +132,7 @@ func (c *Compensator) retry(ctx, fctx context.Context, r *run, m process.Message
 	}
 	c.cfg.Metrics.Count(MetricCompensationRetried, 1)
 	res.Verdict = Retried
-	res.RetryAfter = process.Backoff(r.lease.Attempt, c.cfg.RetryBase, c.cfg.RetryCap, c.cfg.Jitter)
+	res.RetryAfter = dispatch.Backoff(r.lease.Attempt, c.cfg.RetryBase, c.cfg.RetryCap, c.cfg.Jitter)
 	if err := c.cfg.Queue.ChangeVisibility(fctx, m.ReceiptHandle, res.RetryAfter); err != nil {
 		r.log.WarnContext(ctx, "change visibility", slog.Any("error", err))
 	}
@@ -145,7 +146,7 @@ func (c *Compensator) leaseLost(ctx context.Context, r *run, res Result) Result 
 	r.log.WarnContext(ctx, "compensation lease lost; outcome discarded")
 	res.Verdict, res.Event = LeaseLost, nil
 	if res.Err == nil {
-		res.Err = process.ErrLeaseLost
+		res.Err = registry.ErrLeaseLost
 	}
 	return res
 }

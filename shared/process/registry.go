@@ -5,86 +5,35 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// Registry holds the registered handlers, by name and by (provider, event
-// type), and the catch-all handlers of [HandleAll]. Build it once at
-// start-up; it is safe for concurrent use.
-type Registry struct {
-	mu     sync.RWMutex
-	byName map[string]*Registration
-	byType map[typeKey][]*Registration
-	all    []*Registration // HandleAll registrations
-	seq    int             // registrations so far: the run order across byType and all
-}
+// Registry holds the registered handlers, the settings they declared and
+// the dependencies the platform gives them. A team's package fills it in
+// its one function
+//
+//	func Register(r *process.Registry)
+//
+// with [Handle] and [HandleAll], reading its settings with [Registry.String],
+// [Registry.URL], [Registry.Duration] or [Registry.Int] and its dependencies
+// with [Use]. The processor and the compensator build it once per cold start
+// (shared/dispatch.BuildRegistry); it is safe for concurrent use.
+type Registry registry.Table
 
-type typeKey struct{ provider, name string }
+// NewRegistry returns an empty Registry whose settings are read from the
+// process's environment (os.Getenv; in a test, set them with t.Setenv) and
+// which provides no dependency.
+func NewRegistry() *Registry { return (*Registry)(registry.New()) }
 
-// NewRegistry returns an empty Registry.
-func NewRegistry() *Registry {
-	return &Registry{byName: map[string]*Registration{}, byType: map[typeKey][]*Registration{}}
-}
+// table is r as the engines see it.
+func (r *Registry) table() *registry.Table { return (*registry.Table)(r) }
 
-// Registration is one registered handler. Its methods configure it further.
-type Registration struct {
-	name        string
-	provider    string
-	eventType   string
-	maxAttempts int
-	timeout     time.Duration
-	run         func(ctx context.Context, info eventInfo) error
-	compensate  UndoFunc
-	tenants     func(tenant string) bool // nil: every tenant
-	seq         int
-}
-
-// AnyType is what [Registration.Provider] and [Registration.EventType]
-// return for a catch-all handler registered with [HandleAll].
-const AnyType = "*"
-
-// Name returns the handler's stable name.
-func (r *Registration) Name() string { return r.name }
-
-// Provider returns the provider of the event type the handler serves
-// ([AnyType] for a catch-all handler).
-func (r *Registration) Provider() string { return r.provider }
-
-// EventType returns the event type the handler serves ([AnyType] for a
-// catch-all handler).
-func (r *Registration) EventType() string { return r.eventType }
-
-// Serves reports whether the handler runs for events of tenant (see [ForTenants]).
-func (r *Registration) Serves(tenant string) bool { return r.tenants == nil || r.tenants(tenant) }
-
-// MaxAttempts returns the handler's attempt limit (0: the dispatcher's default).
-func (r *Registration) MaxAttempts() int { return r.maxAttempts }
-
-// Timeout returns the handler's time limit per attempt (0: the dispatcher's default).
-func (r *Registration) Timeout() time.Duration { return r.timeout }
-
-// Compensation returns the undo function set with [Registration.Compensate],
-// or nil if the handler registered none.
-func (r *Registration) Compensation() UndoFunc { return r.compensate }
-
-// Compensate sets the function the compensator runs to undo the handler's
-// journaled steps when an event it took part in ends on the dead-letter
-// path (FAILED, or redriven by SQS). fn is called once per journaled step of
-// this handler, newest first, each inside a compensation step of its own
-// (see [Undo]). A nil fn panics. It returns r.
-func (r *Registration) Compensate(fn UndoFunc) *Registration {
-	if fn == nil {
-		panic(fmt.Sprintf("process: Compensate %q: nil function", r.name))
-	}
-	r.compensate = fn
-	return r
-}
-
-// Option configures one registration.
-type Option func(*Registration)
+// Option configures one handler at registration: [MaxAttempts], [Timeout],
+// [ForTenants], [Compensate].
+type Option struct{ apply func(*registry.Entry) }
 
 // MaxAttempts limits the attempts for an event this handler fails: when the
 // handler returns an error on attempt n ≥ MaxAttempts, the event is FAILED and
@@ -93,7 +42,7 @@ func MaxAttempts(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("process: MaxAttempts(%d): must be at least 1", n))
 	}
-	return func(r *Registration) { r.maxAttempts = n }
+	return Option{func(e *registry.Entry) { e.MaxAttempts = n }}
 }
 
 // Timeout limits how long one attempt of the handler may run; past it the
@@ -103,7 +52,7 @@ func Timeout(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("process: Timeout(%v): must be positive", d))
 	}
-	return func(r *Registration) { r.timeout = d }
+	return Option{func(e *registry.Entry) { e.Timeout = d }}
 }
 
 // ForTenants restricts a handler to the events of the tenants for which
@@ -115,7 +64,23 @@ func ForTenants(accept func(tenant string) bool) Option {
 	if accept == nil {
 		panic("process: ForTenants(nil)")
 	}
-	return func(r *Registration) { r.tenants = accept }
+	return Option{func(e *registry.Entry) { e.Tenants = accept }}
+}
+
+// Compensate sets the function the compensator runs to undo the handler's
+// journaled steps when an event it took part in ends on the dead-letter
+// path (FAILED, or redriven by SQS). fn is called once per journaled step of
+// this handler, newest first, each inside a compensation step of its own
+// (see [Undo]). A nil fn panics.
+//
+//	process.Handle(r, "crm.lead-from-follow", line.Follow, c.createLead, process.Compensate(c.deleteLead))
+func Compensate(fn UndoFunc) Option {
+	if fn == nil {
+		panic("process: Compensate(nil)")
+	}
+	return Option{func(e *registry.Entry) {
+		e.Undo = func(ctx context.Context, c registry.UndoCall) error { return fn(ctx, newUndo(c)) }
+	}}
 }
 
 // Handle registers fn under name for events of typ, whose payload decodes
@@ -125,7 +90,7 @@ func ForTenants(accept func(tenant string) bool) Option {
 //
 // Handle panics on a programmer error: a nil registry or function, an empty
 // name, a name containing '#', or a name already registered.
-func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx context.Context, ev *Event[T]) error, opts ...Option) *Registration {
+func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx context.Context, ev *Event[T]) error, opts ...Option) {
 	switch {
 	case r == nil:
 		panic("process: Handle: nil Registry")
@@ -136,18 +101,17 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 	case typ.Provider == "" || typ.Name == "":
 		panic(fmt.Sprintf("process: Handle %q: event type needs a provider and a name", name))
 	}
-	reg := &Registration{name: name, provider: typ.Provider, eventType: typ.Name}
-	reg.run = func(ctx context.Context, info eventInfo) error {
-		ev := newEvent[T](info)
-		if len(info.env.Payload) > 0 {
-			if err := json.Unmarshal(info.env.Payload, &ev.Data); err != nil {
+	e := &registry.Entry{Name: name, Provider: typ.Provider, EventType: typ.Name, Owner: callerPackage(2)}
+	e.Run = func(ctx context.Context, c registry.Call) error {
+		ev := newEvent[T](c)
+		if len(c.Envelope.Payload) > 0 {
+			if err := json.Unmarshal(c.Envelope.Payload, &ev.Data); err != nil {
 				return Permanent(fmt.Errorf("decode %s/%s payload: %w", typ.Provider, typ.Name, err))
 			}
 		}
 		return fn(ctx, ev)
 	}
-	r.add(reg, opts, false)
-	return reg
+	r.add(e, opts)
 }
 
 // HandleAll registers fn under name for the events of every provider and
@@ -157,7 +121,7 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 // like them is skipped on a retry once it has completed.
 //
 // HandleAll panics on the programmer errors [Handle] panics on.
-func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[webhook.Envelope]) error, opts ...Option) *Registration {
+func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[webhook.Envelope]) error, opts ...Option) {
 	switch {
 	case r == nil:
 		panic("process: HandleAll: nil Registry")
@@ -166,75 +130,19 @@ func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[
 	case name == "" || strings.ContainsAny(name, "#"):
 		panic(fmt.Sprintf("process: HandleAll %q: name must be non-empty and contain no '#'", name))
 	}
-	reg := &Registration{name: name, provider: AnyType, eventType: AnyType}
-	reg.run = func(ctx context.Context, info eventInfo) error {
-		ev := newEvent[webhook.Envelope](info)
-		ev.Data = info.env
+	e := &registry.Entry{Name: name, Provider: registry.AnyType, EventType: registry.AnyType, Owner: callerPackage(2)}
+	e.Run = func(ctx context.Context, c registry.Call) error {
+		ev := newEvent[webhook.Envelope](c)
+		ev.Data = c.Envelope
 		return fn(ctx, ev)
 	}
-	r.add(reg, opts, true)
-	return reg
+	r.add(e, opts)
 }
 
-// add applies opts and files reg, by type or as a catch-all; a duplicate
-// name panics.
-func (r *Registry) add(reg *Registration, opts []Option, catchAll bool) {
+// add applies opts and files e; a duplicate name panics.
+func (r *Registry) add(e *registry.Entry, opts []Option) {
 	for _, o := range opts {
-		o(reg)
+		o.apply(e)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, dup := r.byName[reg.name]; dup {
-		panic(fmt.Sprintf("process: Handle: handler name %q registered twice", reg.name))
-	}
-	r.seq++
-	reg.seq = r.seq
-	r.byName[reg.name] = reg
-	if catchAll {
-		r.all = append(r.all, reg)
-		return
-	}
-	k := typeKey{reg.provider, reg.eventType}
-	r.byType[k] = append(r.byType[k], reg)
-}
-
-// Match returns the handlers that run for an event of tenant and
-// (provider, eventType): the typed handlers of the event type and the
-// catch-all handlers, those that serve tenant, in registration order.
-func (r *Registry) Match(provider, tenant, eventType string) []*Registration {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	typed := r.byType[typeKey{provider, eventType}]
-	out := make([]*Registration, 0, len(typed)+len(r.all))
-	i, j := 0, 0
-	for i < len(typed) || j < len(r.all) {
-		var next *Registration
-		if j == len(r.all) || (i < len(typed) && typed[i].seq < r.all[j].seq) {
-			next, i = typed[i], i+1
-		} else {
-			next, j = r.all[j], j+1
-		}
-		if next.Serves(tenant) {
-			out = append(out, next)
-		}
-	}
-	return out
-}
-
-// Handler returns the handler registered under name, or nil.
-func (r *Registry) Handler(name string) *Registration {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.byName[name]
-}
-
-// Handlers returns every registration, in no particular order.
-func (r *Registry) Handlers() []*Registration {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]*Registration, 0, len(r.byName))
-	for _, reg := range r.byName {
-		out = append(out, reg)
-	}
-	return out
+	r.table().Add(e)
 }

@@ -39,17 +39,16 @@ type Processor struct {
 	// instead of acknowledging them: HOOKWALL_UNHANDLED_TO_DLQ
 	// (UNHANDLED_TO_DLQ), default false.
 	UnhandledToDLQ bool
-	// CRMLeadsURL is the CRM's leads API of the example crm handlers, an
-	// absolute http(s) URL: CRM_LEADS_URL (optional; empty: crm off).
-	CRMLeadsURL string
-	// ApprovalsTable is the example approvals team's DynamoDB table:
-	// APPROVALS_TABLE (optional; empty: approvals off).
-	ApprovalsTable string
+	// Getenv is the environment the configuration was read from. The
+	// settings the team packages declare (process.Setting) are not read
+	// here: the wiring reads them through Getenv when it builds the handler
+	// registry (shared/dispatch.BuildRegistry).
+	Getenv func(string) string
 }
 
 // ProcessorDefaults are the processor's defaults, which [LoadProcessor] does
 // not state itself: the processor's wiring.Defaults returns them from the
-// engine's constants (process.DefaultLeaseDuration, …).
+// engine's constants (dispatch.DefaultLeaseDuration, …).
 type ProcessorDefaults struct {
 	Concurrency int           // HOOKWALL_PROCESSOR_CONCURRENCY
 	Lease       time.Duration // HOOKWALL_LEASE
@@ -95,7 +94,6 @@ func loadProcessor(r *reader, def ProcessorDefaults) Processor {
 	s.MaxAttempts = int(r.integer("HOOKWALL_MAX_ATTEMPTS", "MAX_ATTEMPTS", int64(def.MaxAttempts), 1, 100))
 	s.Retention, _ = r.durationIn("HOOKWALL_RETENTION", "RETENTION_DAYS", 24*time.Hour, def.Retention, 24*time.Hour, 365*24*time.Hour)
 	s.UnhandledToDLQ = r.boolean("HOOKWALL_UNHANDLED_TO_DLQ", "UNHANDLED_TO_DLQ", false)
-	s.CRMLeadsURL = r.httpURL("CRM_LEADS_URL", false)
-	s.ApprovalsTable = r.table("APPROVALS_TABLE", false)
+	s.Getenv = r.getenv
 	return s
 }

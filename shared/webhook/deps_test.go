@@ -26,17 +26,21 @@ func TestImportRules(t *testing.T) {
 		{"shared/provider/wxmsg", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/xmljson"}},
 		{"shared/provider/wecom", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
 		{"shared/provider/wechat", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
+		// The team API: the domain and the engines' view of the registry, no
+		// engine and no SDK.
+		{"shared/process", []string{"github.com/"}, []string{"shared/webhook", "shared/internal/registry"}},
+		{"shared/internal/registry", []string{"github.com/"}, []string{"shared/webhook"}},
 		// The processor engine: no AWS SDK and no adapter; it declares the
 		// interfaces it needs and store, queue and bus satisfy them.
-		{"shared/process", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout"}},
-		{"shared/process/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process"}},
+		{"shared/dispatch", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process"}},
+		{"shared/dispatch/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch"}},
 		// What the two engines share about an attempt under a lease
 		// (settings, heartbeat): the domain only, no SDK.
 		{"shared/lease", []string{"github.com/"}, []string{"shared/webhook"}},
 		{"shared/internal/fanout", []string{"github.com/"}, []string{}},
 		// The compensator engine: like the processor's, no AWS SDK (nor the
-		// Lambda library); it uses the processor's registry and ports.
-		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process"}},
+		// Lambda library); it uses the team registry and the processor's ports.
+		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch"}},
 		// What the test kits processtest and compensatetest share: the
 		// store's types, nothing of the engines.
 		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/store"}},
@@ -50,7 +54,7 @@ func TestImportRules(t *testing.T) {
 		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout"}},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
-		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process",
+		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch",
 			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}},
 		{"shared/awslog", nil, []string{}},
 		// The tuned SDK configuration every function loads: the SDK and awslog.
@@ -89,7 +93,7 @@ func TestImportRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, mod+"shared/process") || strings.HasPrefix(dep, mod+"functions/processor") ||
+		if strings.HasPrefix(dep, mod+"shared/process") || strings.HasPrefix(dep, mod+"shared/dispatch") || strings.HasPrefix(dep, mod+"functions/processor") ||
 			strings.HasPrefix(dep, mod+"shared/compensate") || strings.HasPrefix(dep, mod+"functions/compensator") {
 			t.Errorf("functions/receiver depends on %s", dep)
 		}

@@ -10,9 +10,10 @@ import (
 	"net/http"
 
 	"github.com/hookwall/hookwall/shared/backend"
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/sqsbatch"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -34,7 +35,7 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 	reg := process.NewRegistry()
 	process.HandleAll(reg, StepsHandler, func(ctx context.Context, ev *process.Event[webhook.Envelope]) error {
 		for i := range n {
-			if err := process.Step(ctx, ev, fmt.Sprintf("s%d", i), func(ctx context.Context, idem string) error {
+			if err := ev.Step(ctx, fmt.Sprintf("s%d", i), func(ctx context.Context, idem string) error {
 				return postStep(ctx, ev.HTTPClient(), targetURL, idem, ev.Data.Key, i)
 			}); err != nil {
 				return err
@@ -42,7 +43,7 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 		}
 		return nil
 	})
-	d, err := process.New(process.Config{
+	d, err := dispatch.New(dispatch.Config{
 		Registry: reg, Store: b.Table, Queue: b.Queue, DLQ: b.DLQ, Publisher: b.Publisher, Logger: log,
 		Metrics:       obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"}),
 		LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/hookwall/hookwall/functions/compensator/wiring"
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
@@ -36,7 +38,7 @@ import (
 
 // The compensator through its Lambda handler (wiring.New, HandleSQS), on a
 // table in DynamoDB Local and queues on the local SQS server, with the real
-// store.Table, queue.Queue and process.Dispatcher: issue 8's must-show 1
+// store.Table, queue.Queue and dispatch.Dispatcher: issue 8's must-show 1
 // and 2.
 
 type follow struct {
@@ -232,7 +234,7 @@ func (c *crashStore) SaveStep(ctx context.Context, l webhook.Lease, e webhook.Jo
 	if c.isDead(l.Owner) {
 		return false, nil
 	}
-	if _, undo := process.IsUndoStep(e.Step); undo {
+	if strings.HasPrefix(e.Step, "$undo:") { // a compensation step (shared/internal/registry.UndoStep)
 		c.mu.Lock()
 		first := c.dead == ""
 		if first {
@@ -303,13 +305,13 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 			reg := process.NewRegistry()
 			process.Handle(reg, "test.two-steps", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 				for _, step := range []string{"one", "two"} {
-					if err := process.Step(ctx, ev, step, func(context.Context, string) error { return nil }); err != nil {
+					if err := ev.Step(ctx, step, func(context.Context, string) error { return nil }); err != nil {
 						return err
 					}
 					s.clock.Advance(time.Millisecond) // the steps' CompletedAt differ
 				}
 				return process.Permanent(errors.New("the partner refused the follower"))
-			}).Compensate(func(ctx context.Context, u *process.Undo) error {
+			}, process.Compensate(func(ctx context.Context, u *process.Undo) error {
 				mu.Lock()
 				calls = append(calls, u.Step)
 				mu.Unlock()
@@ -320,22 +322,22 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 				}
 				resp.Body.Close()
 				return process.HTTPStatus(resp.StatusCode)
-			})
+			}))
 
 			// The processor: the event goes FAILED and its message to the DLQ.
 			env := s.claim(ctx, "ms1")
 			if err := s.main.Send(ctx, []webhook.Envelope{env}); err != nil {
 				t.Fatal(err)
 			}
-			d, err := process.New(process.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now,
+			d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now,
 				LeaseDuration: lease, Logger: discard})
 			if err != nil {
 				t.Fatal(err)
 			}
 			in := s.receive(ctx, s.main.URL(), "")
-			res := d.Process(ctx, process.Message{MessageID: in.Records[0].MessageId, ReceiptHandle: in.Records[0].ReceiptHandle,
+			res := d.Process(ctx, dispatch.Message{MessageID: in.Records[0].MessageId, ReceiptHandle: in.Records[0].ReceiptHandle,
 				Body: []byte(in.Records[0].Body)})
-			if res.Verdict != process.Failed || !res.Ack {
+			if res.Verdict != dispatch.Failed || !res.Ack {
 				t.Fatalf("processor: got %s (%v), want failed", res.Verdict, res.Err)
 			}
 			s.ack(ctx, s.main.URL(), in, events.SQSEventResponse{})
@@ -427,16 +429,16 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 	reg := process.NewRegistry()
 	var undos []string
 	process.Handle(reg, "test.one-step", followType, func(ctx context.Context, ev *process.Event[follow]) error {
-		return process.Step(ctx, ev, "one", func(context.Context, string) error { return nil })
-	}).Compensate(func(_ context.Context, u *process.Undo) error {
+		return ev.Step(ctx, "one", func(context.Context, string) error { return nil })
+	}, process.Compensate(func(_ context.Context, u *process.Undo) error {
 		undos = append(undos, u.Envelope.Key+"/"+u.Step)
 		return nil
-	})
+	}))
 	h := s.handler(reg, nil, nil)
 
 	t.Run("SUCCEEDED is acknowledged and unchanged", func(t *testing.T) {
 		env := s.claim(ctx, "ok")
-		d, err := process.New(process.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+		d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,7 +446,7 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res := d.Process(ctx, process.Message{MessageID: "p", Body: body}); res.Verdict != process.Succeeded {
+		if res := d.Process(ctx, dispatch.Message{MessageID: "p", Body: body}); res.Verdict != dispatch.Succeeded {
 			t.Fatalf("processor: got %s", res.Verdict)
 		}
 		before := s.get(ctx, env.Key)
@@ -527,8 +529,8 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 	reg := process.NewRegistry()
 	ran := 0
 	process.Handle(reg, "test.one-step", followType, func(ctx context.Context, ev *process.Event[follow]) error {
-		return process.Step(ctx, ev, "one", func(context.Context, string) error { ran++; return nil })
-	}).Compensate(func(context.Context, *process.Undo) error { t.Error("undo called"); return nil })
+		return ev.Step(ctx, "one", func(context.Context, string) error { ran++; return nil })
+	}, process.Compensate(func(context.Context, *process.Undo) error { t.Error("undo called"); return nil }))
 	h := s.handler(reg, nil, nil)
 	env := s.claim(ctx, "redriven")
 	body, err := queue.EncodeMessage(&env)
@@ -548,11 +550,11 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 		t.Fatalf("record: %s after %d compensations, want RETRY after 1", rec.Status, rec.Compensations)
 	}
 	main := s.receive(ctx, s.main.URL(), "")
-	d, err := process.New(process.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := d.Process(ctx, process.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != process.Succeeded {
+	if res := d.Process(ctx, dispatch.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != dispatch.Succeeded {
 		t.Fatalf("processor on the requeued message: got %s (%v)", res.Verdict, res.Err)
 	}
 	if rec := s.get(ctx, env.Key); rec.Status != webhook.StatusSucceeded || ran != 1 {

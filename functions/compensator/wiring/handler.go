@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process/sqsbatch"
 	"github.com/hookwall/hookwall/shared/sweep"
 )
 

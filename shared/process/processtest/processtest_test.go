@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/store"
@@ -56,7 +57,7 @@ func post[T any](ctx context.Context, ev *process.Event[T], url, body string) er
 func twoSteps(url string) func(context.Context, *process.Event[signup]) error {
 	return func(ctx context.Context, ev *process.Event[signup]) error {
 		for _, step := range []string{"create", "tag"} {
-			err := process.Step(ctx, ev, step, func(ctx context.Context, _ string) error {
+			err := ev.Step(ctx, step, func(ctx context.Context, _ string) error {
 				return post(ctx, ev, url+"/"+step, `{"user":"`+ev.Data.UserID+`"}`)
 			})
 			if err != nil {
@@ -101,7 +102,7 @@ func TestRedeliverAndCrashAfterEachStep(t *testing.T) {
 				t.Errorf("%s (crash %+v): step %s requested %d times, want %d", ev.Key, ev.Crash, step, n, want)
 			}
 		}
-		if ev.Crash != nil && (ev.Attempts != 2 || ev.Verdicts[process.LeaseLost] != 1) {
+		if ev.Crash != nil && (ev.Attempts != 2 || ev.Verdicts[dispatch.LeaseLost] != 1) {
 			t.Errorf("%s: got %d attempts, verdicts %v; want 2 attempts, one crash", ev.Key, ev.Attempts, ev.Verdicts)
 		}
 	}
@@ -156,7 +157,7 @@ func TestKitCatchesBrokenHandlers(t *testing.T) {
 		srv := processtest.NewEffectServer(t, nil)
 		reg := process.NewRegistry()
 		process.Handle(reg, "kit.swallow", signupType, func(ctx context.Context, ev *process.Event[signup]) error {
-			_ = process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error { return post(ctx, ev, srv.URL, "{}") })
+			_ = ev.Step(ctx, "create", func(ctx context.Context, _ string) error { return post(ctx, ev, srv.URL, "{}") })
 			return nil
 		})
 		s := &spy{TB: t}
@@ -182,7 +183,7 @@ func TestKitCatchesBrokenHandlers(t *testing.T) {
 		srv := processtest.NewEffectServer(t, nil)
 		reg := process.NewRegistry()
 		process.Handle(reg, "kit.random-key", signupType, func(ctx context.Context, ev *process.Event[signup]) error {
-			return process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error {
+			return ev.Step(ctx, "create", func(ctx context.Context, _ string) error {
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
 				req.Header.Set(process.HeaderIdempotencyKey, rand.Text()) // wrong: not the step's key
 				resp, err := http.DefaultClient.Do(req)
@@ -204,7 +205,7 @@ func TestKitCatchesBrokenHandlers(t *testing.T) {
 		srv := processtest.NewEffectServer(t, nil)
 		reg := process.NewRegistry()
 		process.Handle(reg, "kit.changing-body", signupType, func(ctx context.Context, ev *process.Event[signup]) error {
-			return process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error {
+			return ev.Step(ctx, "create", func(ctx context.Context, _ string) error {
 				return post(ctx, ev, srv.URL, fmt.Sprintf(`{"attempt":%d}`, ev.Attempt))
 			})
 		})

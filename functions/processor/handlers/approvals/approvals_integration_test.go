@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -79,8 +79,7 @@ func results(rep *processtest.Report) []string {
 func TestApprovalMovesTheRowOnce(t *testing.T) {
 	tt := newTeamTable(t)
 	tt.put(t, "202401010001", approvals.StatusSubmitted)
-	reg := process.NewRegistry()
-	approvals.Register(reg, approvals.Config{DB: tt.db, Table: tt.name})
+	reg := processtest.NewRegistry(t, approvals.Register, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
 
 	rep := processtest.Run(t, reg, wecom.ApprovalChanged, change("202401010001", "2"),
 		processtest.Redeliver(3), processtest.CrashAfterEachStep())
@@ -122,7 +121,7 @@ func TestApprovalOutcomes(t *testing.T) {
 		{"rejected", approvals.StatusSubmitted, "3", approvals.StatusRejected, webhook.StatusSucceeded, 1, "applied"},
 		{"a row that moved on is a conflict, left alone", approvals.StatusRejected, "2", approvals.StatusRejected, webhook.StatusSucceeded, 1, "conflict"},
 		{"a state not tracked is ignored", approvals.StatusSubmitted, "1", approvals.StatusSubmitted, webhook.StatusSucceeded, 1, ""},
-		{"a missing row is retried until the attempts run out", "", "2", "", webhook.StatusFailed, process.DefaultMaxAttempts, ""},
+		{"a missing row is retried until the attempts run out", "", "2", "", webhook.StatusFailed, dispatch.DefaultMaxAttempts, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,8 +129,7 @@ func TestApprovalOutcomes(t *testing.T) {
 			if tc.row != "" {
 				tt.put(t, "SP-1", tc.row)
 			}
-			reg := process.NewRegistry()
-			approvals.Register(reg, approvals.Config{DB: tt.db, Table: tt.name})
+			reg := processtest.NewRegistry(t, approvals.Register, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
 			rep := processtest.Run(t, reg, wecom.ApprovalChanged, change("SP-1", tc.spStatus), processtest.Redeliver(2))
 			if rep.Status != tc.wantStatus || rep.Attempts != tc.wantAttempts {
 				t.Errorf("got %s after %d attempts (%s), want %s after %d", rep.Status, rep.Attempts, rep.LastError, tc.wantStatus, tc.wantAttempts)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/line"
@@ -57,8 +58,7 @@ func (f *fakeCRM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestLeadFromFollowOncePerKey(t *testing.T) {
 	fake := &fakeCRM{tagged: map[string]string{}}
 	srv := processtest.NewEffectServer(t, fake)
-	reg := process.NewRegistry()
-	crm.Register(reg, crm.New(srv.URL))
+	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
 
 	rep := processtest.Run(t, reg, line.Follow, []byte(follow), processtest.Redeliver(3), processtest.CrashAfterEachStep())
 
@@ -93,15 +93,14 @@ func TestLeadFromFollowOutcomes(t *testing.T) {
 	}{
 		{"a 400 is permanent", http.StatusBadRequest, follow, webhook.StatusFailed, 1},
 		{"a 404 is permanent", http.StatusNotFound, follow, webhook.StatusFailed, 1},
-		{"a 503 is retried until the attempts run out", http.StatusServiceUnavailable, follow, webhook.StatusFailed, process.DefaultMaxAttempts},
-		{"a 429 is retried until the attempts run out", http.StatusTooManyRequests, follow, webhook.StatusFailed, process.DefaultMaxAttempts},
+		{"a 503 is retried until the attempts run out", http.StatusServiceUnavailable, follow, webhook.StatusFailed, dispatch.DefaultMaxAttempts},
+		{"a 429 is retried until the attempts run out", http.StatusTooManyRequests, follow, webhook.StatusFailed, dispatch.DefaultMaxAttempts},
 		{"a follow without a user is permanent", 0, `{"type":"follow","source":{"type":"user"}}`, webhook.StatusFailed, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := processtest.NewEffectServer(t, &fakeCRM{status: tc.status})
-			reg := process.NewRegistry()
-			crm.Register(reg, crm.New(srv.URL))
+			reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
 			rep := processtest.Run(t, reg, line.Follow, []byte(tc.payload))
 			if rep.Status != tc.wantStatus || rep.Attempts != tc.wantAttempts || len(rep.DeadLetters) != 1 {
 				t.Errorf("got %s after %d attempts, %d dead letters (%s); want %s after %d, 1 dead letter",
