@@ -29,13 +29,8 @@ func runGenerate(ctx context.Context, root string, w io.Writer) error {
 
 // newHandlerJSON is what `new handler --json` prints.
 type newHandlerJSON struct {
-	Team      string   `json:"team"`
-	Dir       string   `json:"dir"`
-	Handler   string   `json:"handler"`
-	Event     string   `json:"event"`
-	Setting   string   `json:"setting"`
-	Created   []string `json:"created"`
-	Changed   []string `json:"changed"`
+	Team string `json:"team"`
+	scaffold.Result
 	Generated []string `json:"generated"`
 }
 
@@ -81,8 +76,7 @@ func (a *app) newHandler(ctx context.Context, args []string) error {
 			"fix what the generator says, then run: cd %s && make generate", err, root)
 	}
 	if a.json {
-		return a.writeJSON(newHandlerJSON{Team: team, Dir: res.Dir, Handler: res.Handler, Event: res.Event, Setting: res.Setting,
-			Created: res.Created, Changed: res.Changed, Generated: generated})
+		return a.writeJSON(newHandlerJSON{Team: team, Result: res, Generated: generated})
 	}
 	fmt.Fprintf(a.stdout, "generated %s (%s)\n", strings.Join(generated, ", "), strings.Join(generateCommand, " "))
 	fmt.Fprintf(a.stdout, `

@@ -42,20 +42,21 @@ type Options struct {
 	Event string
 }
 
-// Result says what [NewHandler] wrote.
+// Result says what [NewHandler] wrote (and, as JSON, what `hookwall new
+// handler --json` prints).
 type Result struct {
 	// Dir is the new package's directory, relative to the root.
-	Dir string
+	Dir string `json:"dir"`
 	// Created are the files written, relative to the root.
-	Created []string
+	Created []string `json:"created"`
 	// Changed are the files edited (handlers.go), relative to the root.
-	Changed []string
+	Changed []string `json:"changed"`
 	// Handler is the registered handler's name; Setting the variable of
 	// the team's setting.
-	Handler string
-	Setting string
+	Handler string `json:"handler"`
+	Setting string `json:"setting"`
 	// Event is the event the handler is registered for, provider/type.
-	Event string
+	Event string `json:"event"`
 }
 
 //go:embed templates/*.tmpl
