@@ -66,7 +66,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"version", "--json"}, exitOK, []string{`"goVersion": "` + runtime.Version() + `"`}, nil},
 		{[]string{"version", "x"}, exitUsage, nil, []string{`unexpected argument "x"`, "Run 'hookwall version --help'"}},
 		{[]string{"help", "send"}, exitOK, []string{"hookwall send <line|wecom|wechat|standard>"}, nil},
-		{[]string{"frob"}, exitUsage, nil, []string{"(commands: sign, send, events, replay, dlq, version)"}},
+		{[]string{"frob"}, exitUsage, nil, []string{"(commands: sign, send, events, replay, dlq, new, version)"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -19,6 +19,7 @@ Commands:
   replay --status S    the same for every event in a status (a dry run unless --yes)
   dlq peek             show dead-letter messages without removing them
   dlq redrive          move every dead-letter message back to the main queue
+  new handler TEAM     write a team's handler package and list it in handlers.go (for developers)
   version              the version, VCS revision and Go version of this binary (also --version)
 
 Every command takes --json (output for scripts) and --help (its flags and examples).
@@ -55,6 +56,12 @@ const dlqUsage = `Usage:
 Run 'hookwall dlq <command> --help' for its flags and examples.
 `
 
+const newUsage = `Usage:
+  hookwall new handler TEAM [--event provider/type] [--dir ROOT]   a new team's handler package
+
+Run 'hookwall new <command> --help' for its flags and examples.
+`
+
 // groupUsage returns the help of a command group ("" if none).
 func groupUsage(group string) string {
 	switch group {
@@ -62,6 +69,8 @@ func groupUsage(group string) string {
 		return eventsUsage
 	case "dlq":
 		return dlqUsage
+	case "new":
+		return newUsage
 	}
 	return ""
 }
@@ -209,4 +218,32 @@ A progress line is shown on a terminal.
 Examples:
   hookwall dlq redrive
   hookwall dlq redrive --to https://sqs.eu-west-1.amazonaws.com/123456789012/hookwall-replay --copy
+`
+
+const newHandlerUsage = `Usage:
+  hookwall new handler TEAM [--event provider/type] [--dir ROOT]
+
+Writes a new business team's package into the repository, ready to build on:
+  functions/processor/handlers/TEAM/doc.go, TEAM.go, TEAM_test.go
+    Register(r *process.Registry) with one setting, TEAM_API_URL (unset: the team
+    is off), one handler on the event (default line/message) that POSTs it to
+    that API in a journaled step, a compensation stub, and a test on the kit
+    (shared/process/processtest: three deliveries at once, a crash after every
+    step) that passes as written
+  functions/processor/handlers/handlers.go
+    the team's Register call and its import, before the built-in forwarder
+Then it runs 'go run ./cmd/hookwall-gen' (make generate), which writes the
+setting into template.yaml and the README's handler-settings table.
+
+TEAM is a Go package name: lower-case letters and digits, starting with a
+letter, not an existing team. --event names a provider package's typed event
+(line/message, line/follow, wecom/sys_approval_change, ...); another type of
+that provider gets a local payload type. The root is found from the working
+directory up (the go.mod of github.com/hookwall/hookwall) unless --dir says.
+The README's "Add a handler" explains each part of the package.
+
+Examples:
+  hookwall new handler billing
+  hookwall new handler approvals2 --event wecom/sys_approval_change
+  go test ./functions/processor/handlers/billing/
 `

@@ -148,25 +148,21 @@ func New(cfg Config) (*Sweeper, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = def.Grace
-	}
-	if cfg.StuckAfter <= 0 {
-		cfg.StuckAfter = def.StuckAfter
-	}
-	if cfg.RetryCap <= 0 {
-		cfg.RetryCap = def.RetryCap
-	}
-	if cfg.Limit <= 0 {
-		cfg.Limit = def.Limit
-	}
-	if cfg.Shards <= 0 {
-		cfg.Shards = def.Shards
-	}
-	if cfg.Reserve <= 0 {
-		cfg.Reserve = def.Reserve
-	}
+	cfg.Grace = orDefault(cfg.Grace, def.Grace)
+	cfg.StuckAfter = orDefault(cfg.StuckAfter, def.StuckAfter)
+	cfg.RetryCap = orDefault(cfg.RetryCap, def.RetryCap)
+	cfg.Limit = orDefault(cfg.Limit, def.Limit)
+	cfg.Shards = orDefault(cfg.Shards, def.Shards)
+	cfg.Reserve = orDefault(cfg.Reserve, def.Reserve)
 	return &Sweeper{cfg: cfg}, nil
+}
+
+// orDefault returns v, or def when v is not set (zero or negative).
+func orDefault[T ~int | ~int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Report is what one run did; the compensator answers a scheduled

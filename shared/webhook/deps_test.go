@@ -83,9 +83,13 @@ func TestImportRules(t *testing.T) {
 	checkRule(t, mod, "cmd/hookwall", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
 		"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
-		"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat", "cmd/internal/runfile"})
+		"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat", "cmd/internal/runfile", "cmd/internal/repo", "cmd/internal/scaffold"})
 	// runner.json, shared by the runner and the CLI: the standard library only.
 	checkRule(t, mod, "cmd/internal/runfile", []string{"github.com/"}, []string{})
+	// The repository root and the handler scaffold (source files only, no
+	// engine): the standard library.
+	checkRule(t, mod, "cmd/internal/repo", []string{"github.com/"}, []string{})
+	checkRule(t, mod, "cmd/internal/scaffold", []string{"github.com/"}, []string{"cmd/internal/repo"})
 	// The receiver binary links no processor code.
 	checkRule(t, mod, "functions/receiver", nil, nil)
 	out, err := exec.Command("go", "list", "-deps", mod+"functions/receiver").Output()

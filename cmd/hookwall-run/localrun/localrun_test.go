@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookwall/hookwall/cmd/internal/repo"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/provider/standard"
@@ -359,7 +360,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Port != DefaultPort || c.TableName != "hookwall-events" || !c.Services || c.SweepEvery != DefaultSweepEvery ||
-		c.RunDir != filepath.Join(c.Root, ".local", "run") || !isModuleRoot(filepath.Join(c.Root, "go.mod")) {
+		c.RunDir != filepath.Join(c.Root, ".local", "run") || !repo.IsRoot(c.Root) {
 		t.Errorf("defaults %+v", c)
 	}
 	env = map[string]string{"PORT": "x", "HOOKWALL_RUN_LOG": "xml", "FORWARD_URL": "ftp://a", "HOOKWALL_RUN_SWEEP_EVERY": "1ms"}
