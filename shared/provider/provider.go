@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"sync"
@@ -28,6 +29,10 @@ type Provider struct {
 	// Docs is the URL of the platform's webhook documentation the package
 	// follows. Required.
 	Docs string
+	// Signature says in one line how a delivery is signed, for `hookwall
+	// sign --help` ("X-Line-Signature over the JSON body"). Optional (the
+	// help falls back to Label); a "\n" starts a continuation line.
+	Signature string
 	// NewSettings returns a new, empty tenant section (a pointer to a struct
 	// with JSON tags): the tenants loader decodes a tenant's
 	// "<Name>": {...} object into it, refusing unknown fields, and then
@@ -198,6 +203,10 @@ var (
 
 var nameRule = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
 
+// reserved are the names a provider cannot take: the tenants document's
+// other keys of a tenant.
+var reserved = []string{"forward"}
+
 // Register adds p to the registry. A provider package calls it from its
 // init function; shared/providers imports the package. It panics (a
 // programmer's error, found by any test that imports shared/providers) if
@@ -223,10 +232,12 @@ func (p *Provider) check() error {
 	switch {
 	case !nameRule.MatchString(p.Name):
 		return errors.New("Name must match " + nameRule.String())
+	case slices.Contains(reserved, p.Name):
+		return errors.New("Name is reserved: " + p.Name)
 	case p.Label == "", p.Docs == "", p.DedupKey == "":
 		return errors.New("Label, Docs and DedupKey are required")
-	case p.NewSettings == nil || p.NewSettings() == nil:
-		return errors.New("NewSettings is required and returns a settings value")
+	case p.NewSettings == nil || p.NewSettings() == nil || reflect.TypeOf(p.NewSettings()).Kind() != reflect.Pointer:
+		return errors.New("NewSettings is required and returns a pointer to a new settings value")
 	case p.Reply.Status == 0:
 		return errors.New("Reply.Status is required")
 	case p.AnswerWithin <= 0:
