@@ -11,6 +11,7 @@ import (
 	"github.com/hookwall/hookwall/shared/provider"
 
 	_ "github.com/hookwall/hookwall/shared/provider/line"
+	_ "github.com/hookwall/hookwall/shared/provider/slack"
 	_ "github.com/hookwall/hookwall/shared/provider/standard"
 	_ "github.com/hookwall/hookwall/shared/provider/wechat"
 	_ "github.com/hookwall/hookwall/shared/provider/wecom"
