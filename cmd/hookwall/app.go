@@ -180,8 +180,8 @@ type command struct {
 // through their help).
 func commands() []command {
 	return []command{
-		{"sign", signUsage, (*app).sign},
-		{"send", sendUsage, (*app).send},
+		{"sign", signUsage(), (*app).sign},
+		{"send", sendUsage(), (*app).send},
 		{"events get", eventsGetUsage, (*app).eventsGet},
 		{"events list", eventsListUsage, (*app).eventsList},
 		{"events history", eventsHistoryUsage, (*app).eventsHistory},

@@ -282,7 +282,7 @@ func (f *listFlags) query(cmd string, now time.Time) (listQuery, error) {
 		return q, usagef(cmd, "--limit and --scan-max must be at least 1")
 	}
 	if f.tenant != "" {
-		if err := audit.CheckKey(webhook.LINE, f.tenant, "x"); err != nil {
+		if !webhook.ValidTenant(f.tenant) {
 			return q, usagef(cmd, "--tenant %q: not a tenant name (1 to 64 of A-Z a-z 0-9 _ . -)", f.tenant)
 		}
 	}

@@ -1,5 +1,14 @@
 package main
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/signer"
+)
+
 // The help texts. Each command's flags are listed after its text by
 // `hookwall <command> --help`.
 
@@ -75,18 +84,16 @@ func groupUsage(group string) string {
 	return ""
 }
 
-const signUsage = `Usage:
-  hookwall sign <line|wecom|wechat|standard> --tenant T --body FILE [--mode safe|compat|plain] [--send URL]
-  hookwall sign <wecom|wechat> --tenant T --verify ECHOSTR [--send URL]
+// signUsage is sign's help. The providers, their signatures, modes and
+// handshakes come from the provider registry.
+func signUsage() string {
+	return `Usage:
+  hookwall sign <` + strings.Join(providers.Names(), "|") + `> --tenant T --body FILE` + modeFlag() + ` [--send URL]
+  hookwall sign <` + strings.Join(signer.HandshakeProviders(), "|") + `> --tenant T --verify ECHOSTR [--send URL]
 
 Builds the request the platform would send to /webhooks/<provider>/<tenant>, signed with
 the tenant's secrets from the tenants document (HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN):
-  line      X-Line-Signature over the JSON body
-  standard  webhook-id, webhook-timestamp, webhook-signature (the tenant's first secret)
-  wecom     the message XML encrypted for the CorpID, msg_signature/timestamp/nonce in the query
-  wechat    --mode safe (ciphertext only; the default with an encodingAESKey), compat
-            (ciphertext and plaintext fields) or plain (the default without a key)
-It prints a curl command for --url (default: the running local runner's URL, else
+` + providerLines() + `It prints a curl command for --url (default: the running local runner's URL, else
 ` + defaultBase + `), or with --send URL posts it there and prints the reply; a reply other
 than 2xx exits 1. 'hookwall send' signs and posts in one go. The tenants document defaults
 to the local runner's too.
@@ -101,10 +108,13 @@ Examples:
   hookwall sign standard --tenant demo --body events/bodies/standard-order-paid.json --json
   hookwall sign wecom --tenant demo --verify 6386451842216651161 --send https://abc.execute-api.eu-west-1.amazonaws.com
 `
+}
 
-const sendUsage = `Usage:
-  hookwall send <line|wecom|wechat|standard> --tenant T --body FILE [--mode safe|compat|plain] [--url URL]
-  hookwall send <wecom|wechat> --tenant T --verify ECHOSTR [--url URL]
+// sendUsage is send's help.
+func sendUsage() string {
+	return `Usage:
+  hookwall send <` + strings.Join(providers.Names(), "|") + `> --tenant T --body FILE` + modeFlag() + ` [--url URL]
+  hookwall send <` + strings.Join(signer.HandshakeProviders(), "|") + `> --tenant T --verify ECHOSTR [--url URL]
 
 Signs the request as 'hookwall sign' does (see 'hookwall sign --help') and sends it to the
 receiver at --url, then prints the reply; a reply other than 2xx exits 1. Without --url it
@@ -116,6 +126,36 @@ Examples:
   hookwall send standard --tenant demo --body events/bodies/standard-order-paid.json --json
   hookwall send wecom --tenant demo --verify 6386451842216651161 --url https://abc.execute-api.eu-west-1.amazonaws.com
 `
+}
+
+// modeFlag is the synopsis of --mode: every mode of the providers that have some.
+func modeFlag() string {
+	var modes []string
+	for _, p := range providers.All() {
+		for _, m := range p.Modes {
+			if !slices.Contains(modes, m) {
+				modes = append(modes, m)
+			}
+		}
+	}
+	if len(modes) == 0 {
+		return ""
+	}
+	return " [--mode " + strings.Join(modes, "|") + "]"
+}
+
+// providerLines describes each provider's signature, one entry per provider.
+func providerLines() string {
+	var b strings.Builder
+	for _, p := range providers.All() {
+		text := p.Signature
+		if text == "" {
+			text = p.Label
+		}
+		fmt.Fprintf(&b, "  %-9s %s\n", p.Name, strings.ReplaceAll(text, "\n", "\n            "))
+	}
+	return b.String()
+}
 
 const versionUsage = `Usage:
   hookwall version [--json]
