@@ -10,6 +10,7 @@ package providers
 import (
 	"github.com/hookwall/hookwall/shared/provider"
 
+	_ "github.com/hookwall/hookwall/shared/provider/feishu"
 	_ "github.com/hookwall/hookwall/shared/provider/line"
 	_ "github.com/hookwall/hookwall/shared/provider/slack"
 	_ "github.com/hookwall/hookwall/shared/provider/standard"
