@@ -34,6 +34,15 @@ func TestImportRules(t *testing.T) {
 		// (settings, heartbeat): the domain only, no SDK.
 		{"shared/lease", []string{"github.com/"}, []string{"shared/webhook"}},
 		{"shared/internal/fanout", []string{"github.com/"}, []string{}},
+		// The leased-attempt kernel both engines run on: the domain, obs and
+		// the fan-out; no SDK, no Lambda library. (It takes the error
+		// vocabulary from the team API for now.)
+		{"shared/internal/kernel", []string{"github.com/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
+			"shared/process", "shared/lease"}},
+		// The Lambda SQS side of the engines: the kernel and the Lambda
+		// library's events, no SDK.
+		{"shared/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
+			"shared/internal/kernel", "shared/process", "shared/lease"}},
 		// The compensator engine: like the processor's, no AWS SDK (nor the
 		// Lambda library); it uses the processor's registry and ports.
 		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process"}},
