@@ -65,8 +65,8 @@ func newRig(t *testing.T, errFor func(id string) error, more func(r *process.Reg
 	if more != nil {
 		more(rg.reg, rg)
 	}
-	cfg := Config{Registry: rg.reg, Store: rg.store, Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics,
-		Now: rg.clock.Now, Jitter: func(n int64) int64 { return n - 1 }, LeaseDuration: time.Minute}
+	cfg := Config{Registry: rg.reg, Store: rg.store, Settings: Settings{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics,
+		Now: rg.clock.Now, Jitter: func(n int64) int64 { return n - 1 }, LeaseDuration: time.Minute}}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -90,13 +90,13 @@ func (rg *rig) undone() []string {
 
 const key = "line#acme#ev1"
 
-func message(t *testing.T, env webhook.Envelope) process.Message {
+func message(t *testing.T, env webhook.Envelope) Message {
 	t.Helper()
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return process.Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
+	return Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
 }
 
 func envelope() webhook.Envelope {
@@ -243,7 +243,7 @@ func TestOutcomes(t *testing.T) {
 			wantUndone: []string{"a/three", "b/two"}},
 		{name: "a terminal record is acknowledged and left alone",
 			setup: func(rg *rig) { rg.store.put(key, fakeRecord{status: webhook.StatusSucceeded}) },
-			want:  AlreadyDone, wantAck: true, wantStatus: webhook.StatusSucceeded},
+			want:  Duplicate, wantAck: true, wantStatus: webhook.StatusSucceeded},
 		{name: "a missing record is acknowledged",
 			setup: func(*rig) {}, want: Absent, wantAck: true},
 	}
@@ -350,7 +350,7 @@ func TestLiveLeaseComesBack(t *testing.T) {
 func TestMalformedIsKeptForAnOperator(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	for _, body := range []string{`not json`, `{"provider":"line"}`} {
-		res := rg.c.Compensate(context.Background(), process.Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
+		res := rg.c.Compensate(context.Background(), Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
 		if res.Verdict != Malformed || res.Ack {
 			t.Errorf("%s: got %s (ack %v), want malformed, not acked", body, res.Verdict, res.Ack)
 		}
@@ -456,7 +456,7 @@ func TestBatchPublishesOnce(t *testing.T) {
 	rg.store.put("line#acme#done", fakeRecord{status: webhook.StatusSucceeded})
 	done := envelope()
 	done.Key = "line#acme#done"
-	ms := []process.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
+	ms := []Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
 	for i := range ms {
 		ms[i].MessageID = strings.Repeat("m", i+1)
 	}
@@ -465,7 +465,7 @@ func TestBatchPublishesOnce(t *testing.T) {
 	for _, r := range results {
 		got = append(got, r.Verdict)
 	}
-	if want := []Verdict{Compensated, Dead, AlreadyDone, Malformed}; !slices.Equal(got, want) {
+	if want := []Verdict{Compensated, Dead, Duplicate, Malformed}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	if len(rg.pub.calls) != 1 || len(rg.pub.calls[0]) != 2 {
@@ -500,7 +500,7 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	ok := Config{Registry: process.NewRegistry(), Store: newFakeStore(time.Now), Queue: &fakeQueue{}}
+	ok := Config{Registry: process.NewRegistry(), Store: newFakeStore(time.Now), Settings: Settings{Queue: &fakeQueue{}}}
 	if _, err := New(ok); err != nil {
 		t.Fatal(err)
 	}

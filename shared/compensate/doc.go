@@ -1,4 +1,5 @@
-// Package compensate is the compensator's engine: what the dead-letter path
+// Package compensate is the compensator's engine, a phase on the
+// leased-attempt kernel (shared/internal/kernel): what the dead-letter path
 // does with an event the processor gave up on (FAILED) or that SQS redrove
 // after maxReceiveCount deliveries (RECEIVED, RETRY or PROCESSING).
 //
@@ -24,10 +25,13 @@
 //     reason. Any other undo error is tried again with backoff (the
 //     message's visibility, full jitter, as the processor's retries).
 //
-// Every COMPENSATED and DEAD outcome is published ([process.Publisher]:
-// hookwall.event.compensated, hookwall.event.dead) and counted in EMF.
+// The kernel takes the lease, keeps it, guards each undo, backs a retry off,
+// settles the attempt with the compensator's fenced write and treats a lost
+// lease as it does for the processor. Every COMPENSATED and DEAD outcome is
+// published (the [Settings]' Publisher: hookwall.event.compensated,
+// hookwall.event.dead) and counted in EMF.
 //
-// The package imports no AWS SDK. It declares the ports it needs ([Store];
-// process.Visibility and process.Publisher), which store.Table,
-// memstore.Store, queue.Queue and bus.Publisher satisfy.
+// The package imports no AWS SDK. It declares the ports it needs ([Store],
+// [Requeuer]; the kernel's queue visibility and publisher), which
+// store.Table, memstore.Store, queue.Queue and bus.Publisher satisfy.
 package compensate

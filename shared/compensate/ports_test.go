@@ -3,7 +3,7 @@ package compensate_test
 import (
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
@@ -11,8 +11,9 @@ import (
 
 // The adapters satisfy the compensator's ports.
 var (
-	_ compensate.Store   = (*store.Table)(nil)
-	_ compensate.Store   = (*memstore.Store)(nil)
-	_ process.Visibility = (*queue.Queue)(nil)
-	_ process.Publisher  = (*bus.Publisher)(nil)
+	_ compensate.Store    = (*store.Table)(nil)
+	_ compensate.Store    = (*memstore.Store)(nil)
+	_ compensate.Requeuer = (*queue.Queue)(nil)
+	_ kernel.Visibility   = (*queue.Queue)(nil)
+	_ kernel.Publisher    = (*bus.Publisher)(nil)
 )

@@ -1,80 +1,28 @@
 package compensate
 
-import (
-	"time"
+import "github.com/hookwall/hookwall/shared/internal/kernel"
 
-	"github.com/hookwall/hookwall/shared/webhook"
-)
+// Message is one dead-letter message, as the compensator receives it.
+type Message = kernel.Message
+
+// Result is the result of handling one dead-letter message: its
+// [Verdict], whether it is acknowledged, and for an attempt the status the
+// record came from (From), the undos run (Undone) and skipped (Skipped),
+// and the COMPENSATED or DEAD outcome event, if one was reached.
+type Result = kernel.Result
 
 // Verdict is what handling one dead-letter message came to.
-type Verdict int
+type Verdict = kernel.Verdict
 
-// Verdicts. [Result.Ack] says whether the message is to be deleted.
+// The verdicts of the compensator: Compensated, Dead and Requeued are its
+// outcomes (ack); Retried (an undo failed; not acked), Duplicate (the record
+// was SUCCEEDED, COMPENSATED or DEAD; ack), Busy (a live lease elsewhere;
+// not acked), Absent (no live record; ack), LeaseLost (not acked),
+// Malformed (not an envelope: kept on the queue, hidden for the longest
+// visibility timeout, for an operator; not acked) and Errored (a store or
+// queue call failed; not acked) are the kernel's, as for every engine.
 const (
-	// Compensated: every journaled step with a compensation is undone; the
-	// record is COMPENSATED. Ack.
-	Compensated Verdict = iota + 1
-	// Dead: nothing to compensate, a permanent undo error, or the attempts
-	// exhausted; the record is DEAD with the reason. Ack.
-	Dead
-	// Retried: an undo failed; the record stays COMPENSATING and the message
-	// comes back after the backoff. Not acked.
-	Retried
-	// AlreadyDone: the record was SUCCEEDED, COMPENSATED or DEAD; nothing
-	// changed. Ack.
-	AlreadyDone
-	// Busy: a live lease is held elsewhere; the message comes back after it. Not acked.
-	Busy
-	// Absent: there is no live record for the key. Ack.
-	Absent
-	// LeaseLost: another worker took over; this attempt's outcome was discarded. Not acked.
-	LeaseLost
-	// Malformed: the body is not an envelope; the message is kept on the
-	// queue, hidden for the longest visibility timeout, for an operator. Not acked.
-	Malformed
-	// Errored: a store call failed; the message comes back. Not acked.
-	Errored
-	// Requeued: the processor never finished the event and there was
-	// nothing to compensate; its record is RETRY and the event is back on
-	// the main queue. Ack.
-	Requeued
+	Compensated, Dead, Requeued, Retried = kernel.Compensated, kernel.Dead, kernel.Requeued, kernel.Retried
+	Duplicate, Busy, Absent, LeaseLost   = kernel.Duplicate, kernel.Busy, kernel.Absent, kernel.LeaseLost
+	Malformed, Errored                   = kernel.Malformed, kernel.Errored
 )
-
-var verdictNames = [...]string{"", "compensated", "dead", "retried", "already-done", "busy", "absent",
-	"lease-lost", "malformed", "errored", "requeued"}
-
-// String returns the verdict's name.
-func (v Verdict) String() string {
-	if v > 0 && int(v) < len(verdictNames) {
-		return verdictNames[v]
-	}
-	return "unknown"
-}
-
-// Result is the result of handling one dead-letter message.
-type Result struct {
-	// MessageID is the message's id.
-	MessageID string
-	// Key is the event key ("" if the body was malformed).
-	Key string
-	// Verdict says what happened.
-	Verdict Verdict
-	// Ack is true when the message is to be deleted from the queue (not
-	// reported as a batch item failure).
-	Ack bool
-	// Attempt is the compensation attempt (0 when no lease was taken).
-	Attempt int
-	// From is the status the record was taken to COMPENSATING from (or, for
-	// AlreadyDone and Busy, the status found).
-	From webhook.Status
-	// Undone lists the compensation steps run by this attempt, in order, as
-	// "handler/step"; Skipped those found already journaled.
-	Undone  []string
-	Skipped []string
-	// RetryAfter is the visibility timeout set on the message, if any.
-	RetryAfter time.Duration
-	// Err is the undo's error, the reason given up, or the failed call.
-	Err error
-	// Event is the outcome event (COMPENSATED or DEAD), if one was reached.
-	Event *webhook.Outcome
-}

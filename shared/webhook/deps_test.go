@@ -44,8 +44,9 @@ func TestImportRules(t *testing.T) {
 		{"shared/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
 			"shared/internal/kernel", "shared/process", "shared/lease"}},
 		// The compensator engine: like the processor's, no AWS SDK (nor the
-		// Lambda library); it uses the processor's registry and ports.
-		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process"}},
+		// Lambda library); a phase on the kernel, with the team API's registry.
+		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process",
+			"shared/internal/kernel"}},
 		// What the test kits processtest and compensatetest share: the
 		// store's types, nothing of the engines.
 		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/store"}},

@@ -97,8 +97,8 @@ func (s *stack) handler(reg *process.Registry, wrap func(compensate.Store) compe
 	if wrap != nil {
 		st = wrap(st)
 	}
-	c, err := compensate.New(compensate.Config{Registry: reg, Store: st, Queue: s.dlq, Requeue: s.main, Publisher: s.pub, Metrics: s.metrics,
-		Logger: discard, Now: s.clock.Now, LeaseDuration: lease, Transport: transport})
+	c, err := compensate.New(compensate.Config{Registry: reg, Store: st, Requeue: s.main, Settings: compensate.Settings{Queue: s.dlq,
+		Publisher: s.pub, Metrics: s.metrics, Logger: discard, Now: s.clock.Now, LeaseDuration: lease, Transport: transport}})
 	if err != nil {
 		s.t.Fatal(err)
 	}

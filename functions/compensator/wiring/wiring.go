@@ -56,9 +56,10 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 	handlers.Register(reg, handlers.Deps{
 		Tenants: b.Tenants, DynamoDB: b.DynamoDB, CRMLeadsURL: s.CRMLeadsURL, ApprovalsTable: s.ApprovalsTable})
 	comp, err := compensate.New(compensate.Config{
-		Registry: reg, Store: b.Table, Queue: b.DLQ, Requeue: b.Queue, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
-		LeaseDuration: s.Lease, MaxAttempts: s.CompensationAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
-		Retention: s.Retention,
+		Registry: reg, Store: b.Table, Requeue: b.Queue,
+		Settings: compensate.Settings{Queue: b.DLQ, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
+			LeaseDuration: s.Lease, MaxAttempts: s.CompensationAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
+			Retention: s.Retention},
 	})
 	if err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func (noVisibility) ChangeVisibility(context.Context, string, time.Duration) err
 
 func newHandler(t *testing.T, sw Sweeper) *Handler {
 	t.Helper()
-	c, err := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Queue: noVisibility{}})
+	c, err := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Settings: compensate.Settings{Queue: noVisibility{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +114,6 @@ func TestNewNeedsItsParts(t *testing.T) {
 			t.Error("New without a sweeper did not panic")
 		}
 	}()
-	c, _ := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Queue: noVisibility{}})
+	c, _ := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Settings: compensate.Settings{Queue: noVisibility{}}})
 	New(c, nil, 0, nil, slog.Default())
 }

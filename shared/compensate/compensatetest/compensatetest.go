@@ -217,8 +217,8 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 
 	ks := &kitStore{Store: k.comp, sc: sc}
 	pub := &recorder{}
-	c, err := compensate.New(compensate.Config{Registry: k.reg, Store: ks, Queue: pub, Publisher: pub,
-		LeaseDuration: Lease, MaxAttempts: k.opts.attempts, Now: k.clock.Now, Logger: discard})
+	c, err := compensate.New(compensate.Config{Registry: k.reg, Store: ks, Settings: compensate.Settings{Queue: pub, Publisher: pub,
+		LeaseDuration: Lease, MaxAttempts: k.opts.attempts, Now: k.clock.Now, Logger: discard}})
 	if err != nil {
 		t.Fatalf("compensatetest: %v", err)
 	}
@@ -228,7 +228,7 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 		var wg sync.WaitGroup
 		for i := range results {
 			wg.Go(func() {
-				results[i] = c.Compensate(ctx, process.Message{MessageID: fmt.Sprintf("d%d-%d", round, i),
+				results[i] = c.Compensate(ctx, compensate.Message{MessageID: fmt.Sprintf("d%d-%d", round, i),
 					ReceiptHandle: fmt.Sprintf("rh%d-%d", round, i), Body: dead})
 			})
 		}
