@@ -27,6 +27,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/awstest"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -219,11 +220,11 @@ func TestSignSendIsAcceptedForEveryProviderAndMode(t *testing.T) {
 	}
 }
 
-// processor runs the processor engine (process.New, as the processor's
+// processor runs the processor engine (dispatch.New, as the processor's
 // wiring builds it) over the stack, with one handler that journals a step
 // and then fails permanently while broken is set.
 type processor struct {
-	d              *process.Dispatcher
+	d              *dispatch.Dispatcher
 	broken         atomic.Bool
 	steps, handled atomic.Int32
 }
@@ -254,7 +255,7 @@ func newProcessor(t *testing.T, s *stack) *processor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.d, err = process.New(process.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq}); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -262,11 +263,11 @@ func newProcessor(t *testing.T, s *stack) *processor {
 
 // drain processes every message on the main queue once, deleting the
 // acknowledged ones, and returns the verdicts.
-func (p *processor) drain(t *testing.T, s *stack) []process.Verdict {
+func (p *processor) drain(t *testing.T, s *stack) []dispatch.Verdict {
 	t.Helper()
-	var verdicts []process.Verdict
+	var verdicts []dispatch.Verdict
 	for _, m := range awstest.Drain(t, s.sq, s.queues.URL) {
-		res := p.d.Process(context.Background(), process.Message{MessageID: aws.ToString(m.MessageId),
+		res := p.d.Process(context.Background(), dispatch.Message{MessageID: aws.ToString(m.MessageId),
 			ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: []byte(aws.ToString(m.Body))})
 		verdicts = append(verdicts, res.Verdict)
 		if res.Ack {
@@ -296,7 +297,7 @@ func TestReplayAfterAFixEndsSucceeded(t *testing.T) {
 		return "line#acme#" + id
 	}
 	key := send("01JREPLAY0000000000000001")
-	if v := p.drain(t, s); !slices.Equal(v, []process.Verdict{process.Failed}) {
+	if v := p.drain(t, s); !slices.Equal(v, []dispatch.Verdict{dispatch.Failed}) {
 		t.Fatalf("first run: %v, want failed", v)
 	}
 	if v := s.view(t, key); v.Record.Status != webhook.StatusFailed || !strings.Contains(v.Record.LastError, "the bug") {
@@ -311,7 +312,7 @@ func TestReplayAfterAFixEndsSucceeded(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "replayed "+key+": FAILED → RECEIVED") {
 		t.Fatalf("replay: exit %d %s%s", code, out, errOut)
 	}
-	if v := p.drain(t, s); !slices.Equal(v, []process.Verdict{process.Succeeded}) {
+	if v := p.drain(t, s); !slices.Equal(v, []dispatch.Verdict{dispatch.Succeeded}) {
 		t.Fatalf("after the replay: %v, want succeeded", v)
 	}
 	v := s.view(t, key)
@@ -320,7 +321,7 @@ func TestReplayAfterAFixEndsSucceeded(t *testing.T) {
 	}
 	if p.steps.Load() != 1 || p.handled.Load() != 2 {
 		t.Errorf("step ran %d times and handler %d, want 1 and 2: a replay keeps the journaled steps done unless --fresh-steps "+
-			"(the processor must read the journal on a replayed record's attempt 1: shared/process/steps.go load skips it when Attempt <= 1)",
+			"(the processor must read the journal on a replayed record's attempt 1: shared/dispatch/journal.go load skips it when Attempt <= 1)",
 			p.steps.Load(), p.handled.Load())
 	}
 	var path []string
@@ -348,7 +349,7 @@ func TestReplayAfterAFixEndsSucceeded(t *testing.T) {
 	// The range: two new events break, are counted, then replayed.
 	p.broken.Store(true)
 	k1, k2 := send("01JREPLAY0000000000000002"), send("01JREPLAY0000000000000003")
-	if v := p.drain(t, s); !slices.Equal(v, []process.Verdict{process.Failed, process.Failed}) {
+	if v := p.drain(t, s); !slices.Equal(v, []dispatch.Verdict{dispatch.Failed, dispatch.Failed}) {
 		t.Fatalf("second run: %v", v)
 	}
 	p.broken.Store(false)
@@ -364,7 +365,7 @@ func TestReplayAfterAFixEndsSucceeded(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "replayed and enqueued 2, refused 0, missing 0, failed 0") {
 		t.Fatalf("replay --yes: exit %d %s%s", code, out, errOut)
 	}
-	if v := p.drain(t, s); !slices.Equal(v, []process.Verdict{process.Succeeded, process.Succeeded}) {
+	if v := p.drain(t, s); !slices.Equal(v, []dispatch.Verdict{dispatch.Succeeded, dispatch.Succeeded}) {
 		t.Fatalf("after the range replay: %v", v)
 	}
 	code, out, errOut = s.cli(t, "events", "list", "--status", "FAILED,SUCCEEDED", "--since", "1h", "--json")

@@ -11,8 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/sweep"
 )
 
@@ -27,8 +27,8 @@ var emitted = map[string][]string{
 	"receiver": {intake.MetricReceived, intake.MetricEnqueued, intake.MetricDuplicate, intake.MetricConflict,
 		intake.MetricInFlight, intake.MetricReenqueued, intake.MetricReceiverLatency, intake.MetricRejected,
 		intake.MetricRejectedUnavailable},
-	"processor": {process.MetricSucceeded, process.MetricRetried, process.MetricFailed, process.MetricUnhandled,
-		process.MetricProcessingLatency, process.MetricEndToEndLatency},
+	"processor": {dispatch.MetricSucceeded, dispatch.MetricRetried, dispatch.MetricFailed, dispatch.MetricUnhandled,
+		dispatch.MetricProcessingLatency, dispatch.MetricEndToEndLatency},
 	"compensator": {compensate.MetricCompensated, compensate.MetricDead, compensate.MetricCompensationLatency,
 		sweep.MetricRequeued, sweep.MetricDeadLettered},
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/awsconf"
 	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/tenants"
@@ -39,7 +39,7 @@ type Backend struct {
 	Table      *store.Table
 	Queue, DLQ *queue.Queue
 	// Publisher publishes outcome events (nil: publishing off).
-	Publisher process.Publisher
+	Publisher dispatch.Publisher
 
 	tableName string
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -15,8 +16,9 @@ import (
 // leased-attempt kernel. It is safe for concurrent use; one message may be
 // delivered to it many times concurrently.
 type Compensator struct {
-	cfg Config
-	k   *kernel.Engine
+	cfg   Config
+	table *registry.Table // cfg.Registry, as the engines see it
+	k     *kernel.Engine
 }
 
 // names are the compensator's log messages and metrics where the kernel
@@ -32,7 +34,7 @@ func New(cfg Config) (*Compensator, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	c := &Compensator{cfg: cfg}
+	c := &Compensator{cfg: cfg, table: (*registry.Table)(cfg.Registry)}
 	c.k = kernel.New(cfg.Settings, phase{c}, names)
 	return c, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -388,7 +389,7 @@ func TestPanicIsRetried(t *testing.T) {
 	}, nil)
 	rg.failedWithSteps()
 	res := rg.c.Compensate(context.Background(), message(t, envelope()))
-	var pe *process.PanicError
+	var pe *registry.PanicError
 	if res.Verdict != Retried || !errors.As(res.Err, &pe) {
 		t.Errorf("got %s (%v), want retried with a PanicError", res.Verdict, res.Err)
 	}
@@ -426,7 +427,7 @@ func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
 	defer cancel()
 	res := rg.c.Compensate(ctx, message(t, envelope()))
 	<-started
-	if res.Verdict != LeaseLost || !errors.Is(res.Err, process.ErrLeaseLost) {
+	if res.Verdict != LeaseLost || !errors.Is(res.Err, registry.ErrLeaseLost) {
 		t.Errorf("got %s (%v), want lease-lost", res.Verdict, res.Err)
 	}
 	if ctx.Err() != nil {

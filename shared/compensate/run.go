@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -31,7 +31,7 @@ type run struct {
 type todo struct {
 	entry webhook.JournalEntry
 	index int // position in the journal
-	reg   *process.Registration
+	reg   *registry.Entry
 }
 
 // Run undoes the journaled forward steps (ctx is cancelled when the lease
@@ -52,7 +52,7 @@ func (r *run) Run(ctx context.Context, res *Result) error {
 	}
 	for _, td := range plan {
 		if a.Lost() {
-			return process.ErrLeaseLost
+			return registry.ErrLeaseLost
 		}
 		id := td.entry.Handler + "/" + td.entry.Step
 		if done[td.entry.Handler+"#"+td.entry.Step] {
@@ -64,19 +64,19 @@ func (r *run) Run(ctx context.Context, res *Result) error {
 		if err := r.undo(ctx, td); err != nil {
 			r.failed = id
 			if a.Lost() {
-				return process.ErrLeaseLost
+				return registry.ErrLeaseLost
 			}
 			return fmt.Errorf("undo %s: %w", id, err)
 		}
 		held, err := cfg.Store.SaveStep(ctx, a.Lease, webhook.JournalEntry{
-			Handler: td.entry.Handler, Step: process.UndoStep(td.entry.Step), CompletedAt: cfg.Now()})
+			Handler: td.entry.Handler, Step: registry.UndoStep(td.entry.Step), CompletedAt: cfg.Now()})
 		if err != nil {
 			r.failed = id
 			return fmt.Errorf("journal undo %s: %w", id, err)
 		}
 		if !held {
 			a.MarkLost()
-			return process.ErrLeaseLost
+			return registry.ErrLeaseLost
 		}
 		cfg.Metrics.Count(MetricUndone, 1)
 		r.undone = append(r.undone, id)
@@ -93,15 +93,15 @@ func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo,
 	var plan []todo
 	without := map[string]int{} // handler → steps left as they are
 	for i, e := range entries {
-		if fwd, ok := process.IsUndoStep(e.Step); ok {
+		if fwd, ok := registry.IsUndoStep(e.Step); ok {
 			done[e.Handler+"#"+fwd] = true
 			continue
 		}
 		if e.Step == "" || e.Step[0] == '$' { // DoneStep and any other marker
 			continue
 		}
-		reg := r.c.cfg.Registry.Handler(e.Handler)
-		if reg == nil || reg.Compensation() == nil {
+		reg := r.c.table.Handler(e.Handler)
+		if reg == nil || reg.Undo == nil {
 			without[e.Handler]++
 			continue
 		}
@@ -110,7 +110,7 @@ func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo,
 	for _, h := range slices.Sorted(maps.Keys(without)) {
 		r.c.cfg.Metrics.Count(MetricNotCompensable, without[h])
 		r.a.Log.WarnContext(ctx, "journaled steps of a handler without compensation are left as they are",
-			slog.String("handler", h), slog.Int("steps", without[h]), slog.Bool("registered", r.c.cfg.Registry.Handler(h) != nil))
+			slog.String("handler", h), slog.Int("steps", without[h]), slog.Bool("registered", r.c.table.Handler(h) != nil))
 	}
 	slices.SortStableFunc(plan, func(a, b todo) int {
 		if c := b.entry.CompletedAt.Compare(a.entry.CompletedAt); c != 0 {
@@ -128,7 +128,8 @@ func (r *run) undo(ctx context.Context, td todo) error {
 	log := a.Log.With(slog.String("handler", td.entry.Handler), slog.String("step", td.entry.Step))
 	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.Env.Key), slog.String("handler", td.entry.Handler),
 		slog.String("step", td.entry.Step))
-	return a.Guard(ctx, td.reg.Timeout(), log, func(ctx context.Context) error {
-		return td.reg.Compensation()(ctx, process.NewUndo(a.Env, td.entry, a.Lease.Attempt, log, r.c.cfg.Transport))
+	return a.Guard(ctx, td.reg.Timeout, log, func(ctx context.Context) error {
+		return td.reg.Undo(ctx, registry.UndoCall{Envelope: a.Env, Entry: td.entry, Attempt: a.Lease.Attempt, Log: log,
+			Transport: r.c.cfg.Transport})
 	})
 }

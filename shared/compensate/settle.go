@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -29,7 +29,7 @@ func (r *run) Settle(_ context.Context, herr error) kernel.Settlement {
 	switch {
 	case herr == nil: // nothing to compensate
 		reason = "nothing to compensate: " + orStatus(a.Acq.LastError, a.Acq.Status)
-	case process.IsPermanent(herr):
+	case registry.IsPermanent(herr):
 		reason = "compensation failed permanently: " + herr.Error()
 	case a.Lease.Attempt >= cfg.MaxAttempts:
 		reason = fmt.Sprintf("compensation attempts exhausted (%d): %s", a.Lease.Attempt, herr.Error())

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 )
 
 // Event is one event as a handler of payload type T receives it.
@@ -31,22 +30,15 @@ type Event[T any] struct {
 	// Log is tagged with the event key, provider, tenant, type, attempt and handler.
 	Log *slog.Logger
 
-	run *handlerRun
+	call registry.Call
 }
 
-// eventInfo is the non-generic part of an event, built by the dispatcher.
-type eventInfo struct {
-	env     webhook.Envelope
-	attempt int
-	log     *slog.Logger
-	run     *handlerRun
-}
-
-func newEvent[T any](info eventInfo) *Event[T] {
+func newEvent[T any](c registry.Call) *Event[T] {
+	env := c.Envelope
 	return &Event[T]{
-		Key: info.env.Key, Provider: info.env.Provider, Tenant: info.env.Tenant, Type: info.env.Type,
-		Attempt: info.attempt, ReceivedAt: info.env.ReceivedAt, TraceID: info.env.TraceID,
-		Log: info.log, run: info.run,
+		Key: env.Key, Provider: env.Provider, Tenant: env.Tenant, Type: env.Type,
+		Attempt: c.Attempt, ReceivedAt: env.ReceivedAt, TraceID: env.TraceID,
+		Log: c.Log, call: c,
 	}
 }
 
@@ -61,7 +53,7 @@ func newEvent[T any](info eventInfo) *Event[T] {
 // must be unique within one handler run, non-empty, without '#' and not
 // start with '$'. If the attempt lost its lease, Step returns [ErrLeaseLost].
 func Step[T any](ctx context.Context, ev *Event[T], name string, fn func(ctx context.Context, idemKey string) error) error {
-	_, err := ev.run.step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
+	_, err := ev.call.Steps.Step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
 		return nil, fn(ctx, key)
 	})
 	return err
@@ -71,7 +63,7 @@ func Step[T any](ctx context.Context, ev *Event[T], name string, fn func(ctx con
 // (as JSON) in the journal and returned on replay without calling fn.
 func StepResult[R, T any](ctx context.Context, ev *Event[T], name string, fn func(ctx context.Context, idemKey string) (R, error)) (R, error) {
 	var zero R
-	b, err := ev.run.step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
+	b, err := ev.call.Steps.Step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
 		r, err := fn(ctx, key)
 		if err != nil {
 			return nil, err
@@ -99,34 +91,22 @@ func StepResult[R, T any](ctx context.Context, ev *Event[T], name string, fn fun
 // (unless the request already has one). Outside a Step it adds nothing. It
 // has no timeout of its own: the context's deadline applies.
 func (e *Event[T]) HTTPClient() *http.Client {
-	return &http.Client{Transport: &idemTransport{base: e.run.att.d.transport}}
+	base := e.call.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: &idemTransport{base: base}}
 }
 
 // HeaderIdempotencyKey is the header [Event.HTTPClient] sets.
 const HeaderIdempotencyKey = "Idempotency-Key"
 
-type idemKeyCtx struct{}
-
-// idempotencyKeyFrom returns the idempotency key of the step whose context
-// ctx is (or derives from).
-func idempotencyKeyFrom(ctx context.Context) (string, bool) {
-	k, ok := ctx.Value(idemKeyCtx{}).(string)
-	return k, ok
-}
-
 type idemTransport struct{ base http.RoundTripper }
 
 func (t *idemTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if k, ok := idempotencyKeyFrom(req.Context()); ok && req.Header.Get(HeaderIdempotencyKey) == "" {
+	if k, ok := registry.IdempotencyKey(req.Context()); ok && req.Header.Get(HeaderIdempotencyKey) == "" {
 		req = req.Clone(req.Context())
 		req.Header.Set(HeaderIdempotencyKey, k)
 	}
 	return t.base.RoundTrip(req)
-}
-
-func validStepName(name string) error {
-	if name == "" || strings.Contains(name, "#") || strings.HasPrefix(name, "$") {
-		return Permanent(fmt.Errorf("step name %q: must be non-empty, without '#', not starting with '$'", name))
-	}
-	return nil
 }

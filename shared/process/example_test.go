@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
@@ -47,7 +48,7 @@ func ExampleHandle() {
 	}, process.MaxAttempts(5), process.Timeout(20*time.Second))
 
 	st := memstore.New(memstore.Config{})
-	d, err := process.New(process.Config{Registry: reg, Store: st, Queue: queueStub{}, DLQ: queueStub{}})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, Queue: queueStub{}, DLQ: queueStub{}})
 	if err != nil {
 		panic(err)
 	}
@@ -57,7 +58,7 @@ func ExampleHandle() {
 		Provider: "line", Tenant: "t1", EventType: "follow", ExpiresAt: time.Now().Add(time.Hour).Unix()})
 	body, _ := json.Marshal(webhook.Envelope{Key: key, Provider: "line", Tenant: "t1", Type: "follow",
 		ReceivedAt: time.Now(), Payload: json.RawMessage(`{"userId":"U1"}`)})
-	msg := process.Message{MessageID: "m-1", ReceiptHandle: "rh-1", Body: body}
+	msg := dispatch.Message{MessageID: "m-1", ReceiptHandle: "rh-1", Body: body}
 	for range 3 {
 		res := d.Process(context.Background(), msg)
 		fmt.Println(res.Verdict, res.Ack)

@@ -6,20 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
-
-// UndoStepPrefix starts the journal step name of a compensation step: the
-// undo of a handler's forward step s is journaled under the same handler as
-// UndoStepPrefix + s ([UndoStep]). Like [webhook.DoneStep], it starts with
-// '$', which forward step names cannot.
-const UndoStepPrefix = "$undo:"
-
-// UndoStep returns the journal step name of the undo of forward step step.
-func UndoStep(step string) string { return UndoStepPrefix + step }
 
 // UndoFunc undoes one journaled forward step of its handler (set with
 // [Registration.Compensate]). Return nil when the step is undone, or when
@@ -47,7 +38,7 @@ type Undo struct {
 	// CompletedAt is when the forward step was journaled.
 	CompletedAt time.Time
 	// IdempotencyKey is the undo's own idempotency key,
-	// webhook.IdempotencyKey(event key, Handler, UndoStep(Step)): the same on
+	// webhook.IdempotencyKey(event key, Handler, "$undo:"+Step): the same on
 	// every compensation attempt and distinct from the forward step's.
 	// [Undo.HTTPClient] sends it; pass it to any other external system.
 	IdempotencyKey string
@@ -60,19 +51,17 @@ type Undo struct {
 	transport http.RoundTripper
 }
 
-// NewUndo returns the Undo of the journaled forward step e for the event
-// env, on compensation attempt attempt: the compensator (shared/compensate)
-// builds each Undo with it, and a team's test can call its [UndoFunc] with
-// one. [Undo.HTTPClient] sends requests through transport (nil:
-// http.DefaultTransport); a nil log discards.
-func NewUndo(env webhook.Envelope, e webhook.JournalEntry, attempt int, log *slog.Logger, transport http.RoundTripper) *Undo {
+// newUndo returns the Undo of the journaled forward step of c.
+func newUndo(c registry.UndoCall) *Undo {
+	log := c.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	e := c.Entry
 	return &Undo{
-		Envelope: env, Handler: e.Handler, Step: e.Step, Result: e.Result, CompletedAt: e.CompletedAt,
-		IdempotencyKey: webhook.IdempotencyKey(env.Key, e.Handler, UndoStep(e.Step)),
-		Attempt:        attempt, Log: log, transport: transport,
+		Envelope: c.Envelope, Handler: e.Handler, Step: e.Step, Result: e.Result, CompletedAt: e.CompletedAt,
+		IdempotencyKey: webhook.IdempotencyKey(c.Envelope.Key, e.Handler, registry.UndoStep(e.Step)),
+		Attempt:        c.Attempt, Log: log, transport: c.Transport,
 	}
 }
 
@@ -113,14 +102,4 @@ func UndoResult[R any](u *Undo) (R, error) {
 		return r, Permanent(fmt.Errorf("undo %s/%s: decode journaled result: %w", u.Handler, u.Step, err))
 	}
 	return r, nil
-}
-
-// IsUndoStep reports whether step is the journal name of a compensation
-// step, and returns the forward step it undoes.
-func IsUndoStep(step string) (forward string, ok bool) {
-	forward, ok = strings.CutPrefix(step, UndoStepPrefix)
-	if !ok || forward == "" {
-		return "", false
-	}
-	return forward, true
 }

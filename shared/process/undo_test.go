@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 func TestNewUndoDerivesItsOwnKey(t *testing.T) {
 	env := webhook.Envelope{Key: "line#acme#e1"}
 	e := webhook.JournalEntry{Handler: "crm", Step: "create-lead", Result: []byte(`{"id":"L-7"}`), CompletedAt: time.UnixMilli(5)}
-	u := NewUndo(env, e, 2, nil, nil)
+	u := newUndo(registry.UndoCall{Envelope: env, Entry: e, Attempt: 2})
 	if want := webhook.IdempotencyKey(env.Key, "crm", "$undo:create-lead"); u.IdempotencyKey != want {
 		t.Errorf("key: got %s, want %s", u.IdempotencyKey, want)
 	}
@@ -29,7 +30,7 @@ func TestUndoResult(t *testing.T) {
 	type lead struct {
 		ID string `json:"id"`
 	}
-	u := NewUndo(webhook.Envelope{Key: "k"}, webhook.JournalEntry{Handler: "h", Step: "s", Result: []byte(`{"id":"L-7"}`)}, 1, nil, nil)
+	u := newUndo(registry.UndoCall{Envelope: webhook.Envelope{Key: "k"}, Entry: webhook.JournalEntry{Handler: "h", Step: "s", Result: []byte(`{"id":"L-7"}`)}, Attempt: 1})
 	if l, err := UndoResult[lead](u); err != nil || l.ID != "L-7" {
 		t.Errorf("got %+v, %v", l, err)
 	}
@@ -47,7 +48,7 @@ func TestUndoHTTPClient(t *testing.T) {
 		got = append(got, r.Header.Get(HeaderIdempotencyKey))
 	}))
 	defer srv.Close()
-	u := NewUndo(webhook.Envelope{Key: "k"}, webhook.JournalEntry{Handler: "h", Step: "s"}, 1, nil, srv.Client().Transport)
+	u := newUndo(registry.UndoCall{Envelope: webhook.Envelope{Key: "k"}, Entry: webhook.JournalEntry{Handler: "h", Step: "s"}, Attempt: 1, Transport: srv.Client().Transport})
 	for _, preset := range []string{"", "caller-set"} {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodDelete, srv.URL, nil)
 		if preset != "" {
@@ -64,32 +65,17 @@ func TestUndoHTTPClient(t *testing.T) {
 	}
 }
 
-func TestUndoStepNames(t *testing.T) {
-	if UndoStep("tag") != "$undo:tag" {
-		t.Errorf("got %s", UndoStep("tag"))
-	}
-	for step, want := range map[string]string{"$undo:tag": "tag", "tag": "", "$done": "", "$undo:": ""} {
-		got, ok := IsUndoStep(step)
-		if got != want || ok != (want != "") {
-			t.Errorf("IsUndoStep(%q): got %q, %v; want %q", step, got, ok, want)
-		}
-	}
-	if validStepName(UndoStep("x")) == nil {
-		t.Error("an undo step name is accepted as a forward step name")
-	}
-}
-
 func TestCompensateRegistersTheUndo(t *testing.T) {
 	r := NewRegistry()
 	reg := Handle(r, "h", followType, func(context.Context, *Event[follow]) error { return nil })
-	if reg.Compensation() != nil {
+	if r.table().Handler("h").Undo != nil {
 		t.Error("a new registration has a compensation")
 	}
 	called := false
 	if reg.Compensate(func(context.Context, *Undo) error { called = true; return nil }) != reg {
 		t.Error("Compensate does not return its registration")
 	}
-	if err := r.Handler("h").Compensation()(context.Background(), &Undo{}); err != nil || !called {
+	if err := r.table().Handler("h").Undo(context.Background(), registry.UndoCall{}); err != nil || !called {
 		t.Errorf("the registered undo was not the one called: %v", err)
 	}
 	defer func() {

@@ -19,7 +19,7 @@
 //     stated here: the caller passes the consuming package's exported
 //     constants ([ReceiverDefaults] from intake.Defaults,
 //     [ProcessorDefaults] from the processor's wiring.Defaults, which reads
-//     shared/process, [CompensatorDefaults] from the compensator's
+//     shared/dispatch, [CompensatorDefaults] from the compensator's
 //     wiring.Defaults), so each default is stated once.
 //   - Every variable is validated; the error joins one error per variable at
 //     fault, each naming it.

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/hookwall/hookwall/shared/awstest"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -173,7 +174,7 @@ type pipeline struct {
 	table *store.Table
 	ops   *awstest.OpCounter
 	cap   *capacity
-	d     *process.Dispatcher
+	d     *dispatch.Dispatcher
 	fail  atomic.Bool // the handler's second step fails while set
 }
 
@@ -205,7 +206,7 @@ func newPipeline(t *testing.T, cfg store.Config) *pipeline {
 			return nil
 		})
 	})
-	if p.d, err = process.New(process.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
 		t.Fatal(err)
 	}
 	p.ops.Take()
@@ -243,13 +244,13 @@ func (p *pipeline) claim(t *testing.T, key string, payload []byte) (webhook.Enve
 }
 
 // process runs one delivery of env through the dispatcher.
-func (p *pipeline) process(t *testing.T, env webhook.Envelope, want process.Verdict) usage {
+func (p *pipeline) process(t *testing.T, env webhook.Envelope, want dispatch.Verdict) usage {
 	t.Helper()
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := p.d.Process(context.Background(), process.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}); r.Verdict != want {
+	if r := p.d.Process(context.Background(), dispatch.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}); r.Verdict != want {
 		t.Fatalf("%s: got verdict %v (%v), want %v", env.Key, r.Verdict, r.Err, want)
 	}
 	return p.take()
@@ -269,12 +270,12 @@ func TestCallsAndCapacityPerEvent(t *testing.T) {
 	p := newPipeline(t, store.Config{Function: "processor"})
 	for _, size := range []int{200, 2048} {
 		env, claim := p.claim(t, fmt.Sprintf("line#t1#ok-%d", size), payloadOf(size))
-		happy := p.process(t, env, process.Succeeded)
+		happy := p.process(t, env, dispatch.Succeeded)
 		env2, claim2 := p.claim(t, fmt.Sprintf("line#t1#retry-%d", size), payloadOf(size))
 		p.fail.Store(true)
-		first := p.process(t, env2, process.Retried)
+		first := p.process(t, env2, dispatch.Retried)
 		p.fail.Store(false)
-		second := p.process(t, env2, process.Succeeded)
+		second := p.process(t, env2, dispatch.Succeeded)
 		for _, c := range []struct {
 			name string
 			got  usage
@@ -376,7 +377,7 @@ func measureEvent(t *testing.T, p *pipeline, key string, payload []byte) eventCo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := p.d.Process(context.Background(), process.Message{MessageID: key, ReceiptHandle: "rh", Body: body}); r.Verdict != process.Succeeded {
+	if r := p.d.Process(context.Background(), dispatch.Message{MessageID: key, ReceiptHandle: "rh", Body: body}); r.Verdict != dispatch.Succeeded {
 		t.Fatalf("%s: got verdict %v (%v)", key, r.Verdict, r.Err)
 	}
 	updates := 0
@@ -517,7 +518,7 @@ func newOneStepPipeline(t *testing.T) *pipeline {
 		}
 		return process.Step(ctx, ev, "reserve", func(context.Context, string) error { return nil })
 	})
-	if p.d, err = process.New(process.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
 		t.Fatal(err)
 	}
 	return p

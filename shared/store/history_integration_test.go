@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -61,9 +61,9 @@ func TestHistoryOfARetriedEvent(t *testing.T) {
 	p.take()
 
 	p.fail.Store(true)
-	first := p.process(t, env, process.Retried)
+	first := p.process(t, env, dispatch.Retried)
 	p.fail.Store(false)
-	second := p.process(t, env, process.Succeeded)
+	second := p.process(t, env, dispatch.Succeeded)
 	for name, c := range map[string]struct {
 		got  map[string]int
 		want map[string]int
@@ -114,7 +114,7 @@ func TestAcquireInAnotherProcess(t *testing.T) {
 	p := newPipeline(t, store.Config{Function: "processor"})
 	env, _ := p.claim(t, "line#t1#other", payloadOf(200))
 	p.fail.Store(true)
-	p.process(t, env, process.Retried)
+	p.process(t, env, dispatch.Retried)
 	p.fail.Store(false)
 
 	ops := &awstest.OpCounter{}

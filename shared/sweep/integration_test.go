@@ -23,8 +23,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/shared/awstest"
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/sqsbatch"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/sweep"
@@ -222,7 +223,7 @@ func TestSweeperRecoversAClaimLeftWithoutAMessage(t *testing.T) {
 		ran.add(ev.Key, ev.Data)
 		return process.Permanent(errors.New("blocked user"))
 	})
-	d, err := process.New(process.Config{Registry: reg, Store: procTable, Queue: mainQ, DLQ: dlq, Now: clock.Now})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: procTable, Queue: mainQ, DLQ: dlq, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

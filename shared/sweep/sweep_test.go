@@ -15,9 +15,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
@@ -910,8 +910,8 @@ func TestDefaultsMatchTheFunctionsTheySweepAfter(t *testing.T) {
 	if want := intake.DefaultBudget + intake.DefaultGraceMargin; d.Grace != want {
 		t.Errorf("Grace %v, want the receiver's default re-enqueue grace %v", d.Grace, want)
 	}
-	if d.RetryCap != process.DefaultRetryCap {
-		t.Errorf("RetryCap %v, want the processor's %v", d.RetryCap, process.DefaultRetryCap)
+	if d.RetryCap != dispatch.DefaultRetryCap {
+		t.Errorf("RetryCap %v, want the processor's %v", d.RetryCap, dispatch.DefaultRetryCap)
 	}
 	if d.StuckAfter != 5*time.Minute || d.Limit != 500 || d.Shards != store.SweepShards {
 		t.Errorf("defaults %+v", d)

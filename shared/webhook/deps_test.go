@@ -26,27 +26,30 @@ func TestImportRules(t *testing.T) {
 		{"shared/provider/wxmsg", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/xmljson"}},
 		{"shared/provider/wecom", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
 		{"shared/provider/wechat", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/wxmsg", "shared/provider/xmljson"}},
+		// The team API: the domain and the engines' view of the registry, no
+		// engine and no SDK.
+		{"shared/process", []string{"github.com/"}, []string{"shared/webhook", "shared/internal/registry"}},
+		{"shared/internal/registry", []string{"github.com/"}, []string{"shared/webhook"}},
 		// The processor engine: no AWS SDK and no adapter; it declares the
 		// interfaces it needs and store, queue and bus satisfy them.
-		{"shared/process", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout"}},
-		{"shared/process/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process"}},
+		{"shared/dispatch", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process"}},
+		{"shared/dispatch/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch"}},
 		// What the two engines share about an attempt under a lease
 		// (settings, heartbeat): the domain only, no SDK.
 		{"shared/lease", []string{"github.com/"}, []string{"shared/webhook"}},
 		{"shared/internal/fanout", []string{"github.com/"}, []string{}},
-		// The leased-attempt kernel both engines run on: the domain, obs and
-		// the fan-out; no SDK, no Lambda library. (It takes the error
-		// vocabulary from the team API for now.)
+		// The leased-attempt kernel both engines run on: the domain, obs, the
+		// fan-out and the registry's error vocabulary; no SDK, no Lambda library.
 		{"shared/internal/kernel", []string{"github.com/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
-			"shared/process", "shared/lease"}},
+			"shared/internal/registry"}},
 		// The Lambda SQS side of the engines: the kernel and the Lambda
 		// library's events, no SDK.
 		{"shared/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
-			"shared/internal/kernel", "shared/process", "shared/lease"}},
+			"shared/internal/kernel", "shared/internal/registry"}},
 		// The compensator engine: like the processor's, no AWS SDK (nor the
-		// Lambda library); a phase on the kernel, with the team API's registry.
-		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process",
-			"shared/internal/kernel"}},
+		// Lambda library); a phase on the kernel, with the team registry.
+		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
+			"shared/internal/registry", "shared/process", "shared/internal/kernel"}},
 		// What the test kits processtest and compensatetest share: the
 		// store's types, nothing of the engines.
 		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/store"}},
@@ -60,7 +63,7 @@ func TestImportRules(t *testing.T) {
 		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout"}},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
-		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/process",
+		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch",
 			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}},
 		{"shared/awslog", nil, []string{}},
 		// The tuned SDK configuration every function loads: the SDK and awslog.
@@ -99,7 +102,7 @@ func TestImportRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, mod+"shared/process") || strings.HasPrefix(dep, mod+"functions/processor") ||
+		if strings.HasPrefix(dep, mod+"shared/process") || strings.HasPrefix(dep, mod+"shared/dispatch") || strings.HasPrefix(dep, mod+"functions/processor") ||
 			strings.HasPrefix(dep, mod+"shared/compensate") || strings.HasPrefix(dep, mod+"functions/compensator") {
 			t.Errorf("functions/receiver depends on %s", dep)
 		}

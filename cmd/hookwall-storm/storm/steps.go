@@ -10,9 +10,10 @@ import (
 	"net/http"
 
 	"github.com/hookwall/hookwall/shared/backend"
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/sqsbatch"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -42,7 +43,7 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 		}
 		return nil
 	})
-	d, err := process.New(process.Config{
+	d, err := dispatch.New(dispatch.Config{
 		Registry: reg, Store: b.Table, Queue: b.Queue, DLQ: b.DLQ, Publisher: b.Publisher, Logger: log,
 		Metrics:       obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"}),
 		LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/hookwall/hookwall/functions/compensator/wiring"
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
@@ -36,7 +38,7 @@ import (
 
 // The compensator through its Lambda handler (wiring.New, HandleSQS), on a
 // table in DynamoDB Local and queues on the local SQS server, with the real
-// store.Table, queue.Queue and process.Dispatcher: issue 8's must-show 1
+// store.Table, queue.Queue and dispatch.Dispatcher: issue 8's must-show 1
 // and 2.
 
 type follow struct {
@@ -232,7 +234,7 @@ func (c *crashStore) SaveStep(ctx context.Context, l webhook.Lease, e webhook.Jo
 	if c.isDead(l.Owner) {
 		return false, nil
 	}
-	if _, undo := process.IsUndoStep(e.Step); undo {
+	if strings.HasPrefix(e.Step, "$undo:") { // a compensation step (shared/internal/registry.UndoStep)
 		c.mu.Lock()
 		first := c.dead == ""
 		if first {
@@ -327,15 +329,15 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 			if err := s.main.Send(ctx, []webhook.Envelope{env}); err != nil {
 				t.Fatal(err)
 			}
-			d, err := process.New(process.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now,
+			d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now,
 				LeaseDuration: lease, Logger: discard})
 			if err != nil {
 				t.Fatal(err)
 			}
 			in := s.receive(ctx, s.main.URL(), "")
-			res := d.Process(ctx, process.Message{MessageID: in.Records[0].MessageId, ReceiptHandle: in.Records[0].ReceiptHandle,
+			res := d.Process(ctx, dispatch.Message{MessageID: in.Records[0].MessageId, ReceiptHandle: in.Records[0].ReceiptHandle,
 				Body: []byte(in.Records[0].Body)})
-			if res.Verdict != process.Failed || !res.Ack {
+			if res.Verdict != dispatch.Failed || !res.Ack {
 				t.Fatalf("processor: got %s (%v), want failed", res.Verdict, res.Err)
 			}
 			s.ack(ctx, s.main.URL(), in, events.SQSEventResponse{})
@@ -436,7 +438,7 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 
 	t.Run("SUCCEEDED is acknowledged and unchanged", func(t *testing.T) {
 		env := s.claim(ctx, "ok")
-		d, err := process.New(process.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+		d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,7 +446,7 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res := d.Process(ctx, process.Message{MessageID: "p", Body: body}); res.Verdict != process.Succeeded {
+		if res := d.Process(ctx, dispatch.Message{MessageID: "p", Body: body}); res.Verdict != dispatch.Succeeded {
 			t.Fatalf("processor: got %s", res.Verdict)
 		}
 		before := s.get(ctx, env.Key)
@@ -548,11 +550,11 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 		t.Fatalf("record: %s after %d compensations, want RETRY after 1", rec.Status, rec.Compensations)
 	}
 	main := s.receive(ctx, s.main.URL(), "")
-	d, err := process.New(process.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := d.Process(ctx, process.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != process.Succeeded {
+	if res := d.Process(ctx, dispatch.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != dispatch.Succeeded {
 		t.Fatalf("processor on the requeued message: got %s (%v)", res.Verdict, res.Err)
 	}
 	if rec := s.get(ctx, env.Key); rec.Status != webhook.StatusSucceeded || ran != 1 {

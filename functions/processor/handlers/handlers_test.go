@@ -20,6 +20,7 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
@@ -207,8 +208,8 @@ func register(t *testing.T, r *process.Registry, deps Deps) {
 
 func names(r *process.Registry) []string {
 	var out []string
-	for _, h := range r.Handlers() {
-		out = append(out, h.Name())
+	for _, h := range dispatch.Handlers(r) {
+		out = append(out, h.Name)
 	}
 	slices.Sort(out)
 	return out
@@ -250,9 +251,9 @@ func TestRegisterWiresEveryTeam(t *testing.T) {
 	if len(declared) != len(slices.Compact(slices.Clone(declared))) {
 		t.Errorf("two teams declare the same handler name: %v", declared)
 	}
-	for _, h := range r.Handlers() {
-		if h.Name() == "" || h.Provider() == "" || h.EventType() == "" {
-			t.Errorf("handler %q: incomplete registration (provider %q, event type %q)", h.Name(), h.Provider(), h.EventType())
+	for _, h := range dispatch.Handlers(r) {
+		if h.Name == "" || h.Provider == "" || h.EventType == "" {
+			t.Errorf("handler %q: incomplete registration (provider %q, event type %q)", h.Name, h.Provider, h.EventType)
 		}
 	}
 }
@@ -302,18 +303,18 @@ func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
 	all := process.NewRegistry()
 	register(t, all, Deps{Tenants: tt, CRMLeadsURL: "https://crm.example/api"})
 	var order []string
-	for _, h := range all.Match("line", "acme", "follow") {
-		order = append(order, h.Name())
+	for _, h := range dispatch.Match(all, "line", "acme", "follow") {
+		order = append(order, h.Name)
 	}
 	if want := []string{crm.HandlerName, forward.HandlerName}; !slices.Equal(order, want) {
 		t.Errorf("acme's LINE follow: got handlers %v, want %v (forward last)", order, want)
 	}
 	r := process.NewRegistry()
 	register(t, r, Deps{Tenants: tt})
-	if got := r.Match("wecom", "acme", "text"); len(got) != 1 || got[0].Name() != forward.HandlerName {
+	if got := dispatch.Match(r, "wecom", "acme", "text"); len(got) != 1 || got[0].Name != forward.HandlerName {
 		t.Errorf("acme's wecom text: got %v, want the forward handler", got)
 	}
-	if got := r.Match("wecom", "plain", "text"); len(got) != 0 {
+	if got := dispatch.Match(r, "wecom", "plain", "text"); len(got) != 0 {
 		t.Errorf("plain's wecom text: got %v, want no handler", got)
 	}
 }

@@ -29,9 +29,10 @@ import (
 	"github.com/hookwall/hookwall/shared/awsconf"
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/sqsbatch"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -39,7 +40,7 @@ import (
 
 // BenchmarkProcessor is issue 11's processor figure: CPU and AWS calls per
 // event with 0, 1 and 3 journaled steps, and the throughput at batch size 10
-// against 1, through the processor's Lambda handler (process.New +
+// against 1, through the processor's Lambda handler (dispatch.New +
 // sqsbatch, as Build wires them, with handlers of 0, 1 or 3 steps that call
 // nothing outside) on DynamoDB Local and the SQS server. b.N is the number of
 // events: they are claimed and enqueued first (not timed), then received in
@@ -131,7 +132,7 @@ func benchProcessor(b *testing.B, steps, batch int) {
 		}
 		return nil
 	})
-	d, err := process.New(process.Config{Registry: reg, Store: table, Queue: mainQ, DLQ: dlq, Publisher: pub,
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: table, Queue: mainQ, DLQ: dlq, Publisher: pub,
 		Logger: slog.New(slog.DiscardHandler), Metrics: obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"})})
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,6 @@
 // Package wiring turns the processor's settings (shared/settings) into a
 // ready SQS batch [Handler]: AWS clients, the tenants document, the teams'
-// handlers (functions/processor/handlers) and the engine (shared/process).
+// handlers (functions/processor/handlers) and the engine (shared/dispatch).
 // functions/processor/main.go calls [Build]; tests and the local runner can
 // call it too.
 package wiring

@@ -9,9 +9,10 @@ import (
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
 	"github.com/hookwall/hookwall/shared/backend"
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/sqsbatch"
 	"github.com/hookwall/hookwall/shared/settings"
 )
 
@@ -20,11 +21,11 @@ import (
 func Defaults() settings.ProcessorDefaults {
 	return settings.ProcessorDefaults{
 		Concurrency: sqsbatch.DefaultConcurrency,
-		Lease:       process.DefaultLeaseDuration,
-		RetryBase:   process.DefaultRetryBase,
-		RetryCap:    process.DefaultRetryCap,
-		MaxAttempts: process.DefaultMaxAttempts,
-		Retention:   process.DefaultRetention,
+		Lease:       dispatch.DefaultLeaseDuration,
+		RetryBase:   dispatch.DefaultRetryBase,
+		RetryCap:    dispatch.DefaultRetryCap,
+		MaxAttempts: dispatch.DefaultMaxAttempts,
+		Retention:   dispatch.DefaultRetention,
 	}
 }
 
@@ -45,7 +46,7 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 	reg := process.NewRegistry()
 	handlers.Register(reg, handlers.Deps{
 		Tenants: b.Tenants, DynamoDB: b.DynamoDB, CRMLeadsURL: s.CRMLeadsURL, ApprovalsTable: s.ApprovalsTable})
-	d, err := process.New(process.Config{
+	d, err := dispatch.New(dispatch.Config{
 		Registry: reg, Store: b.Table, Queue: b.Queue, DLQ: b.DLQ, Publisher: b.Publisher,
 		Logger: logger, Metrics: metrics,
 		LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,

@@ -3,7 +3,7 @@ package wiring
 import (
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -23,9 +23,9 @@ func TestDefaultsAreTheEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Lease != process.DefaultLeaseDuration || s.MaxAttempts != process.DefaultMaxAttempts ||
-		s.RetryBase != process.DefaultRetryBase || s.RetryCap != process.DefaultRetryCap || s.Retention != process.DefaultRetention {
-		t.Errorf("got %+v, want the process.Default* values", s)
+	if s.Lease != dispatch.DefaultLeaseDuration || s.MaxAttempts != dispatch.DefaultMaxAttempts ||
+		s.RetryBase != dispatch.DefaultRetryBase || s.RetryCap != dispatch.DefaultRetryCap || s.Retention != dispatch.DefaultRetention {
+		t.Errorf("got %+v, want the dispatch.Default* values", s)
 	}
 }
 

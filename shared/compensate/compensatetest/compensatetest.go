@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/internal/testkit"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
@@ -127,7 +129,7 @@ func (r *Report) UndoKeys() []string {
 	var keys []string
 	for _, ev := range r.Events {
 		for _, e := range ev.Journal {
-			if _, ok := process.IsUndoStep(e.Step); ok {
+			if _, ok := registry.IsUndoStep(e.Step); ok {
 				keys = append(keys, webhook.IdempotencyKey(ev.Key, e.Handler, e.Step))
 			}
 		}
@@ -137,7 +139,7 @@ func (r *Report) UndoKeys() []string {
 }
 
 // Run delivers an event of typ with payload to the handlers of reg through
-// a real process.Dispatcher until the processor gives up on it (FAILED; the
+// a real dispatch.Dispatcher until the processor gives up on it (FAILED; the
 // handlers must fail it, or Run fails t), then delivers the dead letter the
 // processor sent to a real compensate.Compensator, in rounds, until the
 // record is COMPENSATED or DEAD, and returns what happened. payload is the
@@ -267,13 +269,13 @@ func (k *kit) process(ctx context.Context, key string, msg []byte) []byte {
 	t := k.t
 	t.Helper()
 	q := &recorder{}
-	d, err := process.New(process.Config{Registry: k.reg, Store: k.table, Queue: q, DLQ: q, LeaseDuration: Lease,
+	d, err := dispatch.New(dispatch.Config{Registry: k.reg, Store: k.table, Queue: q, DLQ: q, LeaseDuration: Lease,
 		Now: k.clock.Now, Logger: discard})
 	if err != nil {
 		t.Fatalf("compensatetest: %v", err)
 	}
 	for round := 1; ; round++ {
-		d.Process(ctx, process.Message{MessageID: fmt.Sprintf("p%d", round), ReceiptHandle: fmt.Sprintf("prh%d", round), Body: msg})
+		d.Process(ctx, dispatch.Message{MessageID: fmt.Sprintf("p%d", round), ReceiptHandle: fmt.Sprintf("prh%d", round), Body: msg})
 		rec := k.get(ctx, key)
 		switch {
 		case rec.Status == webhook.StatusFailed:

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/internal/testkit"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -98,7 +98,7 @@ func (c *kitStore) SaveStep(ctx context.Context, l webhook.Lease, e webhook.Jour
 	if c.sc.isDead(l.Owner) {
 		return false, nil
 	}
-	fwd, ok := process.IsUndoStep(e.Step)
+	fwd, ok := registry.IsUndoStep(e.Step)
 	if !ok {
 		return c.Store.SaveStep(ctx, l, e)
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/internal/testkit"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -69,9 +69,9 @@ func (c *kitStore) Acquire(ctx context.Context, key, owner string, until time.Ti
 }
 
 // LoadPayload passes the read on to the store when it keeps payloads apart
-// (see [process.PayloadLoader]).
+// (see [dispatch.PayloadLoader]).
 func (c *kitStore) LoadPayload(ctx context.Context, key string) ([]byte, error) {
-	if pl, ok := c.Store.(process.PayloadLoader); ok {
+	if pl, ok := c.Store.(dispatch.PayloadLoader); ok {
 		return pl.LoadPayload(ctx, key)
 	}
 	return nil, nil

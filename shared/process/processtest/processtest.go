@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/internal/testkit"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
@@ -102,10 +103,10 @@ type EventReport struct {
 	// entries included).
 	Journal []webhook.JournalEntry
 	// Deliveries counts the deliveries of this event; Verdicts counts them
-	// by verdict. A crashed delivery counts as [process.LeaseLost]: its
+	// by verdict. A crashed delivery counts as [dispatch.LeaseLost]: its
 	// closing write never landed.
 	Deliveries int
-	Verdicts   map[process.Verdict]int
+	Verdicts   map[dispatch.Verdict]int
 }
 
 // Report is what [Run] observed.
@@ -140,7 +141,7 @@ func (r *Report) StepKeys() []string {
 }
 
 // Run delivers an event of typ with payload to the handlers of reg through
-// a real [process.Dispatcher] on a fresh events table (see [NewStore]: in
+// a real [dispatch.Dispatcher] on a fresh events table (see [NewStore]: in
 // memory by default, DynamoDB Local with HOOKWALL_TEST_STORE=dynamodb), in
 // rounds of concurrent deliveries until the event is done (SUCCEEDED or
 // FAILED), and returns what happened. payload is the event's normalised JSON:
@@ -222,24 +223,24 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	t.Helper()
 	key, msg := testkit.Claim(ctx, t, k.table, "processtest", k.provider, k.opts.tenant, k.eventType, k.payload)
 	ks := &kitStore{Store: k.table, sc: sc}
-	d, err := process.New(process.Config{
+	d, err := dispatch.New(dispatch.Config{
 		Registry: k.reg, Store: ks, Queue: k.q, DLQ: k.q, LeaseDuration: Lease,
 		Now: k.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatalf("processtest: %v", err)
 	}
-	ev := EventReport{Key: key, Verdicts: map[process.Verdict]int{}}
+	ev := EventReport{Key: key, Verdicts: map[dispatch.Verdict]int{}}
 	var rec *store.Record
 	for round := 1; ; round++ {
-		results := make([]process.Result, k.opts.copies)
+		results := make([]dispatch.Result, k.opts.copies)
 		ks.rounds.Start(k.opts.copies)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range results {
 			wg.Go(func() {
 				<-start
-				results[i] = d.Process(ctx, process.Message{MessageID: fmt.Sprintf("m%d-%d", round, i),
+				results[i] = d.Process(ctx, dispatch.Message{MessageID: fmt.Sprintf("m%d-%d", round, i),
 					ReceiptHandle: fmt.Sprintf("rh%d-%d", round, i), Body: msg})
 			})
 		}

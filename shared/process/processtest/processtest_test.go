@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/store"
@@ -101,7 +102,7 @@ func TestRedeliverAndCrashAfterEachStep(t *testing.T) {
 				t.Errorf("%s (crash %+v): step %s requested %d times, want %d", ev.Key, ev.Crash, step, n, want)
 			}
 		}
-		if ev.Crash != nil && (ev.Attempts != 2 || ev.Verdicts[process.LeaseLost] != 1) {
+		if ev.Crash != nil && (ev.Attempts != 2 || ev.Verdicts[dispatch.LeaseLost] != 1) {
 			t.Errorf("%s: got %d attempts, verdicts %v; want 2 attempts, one crash", ev.Key, ev.Attempts, ev.Verdicts)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -43,7 +43,7 @@ func UseDynamoDB(t testing.TB) bool {
 // plus the receiver's claim and the reads the report is made of.
 // *store.Table and *memstore.Store satisfy it.
 type Store interface {
-	process.Store
+	dispatch.Store
 	Claim(ctx context.Context, ev store.NewEvent, window time.Duration) (store.ClaimResult, error)
 	Get(ctx context.Context, key string) (*store.Record, error)
 	Steps(ctx context.Context, key, claimID string) ([]webhook.JournalEntry, error)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/store/storetest"
@@ -18,7 +18,7 @@ import (
 // The in-memory store serves the receiver and the processor as the table does.
 var (
 	_ intake.Store           = (*memstore.Store)(nil)
-	_ process.Store          = (*memstore.Store)(nil)
+	_ dispatch.Store         = (*memstore.Store)(nil)
 	_ storetest.Store        = (*memstore.Store)(nil)
 	_ store.UpdateItemAPI    = (*memstore.Table)(nil)
 	_ storetest.TransitionDB = (*memstore.Table)(nil)

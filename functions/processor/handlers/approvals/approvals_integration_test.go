@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
@@ -122,7 +123,7 @@ func TestApprovalOutcomes(t *testing.T) {
 		{"rejected", approvals.StatusSubmitted, "3", approvals.StatusRejected, webhook.StatusSucceeded, 1, "applied"},
 		{"a row that moved on is a conflict, left alone", approvals.StatusRejected, "2", approvals.StatusRejected, webhook.StatusSucceeded, 1, "conflict"},
 		{"a state not tracked is ignored", approvals.StatusSubmitted, "1", approvals.StatusSubmitted, webhook.StatusSucceeded, 1, ""},
-		{"a missing row is retried until the attempts run out", "", "2", "", webhook.StatusFailed, process.DefaultMaxAttempts, ""},
+		{"a missing row is retried until the attempts run out", "", "2", "", webhook.StatusFailed, dispatch.DefaultMaxAttempts, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

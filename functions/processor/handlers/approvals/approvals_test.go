@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 )
 
@@ -24,7 +25,7 @@ func TestRegisterNeedsItsDependencies(t *testing.T) {
 	}
 	r := process.NewRegistry()
 	Register(r, Config{DB: &dynamodb.Client{}, Table: "approvals"})
-	if h := r.Handler(HandlerName); h == nil || h.Provider() != "wecom" || h.EventType() != "sys_approval_change" {
-		t.Errorf("got registration %+v, want %s on wecom/sys_approval_change", h, HandlerName)
+	if hs := dispatch.Handlers(r); len(hs) != 1 || hs[0].Name != HandlerName || hs[0].Provider != "wecom" || hs[0].EventType != "sys_approval_change" {
+		t.Errorf("got registrations %+v, want %s on wecom/sys_approval_change", hs, HandlerName)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/line"
@@ -93,8 +94,8 @@ func TestLeadFromFollowOutcomes(t *testing.T) {
 	}{
 		{"a 400 is permanent", http.StatusBadRequest, follow, webhook.StatusFailed, 1},
 		{"a 404 is permanent", http.StatusNotFound, follow, webhook.StatusFailed, 1},
-		{"a 503 is retried until the attempts run out", http.StatusServiceUnavailable, follow, webhook.StatusFailed, process.DefaultMaxAttempts},
-		{"a 429 is retried until the attempts run out", http.StatusTooManyRequests, follow, webhook.StatusFailed, process.DefaultMaxAttempts},
+		{"a 503 is retried until the attempts run out", http.StatusServiceUnavailable, follow, webhook.StatusFailed, dispatch.DefaultMaxAttempts},
+		{"a 429 is retried until the attempts run out", http.StatusTooManyRequests, follow, webhook.StatusFailed, dispatch.DefaultMaxAttempts},
 		{"a follow without a user is permanent", 0, `{"type":"follow","source":{"type":"user"}}`, webhook.StatusFailed, 1},
 	}
 	for _, tc := range tests {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/line"
@@ -109,7 +110,7 @@ func TestForwardOncePerKeyUnderRedeliveryAndCrashes(t *testing.T) {
 func TestForwardServesEveryEventType(t *testing.T) {
 	_, srv, reg := setup(t)
 	rep := processtest.Run(t, reg, wecom.Text, wecom.TextMessage{MsgType: "text", Content: "hi"}, processtest.Tenant("acme"))
-	if rep.Status != webhook.StatusSucceeded || srv.Total() != 1 || rep.Verdicts[process.Succeeded] != 1 {
+	if rep.Status != webhook.StatusSucceeded || srv.Total() != 1 || rep.Verdicts[dispatch.Succeeded] != 1 {
 		t.Errorf("wecom text: got %s, verdicts %v, %d POSTs; want SUCCEEDED, 1 POST", rep.Status, rep.Verdicts, srv.Total())
 	}
 }
@@ -117,7 +118,7 @@ func TestForwardServesEveryEventType(t *testing.T) {
 func TestNoForwardForTenantsWithout(t *testing.T) {
 	_, srv, reg := setup(t)
 	rep := processtest.Run(t, reg, line.Follow, []byte(`{"type":"follow"}`), processtest.Tenant("plain"), processtest.Redeliver(2))
-	if rep.Status != webhook.StatusSucceeded || rep.Verdicts[process.Unhandled] != 1 || srv.Total() != 0 || len(rep.Journal) != 0 {
+	if rep.Status != webhook.StatusSucceeded || rep.Verdicts[dispatch.Unhandled] != 1 || srv.Total() != 0 || len(rep.Journal) != 0 {
 		t.Errorf("got %s, verdicts %v, %d POSTs, journal %v; want acknowledged as unhandled, nothing sent",
 			rep.Status, rep.Verdicts, srv.Total(), rep.Journal)
 	}
@@ -130,9 +131,9 @@ func TestForwardOutcomes(t *testing.T) {
 		wantAttempts int
 	}{
 		{http.StatusOK, webhook.StatusSucceeded, 1},
-		{http.StatusRequestTimeout, webhook.StatusFailed, process.DefaultMaxAttempts},
-		{http.StatusTooManyRequests, webhook.StatusFailed, process.DefaultMaxAttempts},
-		{http.StatusInternalServerError, webhook.StatusFailed, process.DefaultMaxAttempts},
+		{http.StatusRequestTimeout, webhook.StatusFailed, dispatch.DefaultMaxAttempts},
+		{http.StatusTooManyRequests, webhook.StatusFailed, dispatch.DefaultMaxAttempts},
+		{http.StatusInternalServerError, webhook.StatusFailed, dispatch.DefaultMaxAttempts},
 		{http.StatusBadRequest, webhook.StatusFailed, 1},
 		{http.StatusNotFound, webhook.StatusFailed, 1},
 	} {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/tenants"
@@ -192,8 +193,8 @@ func TestOnlyTenantsWithForwardAreMatched(t *testing.T) {
 		r := process.NewRegistry()
 		Register(r, Config{Tenants: tc.tenants})
 		for _, typ := range [][2]string{{"line", "follow"}, {"wecom", "text"}, {"standard", "invoice.paid"}} {
-			got := r.Match(typ[0], tc.tenant, typ[1])
-			if (len(got) == 1 && got[0].Name() == HandlerName) != tc.want {
+			got := dispatch.Match(r, typ[0], tc.tenant, typ[1])
+			if (len(got) == 1 && got[0].Name == HandlerName) != tc.want {
 				t.Errorf("%s, %s/%s: got handlers %v, want forward matched: %v", tc.name, typ[0], typ[1], got, tc.want)
 			}
 		}

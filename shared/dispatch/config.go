@@ -1,4 +1,4 @@
-package process
+package dispatch
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/process"
 )
 
 // Metric names (EMF, PascalCase) the dispatcher records.
@@ -42,7 +43,7 @@ const (
 // Config configures a [Dispatcher].
 type Config struct {
 	// Registry holds the handlers (required).
-	Registry *Registry
+	Registry *process.Registry
 	// Store is the events table (required).
 	Store Store
 	// Queue is the main queue, whose message visibility is set for retries (required).
@@ -77,7 +78,7 @@ type Config struct {
 	// UnhandledToDLQ sends events of a type without handlers to the DLQ
 	// (FAILED) instead of acknowledging them (SUCCEEDED) (optional).
 	UnhandledToDLQ bool
-	// Transport is the base transport of [Event.HTTPClient] (optional; default http.DefaultTransport).
+	// Transport is the base transport of [process.Event.HTTPClient] (optional; default http.DefaultTransport).
 	Transport http.RoundTripper
 	// Now is the clock (optional; default time.Now).
 	Now func() time.Time
@@ -91,15 +92,15 @@ type Config struct {
 func (c *Config) Validate() error {
 	switch {
 	case c.Registry == nil:
-		return errors.New("process: config: nil Registry")
+		return errors.New("dispatch: config: nil Registry")
 	case c.Store == nil:
-		return errors.New("process: config: nil Store")
+		return errors.New("dispatch: config: nil Store")
 	case c.Queue == nil:
-		return errors.New("process: config: nil Queue")
+		return errors.New("dispatch: config: nil Queue")
 	case c.DLQ == nil:
-		return errors.New("process: config: nil DLQ")
+		return errors.New("dispatch: config: nil DLQ")
 	}
-	return c.settings().Validate("process")
+	return c.settings().Validate("dispatch")
 }
 
 // settings points at c's lease, retry and clock fields.

@@ -1,4 +1,4 @@
-package process
+package dispatch
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -22,7 +24,7 @@ type follow struct {
 var followType = webhook.NewType[follow]("line", "follow")
 
 type rig struct {
-	reg     *Registry
+	reg     *process.Registry
 	store   *fakeStore
 	queue   *fakeQueue
 	pub     *fakePublisher
@@ -30,9 +32,9 @@ type rig struct {
 	d       *Dispatcher
 }
 
-func newRig(t *testing.T, mutate func(*Config), register func(r *Registry)) *rig {
+func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registry)) *rig {
 	t.Helper()
-	rg := &rig{reg: NewRegistry(), store: newFakeStore(), queue: newFakeQueue(), pub: &fakePublisher{},
+	rg := &rig{reg: process.NewRegistry(), store: newFakeStore(), queue: newFakeQueue(), pub: &fakePublisher{},
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
 	cfg := Config{Registry: rg.reg, Store: rg.store, Queue: rg.queue, DLQ: rg.queue, Publisher: rg.pub,
@@ -55,35 +57,35 @@ func TestOutcomes(t *testing.T) {
 		name        string
 		status      webhook.Status // record status before
 		attempts    int            // attempts already made
-		fn          func(context.Context, *Event[follow]) error
+		fn          func(context.Context, *process.Event[follow]) error
 		wantVerdict Verdict
 		wantAck     bool
 		wantStatus  webhook.Status
 		wantDLQ     string // reason substring; "" = no dead letter
 		wantVis     time.Duration
 	}{
-		{name: "nil is success", status: webhook.StatusReceived, fn: func(context.Context, *Event[follow]) error { return nil },
+		{name: "nil is success", status: webhook.StatusReceived, fn: func(context.Context, *process.Event[follow]) error { return nil },
 			wantVerdict: Succeeded, wantAck: true, wantStatus: webhook.StatusSucceeded},
 		{name: "an error is retried with backoff", status: webhook.StatusReceived,
-			fn:          func(context.Context, *Event[follow]) error { return errBoom },
+			fn:          func(context.Context, *process.Event[follow]) error { return errBoom },
 			wantVerdict: Retried, wantStatus: webhook.StatusRetry, wantVis: time.Second},
 		{name: "the second attempt backs off twice the base", status: webhook.StatusRetry, attempts: 1,
-			fn:          func(context.Context, *Event[follow]) error { return errBoom },
+			fn:          func(context.Context, *process.Event[follow]) error { return errBoom },
 			wantVerdict: Retried, wantStatus: webhook.StatusRetry, wantVis: 2 * time.Second},
 		{name: "permanent goes to the DLQ at once", status: webhook.StatusReceived,
-			fn:          func(context.Context, *Event[follow]) error { return Permanent(errBoom) },
+			fn:          func(context.Context, *process.Event[follow]) error { return process.Permanent(errBoom) },
 			wantVerdict: Failed, wantAck: true, wantStatus: webhook.StatusFailed, wantDLQ: "permanent: boom"},
 		{name: "exhausted attempts go to the DLQ", status: webhook.StatusRetry, attempts: 2,
-			fn:          func(context.Context, *Event[follow]) error { return errBoom },
+			fn:          func(context.Context, *process.Event[follow]) error { return errBoom },
 			wantVerdict: Failed, wantAck: true, wantStatus: webhook.StatusFailed, wantDLQ: "boom"},
 		{name: "a panic is retried", status: webhook.StatusReceived,
-			fn:          func(context.Context, *Event[follow]) error { panic("kaput") },
+			fn:          func(context.Context, *process.Event[follow]) error { panic("kaput") },
 			wantVerdict: Retried, wantStatus: webhook.StatusRetry, wantVis: time.Second},
 		{name: "a terminal record is a duplicate", status: webhook.StatusSucceeded,
-			fn:          func(context.Context, *Event[follow]) error { t.Error("handler ran"); return nil },
+			fn:          func(context.Context, *process.Event[follow]) error { t.Error("handler ran"); return nil },
 			wantVerdict: Duplicate, wantAck: true, wantStatus: webhook.StatusSucceeded},
 		{name: "a FAILED record is dead-lettered", status: webhook.StatusFailed,
-			fn:          func(context.Context, *Event[follow]) error { t.Error("handler ran"); return nil },
+			fn:          func(context.Context, *process.Event[follow]) error { t.Error("handler ran"); return nil },
 			wantVerdict: DeadLettered, wantAck: true, wantStatus: webhook.StatusFailed, wantDLQ: "record FAILED"},
 		{name: "a payload that cannot decode is permanent", status: webhook.StatusReceived,
 			fn:          nil, // see below: payload is a string
@@ -94,10 +96,10 @@ func TestOutcomes(t *testing.T) {
 			fn := tt.fn
 			var payload any = follow{UserID: "U1"}
 			if fn == nil {
-				fn = func(context.Context, *Event[follow]) error { return nil }
+				fn = func(context.Context, *process.Event[follow]) error { return nil }
 				payload = "not an object"
 			}
-			rg := newRig(t, nil, func(r *Registry) { Handle(r, "crm.follow", followType, fn) })
+			rg := newRig(t, nil, func(r *process.Registry) { process.Handle(r, "crm.follow", followType, fn) })
 			rg.store.put("k1", tt.status)
 			rg.store.recs["k1"].attempts = tt.attempts
 			res := rg.d.Process(context.Background(), delivery("k1", "line", "follow", payload))
@@ -122,14 +124,14 @@ func TestOutcomes(t *testing.T) {
 }
 
 func TestPanicIsAPanicError(t *testing.T) {
-	rg := newRig(t, nil, func(r *Registry) {
-		Handle(r, "p", followType, func(context.Context, *Event[follow]) error { panic("kaput") })
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.Handle(r, "p", followType, func(context.Context, *process.Event[follow]) error { panic("kaput") })
 	})
 	rg.store.put("k", webhook.StatusReceived)
 	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
-	var pe *PanicError
+	var pe *registry.PanicError
 	if !errors.As(res.Err, &pe) || pe.Value != "kaput" || !strings.Contains(string(pe.Stack), "runHandler") {
-		t.Fatalf("got err %v, want a *PanicError with value and stack", res.Err)
+		t.Fatalf("got err %v, want a *registry.PanicError with value and stack", res.Err)
 	}
 	if got := rg.store.get("k").lastError; got != "panic: kaput" {
 		t.Errorf("got lastError %q, want %q", got, "panic: kaput")
@@ -137,8 +139,8 @@ func TestPanicIsAPanicError(t *testing.T) {
 }
 
 func TestBusyLeaseComesBackAfterIt(t *testing.T) {
-	rg := newRig(t, nil, func(r *Registry) {
-		Handle(r, "h", followType, func(context.Context, *Event[follow]) error { return nil })
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
 	rg.store.put("k", webhook.StatusProcessing)
 	rg.store.recs["k"].until = time.Now().Add(10 * time.Second)
@@ -158,7 +160,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 
 func TestUnknownType(t *testing.T) {
 	for _, toDLQ := range []bool{false, true} {
-		rg := newRig(t, func(c *Config) { c.UnhandledToDLQ = toDLQ }, func(*Registry) {})
+		rg := newRig(t, func(c *Config) { c.UnhandledToDLQ = toDLQ }, func(*process.Registry) {})
 		rg.store.put("k", webhook.StatusReceived)
 		res := rg.d.Process(context.Background(), delivery("k", "line", "beacon", follow{}))
 		wantVerdict, wantStatus, wantDead := Unhandled, webhook.StatusSucceeded, 0
@@ -181,7 +183,7 @@ func TestUnknownType(t *testing.T) {
 }
 
 func TestMalformedBodyGoesToDLQ(t *testing.T) {
-	rg := newRig(t, nil, func(*Registry) {})
+	rg := newRig(t, nil, func(*process.Registry) {})
 	for _, body := range []string{"{", `{"key":""}`, `[]`} {
 		res := rg.d.Process(context.Background(), Message{MessageID: "m", Body: []byte(body)})
 		if res.Verdict != Malformed || !res.Ack {
@@ -194,7 +196,7 @@ func TestMalformedBodyGoesToDLQ(t *testing.T) {
 }
 
 func TestMissingRecordIsAcked(t *testing.T) {
-	rg := newRig(t, nil, func(*Registry) {})
+	rg := newRig(t, nil, func(*process.Registry) {})
 	res := rg.d.Process(context.Background(), delivery("nope", "line", "follow", follow{}))
 	if res.Verdict != Absent || !res.Ack {
 		t.Errorf("got %v ack %v, want absent, acked", res.Verdict, res.Ack)
@@ -202,27 +204,27 @@ func TestMissingRecordIsAcked(t *testing.T) {
 }
 
 func TestDuplicateNamePanics(t *testing.T) {
-	r := NewRegistry()
-	fn := func(context.Context, *Event[follow]) error { return nil }
-	Handle(r, "crm.follow", followType, fn)
+	r := process.NewRegistry()
+	fn := func(context.Context, *process.Event[follow]) error { return nil }
+	process.Handle(r, "crm.follow", followType, fn)
 	defer func() {
 		if v := recover(); v == nil || !strings.Contains(v.(string), `"crm.follow" registered twice`) {
 			t.Errorf("got panic %v, want a duplicate-name panic", v)
 		}
 	}()
-	Handle(r, "crm.follow", webhook.NewType[follow]("wecom", "other"), fn)
+	process.Handle(r, "crm.follow", webhook.NewType[follow]("wecom", "other"), fn)
 }
 
 func TestBadRegistrationsPanic(t *testing.T) {
-	fn := func(context.Context, *Event[follow]) error { return nil }
+	fn := func(context.Context, *process.Event[follow]) error { return nil }
 	for name, f := range map[string]func(){
-		"empty name":   func() { Handle(NewRegistry(), "", followType, fn) },
-		"hash in name": func() { Handle(NewRegistry(), "a#b", followType, fn) },
-		"nil fn":       func() { Handle[follow](NewRegistry(), "a", followType, nil) },
-		"nil registry": func() { Handle(nil, "a", followType, fn) },
-		"zero type":    func() { Handle(NewRegistry(), "a", webhook.Type[follow]{}, fn) },
-		"MaxAttempts0": func() { MaxAttempts(0) },
-		"Timeout0":     func() { Timeout(0) },
+		"empty name":   func() { process.Handle(process.NewRegistry(), "", followType, fn) },
+		"hash in name": func() { process.Handle(process.NewRegistry(), "a#b", followType, fn) },
+		"nil fn":       func() { process.Handle[follow](process.NewRegistry(), "a", followType, nil) },
+		"nil registry": func() { process.Handle(nil, "a", followType, fn) },
+		"zero type":    func() { process.Handle(process.NewRegistry(), "a", webhook.Type[follow]{}, fn) },
+		"MaxAttempts0": func() { process.MaxAttempts(0) },
+		"Timeout0":     func() { process.Timeout(0) },
 	} {
 		func() {
 			defer func() {
@@ -298,13 +300,13 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 	var mu sync.Mutex
 	runs := map[string]int{}
 	failOnce := true
-	rg := newRig(t, nil, func(r *Registry) {
-		Handle(r, "crm.lead", followType, func(ctx context.Context, ev *Event[follow]) error {
-			id, err := StepResult(ctx, ev, "create", func(ctx context.Context, key string) (string, error) {
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.Handle(r, "crm.lead", followType, func(ctx context.Context, ev *process.Event[follow]) error {
+			id, err := process.StepResult(ctx, ev, "create", func(ctx context.Context, key string) (string, error) {
 				mu.Lock()
 				runs["create"]++
 				mu.Unlock()
-				if k, _ := idempotencyKeyFrom(ctx); k != key {
+				if k, _ := registry.IdempotencyKey(ctx); k != key {
 					t.Errorf("ctx key %q, want %q", k, key)
 				}
 				return "lead-42", nil
@@ -315,7 +317,7 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 			if id != "lead-42" {
 				t.Errorf("got result %q, want lead-42 (also on replay)", id)
 			}
-			return Step(ctx, ev, "notify", func(ctx context.Context, key string) error {
+			return process.Step(ctx, ev, "notify", func(ctx context.Context, key string) error {
 				mu.Lock()
 				defer mu.Unlock()
 				runs["notify"]++
@@ -350,9 +352,9 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 
 func TestCompletedHandlersAreSkippedOnRetry(t *testing.T) {
 	var aRuns, bRuns int
-	rg := newRig(t, nil, func(r *Registry) {
-		Handle(r, "a", followType, func(context.Context, *Event[follow]) error { aRuns++; return nil })
-		Handle(r, "b", followType, func(context.Context, *Event[follow]) error {
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.Handle(r, "a", followType, func(context.Context, *process.Event[follow]) error { aRuns++; return nil })
+		process.Handle(r, "b", followType, func(context.Context, *process.Event[follow]) error {
 			bRuns++
 			if bRuns == 1 {
 				return errors.New("b down")
@@ -369,17 +371,17 @@ func TestCompletedHandlersAreSkippedOnRetry(t *testing.T) {
 }
 
 func TestStepNames(t *testing.T) {
-	rg := newRig(t, nil, func(r *Registry) {
-		Handle(r, "h", followType, func(ctx context.Context, ev *Event[follow]) error {
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.Handle(r, "h", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 			for _, bad := range []string{"", "a#b", "$done"} {
-				if err := Step(ctx, ev, bad, func(context.Context, string) error { return nil }); !IsPermanent(err) {
+				if err := process.Step(ctx, ev, bad, func(context.Context, string) error { return nil }); !process.IsPermanent(err) {
 					t.Errorf("step %q: got %v, want a permanent error", bad, err)
 				}
 			}
-			if err := Step(ctx, ev, "x", func(context.Context, string) error { return nil }); err != nil {
+			if err := process.Step(ctx, ev, "x", func(context.Context, string) error { return nil }); err != nil {
 				t.Error(err)
 			}
-			return Step(ctx, ev, "x", func(context.Context, string) error { return nil })
+			return process.Step(ctx, ev, "x", func(context.Context, string) error { return nil })
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
@@ -389,10 +391,10 @@ func TestStepNames(t *testing.T) {
 }
 
 func TestLostLeaseCancelsTheHandler(t *testing.T) {
-	rg := newRig(t, func(c *Config) { c.LeaseDuration = 30 * time.Millisecond }, func(r *Registry) {
-		Handle(r, "slow", followType, func(ctx context.Context, ev *Event[follow]) error {
+	rg := newRig(t, func(c *Config) { c.LeaseDuration = 30 * time.Millisecond }, func(r *process.Registry) {
+		process.Handle(r, "slow", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 			<-ctx.Done()
-			if !errors.Is(context.Cause(ctx), ErrLeaseLost) {
+			if !errors.Is(context.Cause(ctx), process.ErrLeaseLost) {
 				t.Errorf("got cause %v, want ErrLeaseLost", context.Cause(ctx))
 			}
 			return nil // the outcome must be discarded anyway
@@ -415,8 +417,8 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 	var until time.Time
 	st := newFakeStore()
-	rg := newRig(t, func(c *Config) { c.Store = &leaseSpy{fakeStore: st, until: &until} }, func(r *Registry) {
-		Handle(r, "h", followType, func(context.Context, *Event[follow]) error { return nil })
+	rg := newRig(t, func(c *Config) { c.Store = &leaseSpy{fakeStore: st, until: &until} }, func(r *process.Registry) {
+		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
 	st.put("k", webhook.StatusReceived)
 	deadline := time.Now().Add(20 * time.Second)
@@ -439,11 +441,11 @@ func (s *leaseSpy) Acquire(ctx context.Context, key, owner string, until time.Ti
 }
 
 func TestHandlerTimeout(t *testing.T) {
-	rg := newRig(t, nil, func(r *Registry) {
-		Handle(r, "h", followType, func(ctx context.Context, ev *Event[follow]) error {
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.Handle(r, "h", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 			<-ctx.Done()
 			return ctx.Err()
-		}, Timeout(10*time.Millisecond))
+		}, process.Timeout(10*time.Millisecond))
 	})
 	rg.store.put("k", webhook.StatusReceived)
 	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
@@ -457,7 +459,7 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		got = append(got, r.Header.Get(HeaderIdempotencyKey))
+		got = append(got, r.Header.Get(process.HeaderIdempotencyKey))
 		mu.Unlock()
 	}))
 	defer srv.Close()
@@ -469,13 +471,13 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 		}
 		return resp.Body.Close()
 	}
-	rg := newRig(t, nil, func(r *Registry) {
-		Handle(r, "crm.lead", followType, func(ctx context.Context, ev *Event[follow]) error {
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.Handle(r, "crm.lead", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 			c := ev.HTTPClient()
 			if err := call(ctx, c); err != nil { // outside a step: no header
 				return err
 			}
-			return Step(ctx, ev, "create", func(ctx context.Context, _ string) error { return call(ctx, c) })
+			return process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error { return call(ctx, c) })
 		})
 	})
 	rg.store.put("line#t1#e1", webhook.StatusReceived)
@@ -489,8 +491,8 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 }
 
 func TestProcessBatchPublishesOnce(t *testing.T) {
-	rg := newRig(t, nil, func(r *Registry) {
-		Handle(r, "h", followType, func(context.Context, *Event[follow]) error { return nil })
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
 	var ds []Message
 	for _, k := range []string{"a", "b", "c"} {
@@ -522,7 +524,7 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Error("empty config: no error")
 	}
-	if _, err := New(Config{Registry: NewRegistry(), Store: newFakeStore(), Queue: newFakeQueue(), DLQ: newFakeQueue(),
+	if _, err := New(Config{Registry: process.NewRegistry(), Store: newFakeStore(), Queue: newFakeQueue(), DLQ: newFakeQueue(),
 		RetryCap: 13 * time.Hour}); err == nil {
 		t.Error("RetryCap above 12h: no error")
 	}

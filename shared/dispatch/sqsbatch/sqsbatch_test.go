@@ -5,11 +5,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/dispatch"
 )
 
 func TestResponseReportsOnlyUnacknowledged(t *testing.T) {
-	resp := Response([]process.Result{
+	resp := Response([]dispatch.Result{
 		{MessageID: "a", Ack: true}, {MessageID: "b"}, {MessageID: "c", Ack: true}, {MessageID: "d"},
 	})
 	var got []string
@@ -19,7 +19,7 @@ func TestResponseReportsOnlyUnacknowledged(t *testing.T) {
 	if len(got) != 2 || got[0] != "b" || got[1] != "d" {
 		t.Errorf("got failures %v, want [b d]", got)
 	}
-	if all := Response([]process.Result{{MessageID: "a", Ack: true}}); all.BatchItemFailures == nil || len(all.BatchItemFailures) != 0 {
+	if all := Response([]dispatch.Result{{MessageID: "a", Ack: true}}); all.BatchItemFailures == nil || len(all.BatchItemFailures) != 0 {
 		t.Errorf("all acked: got %#v, want an empty, non-nil list", all.BatchItemFailures)
 	}
 }

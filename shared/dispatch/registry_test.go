@@ -1,4 +1,4 @@
-package process
+package dispatch
 
 import (
 	"context"
@@ -6,26 +6,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
+	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-func names(regs []*Registration) []string {
+func names(hs []Handler) []string {
 	var out []string
-	for _, r := range regs {
-		out = append(out, r.Name())
+	for _, h := range hs {
+		out = append(out, h.Name)
 	}
 	return out
 }
 
 func TestMatchMergesCatchAllsInRegistrationOrder(t *testing.T) {
-	r := NewRegistry()
-	typed := func(context.Context, *Event[follow]) error { return nil }
-	all := func(context.Context, *Event[webhook.Envelope]) error { return nil }
-	HandleAll(r, "first-all", all)
-	Handle(r, "typed-a", followType, typed)
-	HandleAll(r, "only-acme", all, ForTenants(func(tenant string) bool { return tenant == "acme" }))
-	Handle(r, "typed-b", followType, typed, ForTenants(func(tenant string) bool { return tenant != "acme" }))
-	Handle(r, "other-type", webhook.NewType[follow]("line", "unfollow"), typed)
+	r := process.NewRegistry()
+	typed := func(context.Context, *process.Event[follow]) error { return nil }
+	all := func(context.Context, *process.Event[webhook.Envelope]) error { return nil }
+	process.HandleAll(r, "first-all", all)
+	process.Handle(r, "typed-a", followType, typed)
+	process.HandleAll(r, "only-acme", all, process.ForTenants(func(tenant string) bool { return tenant == "acme" }))
+	process.Handle(r, "typed-b", followType, typed, process.ForTenants(func(tenant string) bool { return tenant != "acme" }))
+	process.Handle(r, "other-type", webhook.NewType[follow]("line", "unfollow"), typed)
 
 	tests := []struct {
 		provider, tenant, typ string
@@ -37,20 +39,23 @@ func TestMatchMergesCatchAllsInRegistrationOrder(t *testing.T) {
 		{"wecom", "globex", "text", []string{"first-all"}},
 	}
 	for _, tc := range tests {
-		if got := names(r.Match(tc.provider, tc.tenant, tc.typ)); !slices.Equal(got, tc.want) {
+		if got := names(Match(r, tc.provider, tc.tenant, tc.typ)); !slices.Equal(got, tc.want) {
 			t.Errorf("Match(%s, %s, %s): got %v, want %v", tc.provider, tc.tenant, tc.typ, got, tc.want)
 		}
 	}
-	if h := r.Handler("only-acme"); h == nil || h.Provider() != AnyType || h.EventType() != AnyType {
-		t.Errorf("catch-all registration: got %+v, want provider and type %q", h, AnyType)
+	if h := (*registry.Table)(r).Handler("only-acme"); h == nil || h.Provider != registry.AnyType || h.EventType != registry.AnyType {
+		t.Errorf("catch-all registration: got %+v, want provider and type %q", h, registry.AnyType)
+	}
+	if got, want := names(Handlers(r)), []string{"first-all", "typed-a", "only-acme", "typed-b", "other-type"}; !slices.Equal(got, want) {
+		t.Errorf("Handlers: got %v, want %v (registration order)", got, want)
 	}
 }
 
 func TestHandleAllGetsTheEnvelope(t *testing.T) {
 	var got webhook.Envelope
 	var gotType string
-	rg := newRig(t, nil, func(r *Registry) {
-		HandleAll(r, "fwd", func(_ context.Context, ev *Event[webhook.Envelope]) error {
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.HandleAll(r, "fwd", func(_ context.Context, ev *process.Event[webhook.Envelope]) error {
 			got, gotType = ev.Data, ev.Type
 			return nil
 		})
@@ -70,9 +75,9 @@ func TestHandleAllGetsTheEnvelope(t *testing.T) {
 // so UnhandledToDLQ and the Unhandled metric still apply.
 func TestCatchAllForOtherTenantsLeavesTheEventUnhandled(t *testing.T) {
 	ran := 0
-	rg := newRig(t, nil, func(r *Registry) {
-		HandleAll(r, "fwd", func(context.Context, *Event[webhook.Envelope]) error { ran++; return nil },
-			ForTenants(func(tenant string) bool { return tenant == "acme" }))
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.HandleAll(r, "fwd", func(context.Context, *process.Event[webhook.Envelope]) error { ran++; return nil },
+			process.ForTenants(func(tenant string) bool { return tenant == "acme" }))
 	})
 	rg.store.put("k", webhook.StatusReceived)
 	res := rg.d.Process(context.Background(), delivery("k", "line", "beacon", follow{})) // tenant t1
@@ -88,9 +93,9 @@ func TestCatchAllForOtherTenantsLeavesTheEventUnhandled(t *testing.T) {
 // the other fails and the event is retried.
 func TestCatchAllIsSkippedOnRetryOnceDone(t *testing.T) {
 	var fwd, typed int
-	rg := newRig(t, nil, func(r *Registry) {
-		HandleAll(r, "fwd", func(context.Context, *Event[webhook.Envelope]) error { fwd++; return nil })
-		Handle(r, "crm", followType, func(context.Context, *Event[follow]) error {
+	rg := newRig(t, nil, func(r *process.Registry) {
+		process.HandleAll(r, "fwd", func(context.Context, *process.Event[webhook.Envelope]) error { fwd++; return nil })
+		process.Handle(r, "crm", followType, func(context.Context, *process.Event[follow]) error {
 			typed++
 			if typed == 1 {
 				return context.DeadlineExceeded
@@ -107,16 +112,16 @@ func TestCatchAllIsSkippedOnRetryOnceDone(t *testing.T) {
 }
 
 func TestHandleAllPanics(t *testing.T) {
-	fn := func(context.Context, *Event[webhook.Envelope]) error { return nil }
+	fn := func(context.Context, *process.Event[webhook.Envelope]) error { return nil }
 	for name, f := range map[string]func(){
-		"nil registry":   func() { HandleAll(nil, "a", fn) },
-		"nil fn":         func() { HandleAll(NewRegistry(), "a", nil) },
-		"hash in name":   func() { HandleAll(NewRegistry(), "a#b", fn) },
-		"nil ForTenants": func() { ForTenants(nil) },
+		"nil registry":   func() { process.HandleAll(nil, "a", fn) },
+		"nil fn":         func() { process.HandleAll(process.NewRegistry(), "a", nil) },
+		"hash in name":   func() { process.HandleAll(process.NewRegistry(), "a#b", fn) },
+		"nil ForTenants": func() { process.ForTenants(nil) },
 		"duplicate name": func() {
-			r := NewRegistry()
-			Handle(r, "a", followType, func(context.Context, *Event[follow]) error { return nil })
-			HandleAll(r, "a", fn)
+			r := process.NewRegistry()
+			process.Handle(r, "a", followType, func(context.Context, *process.Event[follow]) error { return nil })
+			process.HandleAll(r, "a", fn)
 		},
 	} {
 		func() {

@@ -1,16 +1,17 @@
-package process
+package dispatch
 
 import (
 	"context"
 	"log/slog"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // finish writes the attempt's outcome, fenced on the lease.
-func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Message, regs []*Registration, herr error, res Result) Result {
+func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Message, regs []*registry.Entry, herr error, res Result) Result {
 	log, lease, env := att.log, att.lease, att.env
 	if att.keep.Lost() {
 		return d.leaseLost(ctx, att, res)
@@ -41,7 +42,7 @@ func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Message, regs 
 		return res
 	}
 	reason := lastError(herr)
-	if IsPermanent(herr) || lease.Attempt >= d.maxAttempts(att.failed, regs) {
+	if registry.IsPermanent(herr) || lease.Attempt >= d.maxAttempts(att.failed, regs) {
 		held, err := d.cfg.Store.Fail(fctx, lease, reason)
 		if err != nil {
 			log.ErrorContext(ctx, "fail", slog.Any("error", err))
@@ -54,7 +55,7 @@ func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Message, regs 
 		d.cfg.Metrics.Count(MetricFailed, 1)
 		d.endToEnd(env, now)
 		log.ErrorContext(ctx, "event failed", slog.String(obs.KeyStatus, webhook.StatusFailed.String()),
-			slog.String("handler", att.failedName()), slog.Bool("permanent", IsPermanent(herr)), slog.Any("error", herr))
+			slog.String("handler", att.failedName()), slog.Bool("permanent", registry.IsPermanent(herr)), slog.Any("error", herr))
 		ev.Status, ev.LastError = webhook.StatusFailed, reason
 		res.Verdict, res.Event = Failed, ev
 		if err := d.cfg.DLQ.SendDeadLetter(fctx, env.Key, dv.Body, reason); err != nil {
@@ -98,9 +99,9 @@ func (d *Dispatcher) endToEnd(env webhook.Envelope, now time.Time) {
 	}
 }
 
-func (d *Dispatcher) maxAttempts(failed *Registration, regs []*Registration) int {
-	if failed != nil && failed.maxAttempts > 0 {
-		return failed.maxAttempts
+func (d *Dispatcher) maxAttempts(failed *registry.Entry, regs []*registry.Entry) int {
+	if failed != nil && failed.MaxAttempts > 0 {
+		return failed.MaxAttempts
 	}
 	if failed == nil && len(regs) == 0 {
 		return 1

@@ -1,6 +1,6 @@
 //go:build integration
 
-package process_test
+package dispatch_test
 
 import (
 	"context"
@@ -24,8 +24,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/shared/awstest"
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/sqsbatch"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -171,12 +172,12 @@ type nopQueue struct{}
 func (nopQueue) ChangeVisibility(context.Context, string, time.Duration) error { return nil }
 func (nopQueue) SendDeadLetter(context.Context, string, []byte, string) error  { return nil }
 
-func body(t *testing.T, env webhook.Envelope) process.Message {
+func body(t *testing.T, env webhook.Envelope) dispatch.Message {
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return process.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}
+	return dispatch.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}
 }
 
 // pump polls url with workers goroutines, runs each batch through the SQS
@@ -254,7 +255,7 @@ func TestEachEffectOnceUnderTripleDelivery(t *testing.T) {
 	process.Handle(reg, "crm.lead", followType, stepsHandler(fx.srv.URL, "create-lead", "notify"))
 	mainQ, _ := queue.New(queue.Config{Client: sc, URL: qs.URL})
 	dlq, _ := queue.New(queue.Config{Client: sc, URL: qs.DLQURL})
-	d, err := process.New(process.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq, LeaseDuration: 2 * time.Second})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq, LeaseDuration: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestEachEffectOnceUnderTripleDelivery(t *testing.T) {
 // answer is lost). With dead set it then drops every later write too: what
 // a worker that died at that point leaves behind (its lease runs out).
 type faultAt struct {
-	process.Store
+	dispatch.Store
 	step      string
 	journaled bool
 	dead      bool
@@ -388,7 +389,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 					reg := process.NewRegistry()
 					process.Handle(reg, "shop.order", followType, stepsHandler(fx.srv.URL, steps...))
 					const lease = time.Minute // on clk: stepped over, never waited for
-					d, err := process.New(process.Config{Registry: reg, Queue: nopQueue{}, DLQ: nopQueue{},
+					d, err := dispatch.New(dispatch.Config{Registry: reg, Queue: nopQueue{}, DLQ: nopQueue{},
 						Store: &faultAt{Store: s.table, step: step, journaled: journaled, dead: crash.dead},
 						Now:   clk.Now, LeaseDuration: lease})
 					if err != nil {
@@ -397,20 +398,20 @@ func TestCrashAfterEachStep(t *testing.T) {
 					env := envelope("line#t1#order-1", followType.Name)
 					s.seed(t, env)
 					first := d.Process(context.Background(), body(t, env))
-					if first.Ack || first.Verdict == process.Succeeded {
+					if first.Ack || first.Verdict == dispatch.Succeeded {
 						t.Fatalf("attempt 1: got %v (ack %v), want an unacknowledged failure", first.Verdict, first.Ack)
 					}
 					if crash.dead {
 						if rec := s.record(t, env.Key); rec.Status != webhook.StatusProcessing {
 							t.Fatalf("after a crash got %s, want PROCESSING with the lease left to run out", rec.Status)
 						}
-						if r := d.Process(context.Background(), body(t, env)); r.Verdict != process.BusyElsewhere {
+						if r := d.Process(context.Background(), body(t, env)); r.Verdict != dispatch.BusyElsewhere {
 							t.Fatalf("redelivered inside the dead worker's lease: got %v, want busy", r.Verdict)
 						}
 						clk.Advance(lease + time.Second) // the dead worker's lease runs out
 					}
 					second := d.Process(context.Background(), body(t, env))
-					if second.Verdict != process.Succeeded {
+					if second.Verdict != dispatch.Succeeded {
 						t.Fatalf("attempt 2: got %v (%v), want succeeded", second.Verdict, second.Err)
 					}
 					got := fx.snapshot()
@@ -434,7 +435,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 
 // stalled is a store whose heartbeats never get through (a partitioned or
 // frozen worker).
-type stalled struct{ process.Store }
+type stalled struct{ dispatch.Store }
 
 func (stalled) Heartbeat(context.Context, webhook.Lease, time.Time) (bool, error) {
 	return false, errors.New("heartbeat: network unreachable")
@@ -460,25 +461,25 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 		return nil
 	})
 	const lease = time.Minute // on clk: stepped over, never waited for
-	a, _ := process.New(process.Config{Registry: reg, Store: stalled{s.table}, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease, Now: clk.Now})
-	b, _ := process.New(process.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease, Now: clk.Now})
+	a, _ := dispatch.New(dispatch.Config{Registry: reg, Store: stalled{s.table}, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease, Now: clk.Now})
+	b, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease, Now: clk.Now})
 	env := envelope("line#t1#takeover", followType.Name)
 	s.seed(t, env)
-	resA := make(chan process.Result)
+	resA := make(chan dispatch.Result)
 	go func() { resA <- a.Process(context.Background(), body(t, env)) }()
 	<-reached
-	if r := b.Process(context.Background(), body(t, env)); r.Verdict != process.BusyElsewhere {
+	if r := b.Process(context.Background(), body(t, env)); r.Verdict != dispatch.BusyElsewhere {
 		t.Fatalf("B inside A's lease: got %v, want busy", r.Verdict)
 	}
 	clk.Advance(lease + time.Second) // A's lease runs out (its heartbeats never get through)
 	rb := b.Process(context.Background(), body(t, env))
-	if rb.Verdict != process.Succeeded || rb.Attempt != 2 {
+	if rb.Verdict != dispatch.Succeeded || rb.Attempt != 2 {
 		t.Fatalf("B after A's lease ran out: got %v attempt %d (%v), want succeeded on attempt 2", rb.Verdict, rb.Attempt, rb.Err)
 	}
 	afterB := s.record(t, env.Key)
 	close(release)
 	ra := <-resA
-	if ra.Verdict != process.LeaseLost || ra.Ack || ra.Event != nil {
+	if ra.Verdict != dispatch.LeaseLost || ra.Ack || ra.Event != nil {
 		t.Errorf("A's late completion: got %v ack %v event %v, want lease-lost, not acked, no event", ra.Verdict, ra.Ack, ra.Event)
 	}
 	if afterA := s.record(t, env.Key); !reflect.DeepEqual(afterA, afterB) {
@@ -514,7 +515,7 @@ func TestDeadLetterPaths(t *testing.T) {
 	})
 	mainQ, _ := queue.New(queue.Config{Client: sc, URL: qs.URL})
 	dlq, _ := queue.New(queue.Config{Client: sc, URL: qs.DLQURL})
-	d, _ := process.New(process.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq,
+	d, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq,
 		RetryBase: 10 * time.Millisecond, RetryCap: 20 * time.Millisecond})
 	envs := []webhook.Envelope{envelope("line#t1#fails", failType.Name), envelope("line#t1#perm", permType.Name),
 		envelope("line#t1#panic", panicType.Name)}
@@ -572,8 +573,8 @@ func TestDynamoDBCallsPerEvent(t *testing.T) {
 			return post(ctx, ev, fx.srv.URL)
 		})
 	})
-	d, _ := process.New(process.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{}})
-	run := func(env webhook.Envelope, want process.Verdict) map[string]int {
+	d, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{}})
+	run := func(env webhook.Envelope, want dispatch.Verdict) map[string]int {
 		t.Helper()
 		s.ops.Take()
 		if r := d.Process(context.Background(), body(t, env)); r.Verdict != want {
@@ -588,22 +589,22 @@ func TestDynamoDBCallsPerEvent(t *testing.T) {
 		got  map[string]int
 		want map[string]int
 	}{
-		{"no steps", run(noSteps, process.Succeeded), map[string]int{"UpdateItem": 2}},
-		{"two steps", run(twoSteps, process.Succeeded), map[string]int{"UpdateItem": 2, "TransactWriteItems": 2}},
-		{"duplicate delivery", run(twoSteps, process.Duplicate), map[string]int{"UpdateItem": 1}},
+		{"no steps", run(noSteps, dispatch.Succeeded), map[string]int{"UpdateItem": 2}},
+		{"two steps", run(twoSteps, dispatch.Succeeded), map[string]int{"UpdateItem": 2, "TransactWriteItems": 2}},
+		{"duplicate delivery", run(twoSteps, dispatch.Duplicate), map[string]int{"UpdateItem": 1}},
 	}
 	failNotify.Store(true)
 	cases = append(cases, struct {
 		name string
 		got  map[string]int
 		want map[string]int
-	}{"attempt 1 of 2: step one done, step two fails", run(retried, process.Retried), map[string]int{"UpdateItem": 2, "TransactWriteItems": 1}})
+	}{"attempt 1 of 2: step one done, step two fails", run(retried, dispatch.Retried), map[string]int{"UpdateItem": 2, "TransactWriteItems": 1}})
 	failNotify.Store(false)
 	cases = append(cases, struct {
 		name string
 		got  map[string]int
 		want map[string]int
-	}{"attempt 2 of 2: journal read once, step one replayed, step two run", run(retried, process.Succeeded), map[string]int{"UpdateItem": 2, "Query": 1, "TransactWriteItems": 1}})
+	}{"attempt 2 of 2: journal read once, step one replayed, step two run", run(retried, dispatch.Succeeded), map[string]int{"UpdateItem": 2, "Query": 1, "TransactWriteItems": 1}})
 	for _, c := range cases {
 		t.Logf("DynamoDB calls, %s: %v", c.name, c.got)
 		if !reflect.DeepEqual(c.got, c.want) {

@@ -1,4 +1,4 @@
-package process
+package dispatch
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/fanout"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -154,7 +155,7 @@ func (d *Dispatcher) process(ctx context.Context, dv Message) Result {
 	d.cfg.Metrics.Count(MetricClaimed, 1)
 	log = log.With(slog.Int(obs.KeyAttempt, lease.Attempt))
 	att := &attempt{d: d, lease: lease, env: env, log: log}
-	regs := d.cfg.Registry.Match(env.Provider, env.Tenant, env.Type)
+	regs := (*registry.Table)(d.cfg.Registry).Match(env.Provider, env.Tenant, env.Type)
 	var herr error
 	if loadErr != nil {
 		herr = loadErr
@@ -162,7 +163,7 @@ func (d *Dispatcher) process(ctx context.Context, dv Message) Result {
 		d.cfg.Metrics.Count(MetricUnhandled, 1)
 		log.WarnContext(ctx, "no handler for the event type")
 		if d.cfg.UnhandledToDLQ {
-			herr = Permanent(fmt.Errorf("no handler for %s/%s", env.Provider, env.Type))
+			herr = registry.Permanent(fmt.Errorf("no handler for %s/%s", env.Provider, env.Type))
 		}
 	} else {
 		herr = att.run(ctx, regs)

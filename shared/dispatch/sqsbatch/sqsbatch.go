@@ -5,7 +5,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/dispatch"
 )
 
 // DefaultConcurrency is the number of messages of one batch processed at once
@@ -14,13 +14,13 @@ const DefaultConcurrency = 10
 
 // Handler handles SQS batches with a dispatcher.
 type Handler struct {
-	d           *process.Dispatcher
+	d           *dispatch.Dispatcher
 	concurrency int
 }
 
 // New returns a Handler processing at most concurrency messages of a batch at
 // once (below 1: DefaultConcurrency).
-func New(d *process.Dispatcher, concurrency int) *Handler {
+func New(d *dispatch.Dispatcher, concurrency int) *Handler {
 	if concurrency < 1 {
 		concurrency = DefaultConcurrency
 	}
@@ -37,18 +37,18 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 
 // Deliveries converts the records of ev to dispatcher deliveries (the
 // compensator takes them too).
-func Deliveries(ev events.SQSEvent) []process.Message {
-	ds := make([]process.Message, len(ev.Records))
+func Deliveries(ev events.SQSEvent) []dispatch.Message {
+	ds := make([]dispatch.Message, len(ev.Records))
 	for i, r := range ev.Records {
-		ds[i] = process.Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body)}
+		ds[i] = dispatch.Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body)}
 	}
 	return ds
 }
 
 // Response builds the partial batch response: every result not acknowledged
 // is a batch item failure.
-func Response(results []process.Result) events.SQSEventResponse {
-	return ResponseOf(results, func(r process.Result) (string, bool) { return r.MessageID, r.Ack })
+func Response(results []dispatch.Result) events.SQSEventResponse {
+	return ResponseOf(results, func(r dispatch.Result) (string, bool) { return r.MessageID, r.Ack })
 }
 
 // ResponseOf builds the partial batch response from results of any engine

@@ -1,4 +1,4 @@
-package process
+package dispatch
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -17,8 +18,8 @@ type attempt struct {
 	lease  webhook.Lease
 	env    webhook.Envelope
 	log    *slog.Logger
-	keep   lease.Keeper  // the heartbeat; lost lease
-	failed *Registration // the handler whose error ended the attempt
+	keep   lease.Keeper    // the heartbeat; lost lease
+	failed *registry.Entry // the handler whose error ended the attempt
 
 	mu      sync.Mutex
 	loaded  bool
@@ -29,12 +30,12 @@ func (a *attempt) failedName() string {
 	if a.failed == nil {
 		return ""
 	}
-	return a.failed.name
+	return a.failed.Name
 }
 
 // run runs the handlers under the heartbeat and returns the first error.
-func (a *attempt) run(ctx context.Context, regs []*Registration) error {
-	hctx, stop := a.keep.Start(ctx, a.d.cfg.LeaseDuration, a.d.cfg.FinishReserve, ErrLeaseLost, a.log,
+func (a *attempt) run(ctx context.Context, regs []*registry.Entry) error {
+	hctx, stop := a.keep.Start(ctx, a.d.cfg.LeaseDuration, a.d.cfg.FinishReserve, registry.ErrLeaseLost, a.log,
 		func(ctx context.Context) (bool, error) {
 			return a.d.cfg.Store.Heartbeat(ctx, a.lease, a.d.leaseUntil(ctx))
 		})
@@ -48,11 +49,11 @@ func (a *attempt) run(ctx context.Context, regs []*Registration) error {
 	}
 	for i, reg := range regs {
 		if a.keep.Lost() {
-			return ErrLeaseLost
+			return registry.ErrLeaseLost
 		}
-		if a.journaled(reg.name, webhook.DoneStep) {
+		if a.journaled(reg.Name, webhook.DoneStep) {
 			a.d.cfg.Metrics.Count(MetricStepSkipped, 1)
-			a.log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.name))
+			a.log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.Name))
 			continue
 		}
 		if err := a.runHandler(hctx, reg); err != nil {
@@ -61,7 +62,7 @@ func (a *attempt) run(ctx context.Context, regs []*Registration) error {
 		}
 		if i < len(regs)-1 {
 			// Mark the handler done so a retry caused by a later handler skips it.
-			if _, err := a.save(hctx, webhook.JournalEntry{Handler: reg.name, Step: webhook.DoneStep}); err != nil {
+			if _, err := a.save(hctx, webhook.JournalEntry{Handler: reg.Name, Step: webhook.DoneStep}); err != nil {
 				a.failed = reg
 				return err
 			}
@@ -70,8 +71,8 @@ func (a *attempt) run(ctx context.Context, regs []*Registration) error {
 	return nil
 }
 
-func (a *attempt) runHandler(ctx context.Context, reg *Registration) (err error) {
-	timeout := reg.timeout
+func (a *attempt) runHandler(ctx context.Context, reg *registry.Entry) (err error) {
+	timeout := reg.Timeout
 	if timeout == 0 {
 		timeout = a.d.cfg.Timeout
 	}
@@ -80,19 +81,19 @@ func (a *attempt) runHandler(ctx context.Context, reg *Registration) (err error)
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	log := a.log.With(slog.String("handler", reg.name))
-	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.env.Key), slog.String("handler", reg.name))
+	log := a.log.With(slog.String("handler", reg.Name))
+	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.env.Key), slog.String("handler", reg.Name))
 	defer func() {
 		if v := recover(); v != nil {
-			pe := &PanicError{Value: v, Stack: debug.Stack()}
+			pe := &registry.PanicError{Value: v, Stack: debug.Stack()}
 			log.ErrorContext(ctx, "handler panicked", slog.Any("panic", v), slog.String("stack", string(pe.Stack)))
 			err = pe
 		}
 	}()
-	run := &handlerRun{att: a, handler: reg.name, used: map[string]bool{}}
-	err = reg.run(ctx, eventInfo{env: a.env, attempt: a.lease.Attempt, log: log, run: run})
+	run := &handlerRun{att: a, handler: reg.Name, used: map[string]bool{}}
+	err = reg.Run(ctx, registry.Call{Envelope: a.env, Attempt: a.lease.Attempt, Log: log, Steps: run, Transport: a.d.transport})
 	if err == nil && ctx.Err() != nil && a.keep.Lost() {
-		err = ErrLeaseLost
+		err = registry.ErrLeaseLost
 	}
 	return err
 }

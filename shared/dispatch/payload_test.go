@@ -1,4 +1,4 @@
-package process
+package dispatch
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -36,8 +37,8 @@ func leanDelivery(key string) Message {
 func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 	ls := &loadingStore{payload: []byte(`{"userId":"U1"}`)}
 	var got string
-	rg := newRig(t, func(c *Config) { ls.fakeStore = c.Store.(*fakeStore); c.Store = ls }, func(r *Registry) {
-		Handle(r, "h", followType, func(_ context.Context, ev *Event[follow]) error {
+	rg := newRig(t, func(c *Config) { ls.fakeStore = c.Store.(*fakeStore); c.Store = ls }, func(r *process.Registry) {
+		process.Handle(r, "h", followType, func(_ context.Context, ev *process.Event[follow]) error {
 			got = ev.Data.UserID
 			return nil
 		})
@@ -62,8 +63,8 @@ func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 func TestPayloadThatCannotBeReadIsRetried(t *testing.T) {
 	ls := &loadingStore{err: errors.New("throttled")}
 	ran := false
-	rg := newRig(t, func(c *Config) { ls.fakeStore = c.Store.(*fakeStore); c.Store = ls }, func(r *Registry) {
-		Handle(r, "h", followType, func(context.Context, *Event[follow]) error { ran = true; return nil })
+	rg := newRig(t, func(c *Config) { ls.fakeStore = c.Store.(*fakeStore); c.Store = ls }, func(r *process.Registry) {
+		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { ran = true; return nil })
 	})
 	rg.store.put("k1", webhook.StatusReceived)
 	res := rg.d.Process(context.Background(), leanDelivery("k1"))

@@ -1,9 +1,10 @@
-package process
+package dispatch
 
 import (
 	"context"
 	"testing"
 
+	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -13,10 +14,10 @@ import (
 // RECEIVED with an empty journal before each delivery, in place.
 func benchProcess(b *testing.B, steps []string) {
 	st, q := newFakeStore(), newFakeQueue()
-	reg := NewRegistry()
-	Handle(reg, "bench.handler", followType, func(ctx context.Context, ev *Event[follow]) error {
+	reg := process.NewRegistry()
+	process.Handle(reg, "bench.handler", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		for _, s := range steps {
-			if err := Step(ctx, ev, s, func(context.Context, string) error { return nil }); err != nil {
+			if err := process.Step(ctx, ev, s, func(context.Context, string) error { return nil }); err != nil {
 				return err
 			}
 		}

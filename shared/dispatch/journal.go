@@ -1,4 +1,4 @@
-package process
+package dispatch
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -48,7 +49,7 @@ func (a *attempt) save(ctx context.Context, e webhook.JournalEntry) (bool, error
 	}
 	if !held {
 		a.keep.MarkLost()
-		return false, ErrLeaseLost
+		return false, registry.ErrLeaseLost
 	}
 	a.mu.Lock()
 	if a.journal == nil {
@@ -59,7 +60,8 @@ func (a *attempt) save(ctx context.Context, e webhook.JournalEntry) (bool, error
 	return true, nil
 }
 
-// handlerRun is one handler's run within an attempt.
+// handlerRun is one handler's run within an attempt: the [registry.Stepper]
+// of its journaled steps.
 type handlerRun struct {
 	att     *attempt
 	handler string
@@ -67,9 +69,10 @@ type handlerRun struct {
 	used    map[string]bool
 }
 
-func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.Context, key string) ([]byte, error)) ([]byte, error) {
+// Step implements [registry.Stepper].
+func (h *handlerRun) Step(ctx context.Context, name string, fn func(ctx context.Context, key string) ([]byte, error)) ([]byte, error) {
 	a := h.att
-	if err := validStepName(name); err != nil {
+	if err := registry.ValidStepName(name); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -77,10 +80,10 @@ func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.
 	h.used[name] = true
 	h.mu.Unlock()
 	if dup {
-		return nil, Permanent(fmt.Errorf("step %q used twice in handler %s", name, h.handler))
+		return nil, registry.Permanent(fmt.Errorf("step %q used twice in handler %s", name, h.handler))
 	}
 	if a.keep.Lost() {
-		return nil, ErrLeaseLost
+		return nil, registry.ErrLeaseLost
 	}
 	if err := a.load(ctx); err != nil {
 		return nil, err
@@ -94,10 +97,10 @@ func (h *handlerRun) step(ctx context.Context, name string, fn func(ctx context.
 		return e.Result, nil
 	}
 	key := webhook.IdempotencyKey(a.env.Key, h.handler, name)
-	result, err := fn(context.WithValue(ctx, idemKeyCtx{}, key), key)
+	result, err := fn(registry.WithIdempotencyKey(ctx, key), key)
 	if err != nil {
 		if a.keep.Lost() {
-			return nil, ErrLeaseLost
+			return nil, registry.ErrLeaseLost
 		}
 		return nil, err
 	}

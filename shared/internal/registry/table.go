@@ -1,0 +1,117 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// AnyType is the provider and event type of a catch-all handler.
+const AnyType = "*"
+
+// Entry is one registered handler.
+type Entry struct {
+	// Name is the handler's stable name: its identity in the journal, the
+	// idempotency keys, logs and metrics.
+	Name string
+	// Provider and EventType are the event type it serves ([AnyType] for a
+	// catch-all handler).
+	Provider  string
+	EventType string
+	// MaxAttempts is its attempt limit (0: the engine's default).
+	MaxAttempts int
+	// Timeout is its time limit per attempt (0: the engine's default).
+	Timeout time.Duration
+	// Tenants accepts the tenants it serves (nil: every tenant).
+	Tenants func(tenant string) bool
+	// Run runs the handler on one event.
+	Run func(ctx context.Context, c Call) error
+	// Undo undoes one of its journaled forward steps (nil: no compensation).
+	Undo func(ctx context.Context, c UndoCall) error
+
+	seq int
+}
+
+// Serves reports whether the handler runs for events of tenant.
+func (e *Entry) Serves(tenant string) bool { return e.Tenants == nil || e.Tenants(tenant) }
+
+// Table holds the registered handlers, by name and by (provider, event
+// type), and the catch-all handlers. It is built once at start-up and is
+// safe for concurrent use.
+type Table struct {
+	mu     sync.RWMutex
+	byName map[string]*Entry
+	byType map[typeKey][]*Entry
+	all    []*Entry // catch-all entries
+	seq    int      // entries so far: the run order across byType and all
+}
+
+type typeKey struct{ provider, name string }
+
+// New returns an empty Table.
+func New() *Table {
+	return &Table{byName: map[string]*Entry{}, byType: map[typeKey][]*Entry{}}
+}
+
+// Add files e, as a catch-all handler if its provider and event type are
+// [AnyType]; a name already registered panics.
+func (t *Table) Add(e *Entry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, dup := t.byName[e.Name]; dup {
+		panic(fmt.Sprintf("process: Handle: handler name %q registered twice", e.Name))
+	}
+	t.seq++
+	e.seq = t.seq
+	t.byName[e.Name] = e
+	if e.Provider == AnyType && e.EventType == AnyType {
+		t.all = append(t.all, e)
+		return
+	}
+	k := typeKey{e.Provider, e.EventType}
+	t.byType[k] = append(t.byType[k], e)
+}
+
+// Match returns the handlers that run for an event of tenant and
+// (provider, eventType): the typed handlers of the event type and the
+// catch-all handlers, those that serve tenant, in registration order.
+func (t *Table) Match(provider, tenant, eventType string) []*Entry {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	typed := t.byType[typeKey{provider, eventType}]
+	out := make([]*Entry, 0, len(typed)+len(t.all))
+	i, j := 0, 0
+	for i < len(typed) || j < len(t.all) {
+		var next *Entry
+		if j == len(t.all) || (i < len(typed) && typed[i].seq < t.all[j].seq) {
+			next, i = typed[i], i+1
+		} else {
+			next, j = t.all[j], j+1
+		}
+		if next.Serves(tenant) {
+			out = append(out, next)
+		}
+	}
+	return out
+}
+
+// Handler returns the handler registered under name, or nil.
+func (t *Table) Handler(name string) *Entry {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.byName[name]
+}
+
+// Handlers returns every entry, in registration order.
+func (t *Table) Handlers() []*Entry {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]*Entry, 0, len(t.byName))
+	for _, e := range t.byName {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *Entry) int { return a.seq - b.seq })
+	return out
+}

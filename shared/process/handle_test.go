@@ -1,0 +1,41 @@
+package process
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/internal/registry"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+type follow struct {
+	UserID string `json:"userId"`
+}
+
+var followType = webhook.NewType[follow]("line", "follow")
+
+// Handle files an entry the engines read: its type, options and a Run that
+// decodes the payload into the event.
+func TestHandleFilesTheEntry(t *testing.T) {
+	r := NewRegistry()
+	var got *Event[follow]
+	Handle(r, "crm.lead", followType, func(_ context.Context, ev *Event[follow]) error { got = ev; return nil },
+		MaxAttempts(4), Timeout(time.Second), ForTenants(func(tenant string) bool { return tenant == "acme" }))
+	e := r.table().Handler("crm.lead")
+	if e == nil || e.Provider != "line" || e.EventType != "follow" || e.MaxAttempts != 4 || e.Timeout != time.Second ||
+		!e.Serves("acme") || e.Serves("globex") || e.Undo != nil {
+		t.Fatalf("got entry %+v", e)
+	}
+	env := webhook.Envelope{Key: "line#acme#e1", Provider: "line", Tenant: "acme", Type: "follow", Payload: []byte(`{"userId":"U1"}`)}
+	if err := e.Run(context.Background(), registry.Call{Envelope: env, Attempt: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.Key != env.Key || got.Tenant != "acme" || got.Attempt != 2 || got.Data.UserID != "U1" {
+		t.Errorf("got event %+v", got)
+	}
+	env.Payload = []byte(`{"userId":`)
+	if err := e.Run(context.Background(), registry.Call{Envelope: env}); !IsPermanent(err) {
+		t.Errorf("undecodable payload: got %v, want a permanent error", err)
+	}
+}
