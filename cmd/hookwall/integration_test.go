@@ -255,7 +255,8 @@ func newProcessor(t *testing.T, s *stack) *processor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: dlq,
+		Settings: dispatch.Settings{Queue: mainQ}}); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -21,9 +21,9 @@ type Compensator struct {
 	k     *kernel.Engine
 }
 
-// names are the compensator's log messages and metrics where the kernel
+// phaseNames are the compensator's log messages and metrics where the kernel
 // acts for it.
-var names = kernel.Names{Package: "compensate", Acquire: "acquire compensation lease", Panicked: "undo panicked",
+var phaseNames = kernel.Names{Package: "compensate", Acquire: "acquire compensation lease", Panicked: "undo panicked",
 	Duplicate: "record already terminal; dead letter acknowledged", Busy: "lease held by another worker; dead letter comes back",
 	Missing: "no live record for the dead letter; acknowledged", LeaseLost: "compensation lease lost; outcome discarded",
 	MessageLatency: MetricCompensationLatency}
@@ -35,7 +35,7 @@ func New(cfg Config) (*Compensator, error) {
 	}
 	cfg.setDefaults()
 	c := &Compensator{cfg: cfg, table: (*registry.Table)(cfg.Registry)}
-	c.k = kernel.New(cfg.Settings, phase{c}, names)
+	c.k = kernel.New(cfg.Settings, phase{c}, phaseNames)
 	return c, nil
 }
 

@@ -32,14 +32,11 @@ const (
 	MetricCompensationLatency = "CompensationLatency"
 )
 
-// Defaults of [Config]: the kernel's, and the compensator's own.
+// Defaults of [Config]: the compensation attempt limit unless [Settings]
+// say otherwise (the kernel's default), and the compensator's own.
 const (
-	DefaultLeaseDuration = kernel.DefaultLeaseDuration
-	DefaultMaxAttempts   = kernel.DefaultMaxAttempts
-	DefaultRetryBase     = kernel.DefaultRetryBase
-	DefaultRetryCap      = kernel.DefaultRetryCap
-	DefaultRetention     = kernel.DefaultRetention
-	DefaultMaxRequeues   = 2
+	DefaultMaxAttempts = kernel.DefaultMaxAttempts
+	DefaultMaxRequeues = 2
 	// DefaultRequeueWithin is the default RequeueWithin: the shortest
 	// idempotency-key retention of common APIs (Stripe keeps keys 24 h).
 	DefaultRequeueWithin = 24 * time.Hour

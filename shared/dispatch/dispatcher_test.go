@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
@@ -37,9 +38,9 @@ func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registr
 	rg := &rig{reg: process.NewRegistry(), store: newFakeStore(), queue: newFakeQueue(), pub: &fakePublisher{},
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
-	cfg := Config{Registry: rg.reg, Store: rg.store, Queue: rg.queue, DLQ: rg.queue, Publisher: rg.pub,
-		Metrics: rg.metrics, RetryBase: time.Second, RetryCap: time.Minute, MaxAttempts: 3,
-		Jitter: func(n int64) int64 { return n - 1 }}
+	cfg := Config{Registry: rg.reg, Store: rg.store, DLQ: rg.queue,
+		Settings: Settings{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics, RetryBase: time.Second,
+			RetryCap: time.Minute, MaxAttempts: 3, Jitter: func(n int64) int64 { return n - 1 }}}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -145,7 +146,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 	rg.store.put("k", webhook.StatusProcessing)
 	rg.store.recs["k"].until = time.Now().Add(10 * time.Second)
 	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
-	if res.Verdict != BusyElsewhere || res.Ack {
+	if res.Verdict != Busy || res.Ack {
 		t.Fatalf("got %v ack %v, want busy, not acked", res.Verdict, res.Ack)
 	}
 	if v := rg.queue.visibility["rh-k"]; v < 10*time.Second || v > 12*time.Second {
@@ -234,46 +235,6 @@ func TestBadRegistrationsPanic(t *testing.T) {
 			}()
 			f()
 		}()
-	}
-}
-
-func TestBackoffBounds(t *testing.T) {
-	base, cap := 2*time.Second, 5*time.Minute
-	top := func(n int64) int64 { return n - 1 }
-	bottom := func(int64) int64 { return 0 }
-	for n := 1; n <= 80; n++ {
-		want := cap
-		if n <= 8 {
-			want = base << (n - 1)
-			want = min(want, cap)
-		}
-		if got := Backoff(n, base, cap, top); got != want {
-			t.Errorf("attempt %d: got max %v, want %v", n, got, want)
-		}
-		if got := Backoff(n, base, cap, bottom); got != 0 {
-			t.Errorf("attempt %d: got min %v, want 0", n, got)
-		}
-	}
-	// The dispatcher's default jitter stays within the bound and spreads
-	// over it (full jitter, not a constant).
-	var c Config
-	c.setDefaults()
-	seen := map[time.Duration]bool{}
-	var lo, hi int
-	for range 1000 {
-		got := Backoff(3, base, cap, c.Jitter)
-		if got < 0 || got > 8*time.Second {
-			t.Fatalf("got %v, want within [0, 8s]", got)
-		}
-		seen[got] = true
-		if got < 4*time.Second {
-			lo++
-		} else {
-			hi++
-		}
-	}
-	if len(seen) < 900 || lo < 400 || hi < 400 {
-		t.Fatalf("default jitter: %d distinct values, %d below and %d above the middle; want ~uniform", len(seen), lo, hi)
 	}
 }
 
@@ -403,13 +364,14 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 	rg.store.put("k", webhook.StatusReceived)
 	rg.store.heartbeatLost = true
 	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
-	if res.Verdict != LeaseLost || res.Ack {
-		t.Fatalf("got %v ack %v, want lease-lost, not acked", res.Verdict, res.Ack)
+	// One lost-lease behaviour for both engines: Err is ErrLeaseLost.
+	if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, process.ErrLeaseLost) {
+		t.Fatalf("got %v ack %v (%v), want lease-lost with ErrLeaseLost, not acked", res.Verdict, res.Ack, res.Err)
 	}
 	if n := rg.store.count("Complete") + rg.store.count("Retry") + rg.store.count("Fail"); n != 0 {
 		t.Errorf("got %d closing writes, want 0", n)
 	}
-	if got := rg.metrics.Counts()[MetricLeaseLost]; got != 1 {
+	if got := rg.metrics.Counts()[kernel.MetricLeaseLost]; got != 1 {
 		t.Errorf("got LeaseLost %v, want 1", got)
 	}
 }
@@ -524,8 +486,8 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Error("empty config: no error")
 	}
-	if _, err := New(Config{Registry: process.NewRegistry(), Store: newFakeStore(), Queue: newFakeQueue(), DLQ: newFakeQueue(),
-		RetryCap: 13 * time.Hour}); err == nil {
+	if _, err := New(Config{Registry: process.NewRegistry(), Store: newFakeStore(), DLQ: newFakeQueue(),
+		Settings: Settings{Queue: newFakeQueue(), RetryCap: 13 * time.Hour}}); err == nil {
 		t.Error("RetryCap above 12h: no error")
 	}
 }

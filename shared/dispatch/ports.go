@@ -41,23 +41,9 @@ type PayloadLoader interface {
 	LoadPayload(ctx context.Context, key string) ([]byte, error)
 }
 
-// Visibility changes when a queue message becomes visible again.
-type Visibility interface {
-	// ChangeVisibility makes the message with receiptHandle visible again after d.
-	ChangeVisibility(ctx context.Context, receiptHandle string, d time.Duration) error
-}
-
 // DeadLetters receives the messages that will not be processed again.
 type DeadLetters interface {
 	// SendDeadLetter sends body (the original message body) with the event
 	// key (empty if unknown) and the reason it was given up on.
 	SendDeadLetter(ctx context.Context, key string, body []byte, reason string) error
-}
-
-// Publisher publishes outcome events. A nil Publisher in [Config] turns
-// publishing off.
-type Publisher interface {
-	// Publish sends events, retrying the entries that failed; the error
-	// reports those that could not be sent at all.
-	Publish(ctx context.Context, events []webhook.Outcome) error
 }

@@ -48,7 +48,8 @@ func ExampleHandle() {
 	}, process.MaxAttempts(5), process.Timeout(20*time.Second))
 
 	st := memstore.New(memstore.Config{})
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, Queue: queueStub{}, DLQ: queueStub{}})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, DLQ: queueStub{},
+		Settings: dispatch.Settings{Queue: queueStub{}}})
 	if err != nil {
 		panic(err)
 	}

@@ -206,7 +206,8 @@ func newPipeline(t *testing.T, cfg store.Config) *pipeline {
 			return nil
 		})
 	})
-	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, DLQ: nopQueue{},
+		Settings: dispatch.Settings{Queue: nopQueue{}}}); err != nil {
 		t.Fatal(err)
 	}
 	p.ops.Take()
@@ -518,7 +519,8 @@ func newOneStepPipeline(t *testing.T) *pipeline {
 		}
 		return process.Step(ctx, ev, "reserve", func(context.Context, string) error { return nil })
 	})
-	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, DLQ: nopQueue{},
+		Settings: dispatch.Settings{Queue: nopQueue{}}}); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -30,13 +30,11 @@ func TestImportRules(t *testing.T) {
 		// engine and no SDK.
 		{"shared/process", []string{"github.com/"}, []string{"shared/webhook", "shared/internal/registry"}},
 		{"shared/internal/registry", []string{"github.com/"}, []string{"shared/webhook"}},
-		// The processor engine: no AWS SDK and no adapter; it declares the
-		// interfaces it needs and store, queue and bus satisfy them.
-		{"shared/dispatch", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process"}},
-		{"shared/dispatch/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch"}},
-		// What the two engines share about an attempt under a lease
-		// (settings, heartbeat): the domain only, no SDK.
-		{"shared/lease", []string{"github.com/"}, []string{"shared/webhook"}},
+		// The processor engine: no AWS SDK and no adapter; a phase on the
+		// kernel, it declares the interfaces it needs and store, queue and
+		// bus satisfy them.
+		{"shared/dispatch", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry",
+			"shared/process", "shared/internal/kernel"}},
 		{"shared/internal/fanout", []string{"github.com/"}, []string{}},
 		// The leased-attempt kernel both engines run on: the domain, obs, the
 		// fan-out and the registry's error vocabulary; no SDK, no Lambda library.
@@ -59,11 +57,13 @@ func TestImportRules(t *testing.T) {
 		{"shared/store/memstore", nil, []string{"shared/webhook", "shared/store"}},
 		{"shared/queue", nil, []string{"shared/webhook", "shared/batch", "shared/internal/fanout"}},
 		{"shared/bus", nil, []string{"shared/webhook", "shared/batch"}},
-		// The sweeper: the store and the queues, never the processor engine.
-		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout"}},
+		// The sweeper: the store and the queues, never an engine; the
+		// kernel's defaults (the engines' retry cap, the receiver's grace).
+		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout",
+			"shared/internal/kernel", "shared/internal/registry"}},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
-		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch",
+		{"shared/backend", nil, []string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel",
 			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}},
 		{"shared/awslog", nil, []string{}},
 		// The tuned SDK configuration every function loads: the SDK and awslog.
@@ -71,9 +71,11 @@ func TestImportRules(t *testing.T) {
 		// The receiver's hand-off cache: the standard library only.
 		{"shared/handoff", []string{"github.com/"}, []string{}},
 		{"shared/tenants", nil, []string{"shared/webhook"}},
-		// The configuration: the standard library and the domain only (no
-		// SDK), so every function, the receiver included, can import it.
-		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{"shared/webhook"}},
+		// The configuration: the standard library, the domain and the
+		// kernel's defaults and bounds only (no SDK), so every function, the
+		// receiver included, can import it.
+		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{"shared/webhook", "shared/internal/kernel", "shared/obs",
+			"shared/internal/fanout", "shared/internal/registry"}},
 		// The audit view (events API, CLI): the store's records, nothing else.
 		{"shared/audit", nil, []string{"shared/webhook", "shared/store"}},
 		// The request signer (CLI, make events, tests): the tenants document
@@ -81,6 +83,7 @@ func TestImportRules(t *testing.T) {
 		{"shared/signer", nil, []string{"shared/webhook", "shared/tenants", "shared/provider/standard", "shared/provider/wxcrypto"}},
 		// The receiver core: providers and adapters, never the processor.
 		{"shared/intake", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit",
+			"shared/internal/kernel", "shared/internal/registry",
 			"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
 			"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat"}},
 	}
@@ -91,6 +94,7 @@ func TestImportRules(t *testing.T) {
 	// function's engine or wiring (it runs no handler).
 	checkRule(t, mod, "cmd/hookwall", nil, []string{"shared/webhook", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
+		"shared/internal/kernel", "shared/internal/registry",
 		"shared/provider/line", "shared/provider/standard", "shared/provider/wxcrypto", "shared/provider/xmljson",
 		"shared/provider/wxmsg", "shared/provider/wecom", "shared/provider/wechat", "cmd/internal/runfile"})
 	// runner.json, shared by the runner and the CLI: the standard library only.

@@ -329,8 +329,8 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 			if err := s.main.Send(ctx, []webhook.Envelope{env}); err != nil {
 				t.Fatal(err)
 			}
-			d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now,
-				LeaseDuration: lease, Logger: discard})
+			d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
+				Settings: dispatch.Settings{Queue: s.main, Now: s.clock.Now, LeaseDuration: lease, Logger: discard}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -438,7 +438,8 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 
 	t.Run("SUCCEEDED is acknowledged and unchanged", func(t *testing.T) {
 		env := s.claim(ctx, "ok")
-		d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+		d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
+			Settings: dispatch.Settings{Queue: s.main, Now: s.clock.Now, Logger: discard}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -550,7 +551,8 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 		t.Fatalf("record: %s after %d compensations, want RETRY after 1", rec.Status, rec.Compensations)
 	}
 	main := s.receive(ctx, s.main.URL(), "")
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
+		Settings: dispatch.Settings{Queue: s.main, Now: s.clock.Now, Logger: discard}})
 	if err != nil {
 		t.Fatal(err)
 	}

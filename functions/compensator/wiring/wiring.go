@@ -16,20 +16,12 @@ import (
 	"github.com/hookwall/hookwall/shared/sweep"
 )
 
-// Defaults returns the compensator's defaults for
-// [settings.LoadCompensator], from the engines' constants.
+// Defaults returns the sweeper's defaults for [settings.LoadCompensator],
+// from shared/sweep's constants (settings reads the engines' own from the
+// kernel).
 func Defaults() settings.CompensatorDefaults {
 	sd := sweep.Defaults()
-	return settings.CompensatorDefaults{
-		Lease:                compensate.DefaultLeaseDuration,
-		CompensationAttempts: compensate.DefaultMaxAttempts,
-		RetryBase:            compensate.DefaultRetryBase,
-		RetryCap:             compensate.DefaultRetryCap,
-		Retention:            compensate.DefaultRetention,
-		SweepLimit:           sd.Limit,
-		ReenqueueGrace:       sd.Grace,
-		SweepStuckAfter:      sd.StuckAfter,
-	}
+	return settings.CompensatorDefaults{SweepLimit: sd.Limit, ReenqueueGrace: sd.Grace, SweepStuckAfter: sd.StuckAfter}
 }
 
 // Build wires the compensator from s: it loads the AWS configuration once

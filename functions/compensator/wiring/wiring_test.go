@@ -32,9 +32,7 @@ func TestDefaultsAreTheEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	sd := sweep.Defaults()
-	if s.Lease != compensate.DefaultLeaseDuration || s.CompensationAttempts != compensate.DefaultMaxAttempts ||
-		s.RetryBase != compensate.DefaultRetryBase || s.RetryCap != compensate.DefaultRetryCap ||
-		s.Retention != compensate.DefaultRetention || s.SweepLimit != sd.Limit || s.ReenqueueGrace != sd.Grace ||
+	if s.CompensationAttempts != compensate.DefaultMaxAttempts || s.SweepLimit != sd.Limit || s.ReenqueueGrace != sd.Grace ||
 		s.SweepStuckAfter != sd.StuckAfter {
 		t.Errorf("got %+v, want the compensate and sweep defaults", s)
 	}

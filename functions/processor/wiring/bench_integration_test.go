@@ -30,10 +30,10 @@ import (
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -132,12 +132,13 @@ func benchProcessor(b *testing.B, steps, batch int) {
 		}
 		return nil
 	})
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: table, Queue: mainQ, DLQ: dlq, Publisher: pub,
-		Logger: slog.New(slog.DiscardHandler), Metrics: obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"})})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: table, DLQ: dlq,
+		Settings: dispatch.Settings{Queue: mainQ, Publisher: pub, Logger: slog.New(slog.DiscardHandler),
+			Metrics: obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"})}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := &Handler{batch: sqsbatch.New(d, batch), metrics: obs.NewMetrics(io.Discard, "Hookwall", nil), log: slog.New(slog.DiscardHandler)}
+	h := &Handler{batch: sqsbatch.New(d.ProcessBatch, batch), metrics: obs.NewMetrics(io.Discard, "Hookwall", nil), log: slog.New(slog.DiscardHandler)}
 
 	// The event source: receive a batch, hand it over, delete what was acknowledged.
 	done, processing := 0, time.Duration(0)

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -85,11 +85,11 @@ func TestSampleBatchIsProcessed(t *testing.T) {
 		return nil
 	})
 	dlq := &deadLetters{}
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, Queue: noVisibility{}, DLQ: dlq})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, DLQ: dlq, Settings: dispatch.Settings{Queue: noVisibility{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Handler{batch: sqsbatch.New(d, 10), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	h := &Handler{batch: sqsbatch.New(d.ProcessBatch, 10), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second) // the function's timeout, a Lambda deadline
 	defer cancel()
 	resp, err := h.Handle(tctx, ev)

@@ -269,8 +269,8 @@ func (k *kit) process(ctx context.Context, key string, msg []byte) []byte {
 	t := k.t
 	t.Helper()
 	q := &recorder{}
-	d, err := dispatch.New(dispatch.Config{Registry: k.reg, Store: k.table, Queue: q, DLQ: q, LeaseDuration: Lease,
-		Now: k.clock.Now, Logger: discard})
+	d, err := dispatch.New(dispatch.Config{Registry: k.reg, Store: k.table, DLQ: q,
+		Settings: dispatch.Settings{Queue: q, LeaseDuration: Lease, Now: k.clock.Now, Logger: discard}})
 	if err != nil {
 		t.Fatalf("compensatetest: %v", err)
 	}

@@ -223,10 +223,9 @@ func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
 	t.Helper()
 	key, msg := testkit.Claim(ctx, t, k.table, "processtest", k.provider, k.opts.tenant, k.eventType, k.payload)
 	ks := &kitStore{Store: k.table, sc: sc}
-	d, err := dispatch.New(dispatch.Config{
-		Registry: k.reg, Store: ks, Queue: k.q, DLQ: k.q, LeaseDuration: Lease,
-		Now: k.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	d, err := dispatch.New(dispatch.Config{Registry: k.reg, Store: ks, DLQ: k.q,
+		Settings: dispatch.Settings{Queue: k.q, LeaseDuration: Lease, Now: k.clock.Now,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	if err != nil {
 		t.Fatalf("processtest: %v", err)
 	}
