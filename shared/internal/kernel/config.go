@@ -27,6 +27,22 @@ const (
 	DefaultConcurrency = 10
 )
 
+// The receiver's defaults the sweeper must agree with: a RECEIVED record
+// whose last enqueue is older than the re-enqueue grace is stuck, and the
+// sweeper enqueues it again.
+const (
+	// DefaultReceiveBudget is the most one delivery may spend on its claims
+	// and sends (the receiver's default budget).
+	DefaultReceiveBudget = 1500 * time.Millisecond
+	// DefaultGraceMargin is added to the budget for the default re-enqueue
+	// grace: room for clock skew between receiver instances and for a send
+	// still in flight when its delivery's budget ran out.
+	DefaultGraceMargin = 1500 * time.Millisecond
+	// DefaultReenqueueGrace is the receiver's default re-enqueue grace,
+	// which the sweeper takes too.
+	DefaultReenqueueGrace = DefaultReceiveBudget + DefaultGraceMargin
+)
+
 // Bounds of the deployed settings (shared/settings holds the environment to
 // them). [Config.Validate] accepts any value that is not negative, so that
 // tests can run with a lease of milliseconds; the retry cap is bounded by
