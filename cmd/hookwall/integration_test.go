@@ -268,7 +268,7 @@ func (p *processor) drain(t *testing.T, s *stack) []dispatch.Verdict {
 	t.Helper()
 	var verdicts []dispatch.Verdict
 	for _, m := range awstest.Drain(t, s.sq, s.queues.URL) {
-		res := p.d.Process(context.Background(), dispatch.Message{MessageID: aws.ToString(m.MessageId),
+		res := p.d.Handle(context.Background(), dispatch.Message{MessageID: aws.ToString(m.MessageId),
 			ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: []byte(aws.ToString(m.Body))})
 		verdicts = append(verdicts, res.Verdict)
 		if res.Ack {

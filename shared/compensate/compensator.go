@@ -8,48 +8,56 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
-	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Compensator handles dead-letter messages: the compensation phase on the
-// leased-attempt kernel. It is safe for concurrent use; one message may be
-// delivered to it many times concurrently.
+// leased-attempt kernel, whose Handle handles one message and publishes its
+// outcome event, and whose Batch handles messages with at most concurrency
+// at a time (concurrency < 1 means 1), publishes their outcome events in one
+// call, and returns the results in their order. A result's Verdict is one
+// of the compensator's outcomes ([Compensated], [Dead], [Requeued]) or one
+// the kernel gives every engine (retried, duplicate, busy, absent,
+// lease-lost, malformed, errored: see dispatch.Verdict). It is safe for
+// concurrent use; one message may be delivered to it many times
+// concurrently.
 type Compensator struct {
-	cfg   Config
-	table *registry.Table // cfg.Registry, as the engines see it
-	k     *kernel.Engine
+	*kernel.Engine
+	cfg Config
 }
 
-// phaseNames are the compensator's log messages and metrics where the kernel
-// acts for it.
+// New returns the Compensator described by cfg.
+func New(cfg Config) (*Compensator, error) {
+	c := &Compensator{cfg: cfg}
+	if err := c.cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c.cfg.setDefaults()
+	c.Engine = kernel.New(&c.cfg.Settings, leases{cfg.Store}, phase{c}, phaseNames)
+	return c, nil
+}
+
+// leases are the compensation lease's calls on the Store.
+type leases struct{ Store }
+
+// Acquire takes the record to COMPENSATING under the compensation lease.
+func (s leases) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+	return s.AcquireCompensation(ctx, key, owner, until)
+}
+
+// Heartbeat extends the compensation lease.
+func (s leases) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error) {
+	return s.HeartbeatCompensation(ctx, l, until)
+}
+
+// phaseNames are the compensator's log messages and metrics where the
+// kernel acts for it.
 var phaseNames = kernel.Names{Package: "compensate", Acquire: "acquire compensation lease", Panicked: "undo panicked",
 	Duplicate: "record already terminal; dead letter acknowledged", Busy: "lease held by another worker; dead letter comes back",
 	Missing: "no live record for the dead letter; acknowledged", LeaseLost: "compensation lease lost; outcome discarded",
 	MessageLatency: MetricCompensationLatency}
 
-// New returns the Compensator described by cfg.
-func New(cfg Config) (*Compensator, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg.setDefaults()
-	c := &Compensator{cfg: cfg, table: (*registry.Table)(cfg.Registry)}
-	c.k = kernel.New(cfg.Settings, phase{c}, phaseNames)
-	return c, nil
-}
-
-// Compensate handles one dead-letter message and publishes its outcome event.
-func (c *Compensator) Compensate(ctx context.Context, m Message) Result { return c.k.Handle(ctx, m) }
-
-// CompensateBatch handles messages with at most concurrency at a time
-// (concurrency < 1 means 1), publishes their outcome events in one call, and
-// returns the results in the order of ms.
-func (c *Compensator) CompensateBatch(ctx context.Context, ms []Message, concurrency int) []Result {
-	return c.k.Batch(ctx, ms, concurrency)
-}
-
-// phase is the compensator's side of the kernel: its store calls and its
+// phase is the compensator's side of the kernel: its checks and its
 // attempts ([run]).
 type phase struct{ *Compensator }
 
@@ -64,8 +72,8 @@ func (phase) Check(env webhook.Envelope) error {
 // Malformed keeps a message that is not an envelope on the queue, hidden
 // for the longest visibility timeout, so that an operator finds it (it has
 // no key, so there is no record to act on).
-func (p phase) Malformed(ctx context.Context, m Message, err error, res Result) Result {
-	res.Verdict, res.Err = Malformed, fmt.Errorf("malformed dead letter: %w", err)
+func (p phase) Malformed(ctx context.Context, m kernel.Message, err error, res kernel.Result) kernel.Result {
+	res.Verdict, res.Err = kernel.Malformed, fmt.Errorf("malformed dead letter: %w", err)
 	res.RetryAfter = webhook.MaxQueueDelay
 	p.cfg.Logger.ErrorContext(ctx, "malformed dead letter; kept on the queue for an operator",
 		slog.String("message_id", m.MessageID), slog.Int("bytes", len(m.Body)), slog.Any("error", err))
@@ -75,19 +83,9 @@ func (p phase) Malformed(ctx context.Context, m Message, err error, res Result) 
 	return res
 }
 
-// Acquire takes the record to COMPENSATING under the compensation lease.
-func (p phase) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
-	return p.cfg.Store.AcquireCompensation(ctx, key, owner, until)
-}
-
-// Heartbeat extends the compensation lease.
-func (p phase) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error) {
-	return p.cfg.Store.HeartbeatCompensation(ctx, l, until)
-}
-
 // Refused leaves every other acquisition to the kernel (an error: the
 // compensator's acquisition has no other outcome).
-func (phase) Refused(_ context.Context, _ *kernel.Attempt, res Result) (Result, bool) {
+func (phase) Refused(_ context.Context, _ *kernel.Attempt, res kernel.Result) (kernel.Result, bool) {
 	return res, false
 }
 

@@ -1,7 +1,6 @@
 package compensate
 
 import (
-	"errors"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
@@ -83,17 +82,13 @@ type Config struct {
 
 // Validate reports a missing required field or an invalid value.
 func (c *Config) Validate() error {
-	switch {
-	case c.Registry == nil:
-		return errors.New("compensate: config: nil Registry")
-	case c.Store == nil:
-		return errors.New("compensate: config: nil Store")
-	}
-	return c.Settings.Validate("compensate")
+	return c.Settings.Validate("compensate", kernel.Field{Name: "Registry", Set: c.Registry != nil},
+		kernel.Field{Name: "Store", Set: c.Store != nil})
 }
 
+// setDefaults fills the compensator's own zero fields (the kernel fills
+// the Settings).
 func (c *Config) setDefaults() {
-	c.Settings.SetDefaults()
 	if c.MaxRequeues == 0 {
 		c.MaxRequeues = DefaultMaxRequeues
 	}

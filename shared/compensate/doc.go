@@ -3,8 +3,8 @@
 // does with an event the processor gave up on (FAILED) or that SQS redrove
 // after maxReceiveCount deliveries (RECEIVED, RETRY or PROCESSING).
 //
-// Per dead-letter message ([Compensator.Compensate], or a batch with bounded
-// concurrency with [Compensator.CompensateBatch]):
+// Per dead-letter message (the Compensator's Handle, or a batch with bounded
+// concurrency with its Batch, both the kernel's):
 //
 //   - a record that is SUCCEEDED, COMPENSATED or DEAD is left alone and the
 //     message acknowledged; so is a message whose record is gone;

@@ -38,7 +38,7 @@ type todo struct {
 // is lost) and returns the first undo (or journal) error; with no journaled
 // step to compensate it sets r.nothing. It reports the undos run and
 // skipped in res.
-func (r *run) Run(ctx context.Context, res *Result) error {
+func (r *run) Run(ctx context.Context, res *kernel.Result) error {
 	defer func() { res.Undone, res.Skipped = r.undone, r.skipped }()
 	a, cfg := r.a, &r.c.cfg
 	entries, err := cfg.Store.Journal(ctx, a.Lease)
@@ -89,6 +89,7 @@ func (r *run) Run(ctx context.Context, res *Result) error {
 // ties by reverse journal order), of the handlers that registered a
 // compensation, and the set of those already undone ("handler#step").
 func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo, map[string]bool) {
+	table := (*registry.Table)(r.c.cfg.Registry)
 	done := map[string]bool{}
 	var plan []todo
 	without := map[string]int{} // handler → steps left as they are
@@ -100,7 +101,7 @@ func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo,
 		if e.Step == "" || e.Step[0] == '$' { // DoneStep and any other marker
 			continue
 		}
-		reg := r.c.table.Handler(e.Handler)
+		reg := table.Handler(e.Handler)
 		if reg == nil || reg.Undo == nil {
 			without[e.Handler]++
 			continue
@@ -110,7 +111,7 @@ func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo,
 	for _, h := range slices.Sorted(maps.Keys(without)) {
 		r.c.cfg.Metrics.Count(MetricNotCompensable, without[h])
 		r.a.Log.WarnContext(ctx, "journaled steps of a handler without compensation are left as they are",
-			slog.String("handler", h), slog.Int("steps", without[h]), slog.Bool("registered", r.c.table.Handler(h) != nil))
+			slog.String("handler", h), slog.Int("steps", without[h]), slog.Bool("registered", table.Handler(h) != nil))
 	}
 	slices.SortStableFunc(plan, func(a, b todo) int {
 		if c := b.entry.CompletedAt.Compare(a.entry.CompletedAt); c != 0 {

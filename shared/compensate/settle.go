@@ -55,7 +55,7 @@ func (r *run) compensated() kernel.Settlement {
 			return cfg.Store.Compensated(ctx, a.Lease, a.Now.Add(cfg.Retention))
 		},
 		Verdict: Compensated, Ack: true, Event: r.outcome(webhook.StatusCompensated, ""),
-		Then: func(ctx, _ context.Context, res Result) Result {
+		Then: func(ctx, _ context.Context, res kernel.Result) kernel.Result {
 			cfg.Metrics.Count(MetricCompensated, 1)
 			a.Log.InfoContext(ctx, "event compensated", slog.String(obs.KeyStatus, webhook.StatusCompensated.String()),
 				slog.Int("undone", len(r.undone)), slog.Int("skipped", len(r.skipped)))
@@ -71,7 +71,7 @@ func (r *run) dead(reason string) kernel.Settlement {
 			return cfg.Store.Dead(ctx, a.Lease, reason, a.Now.Add(cfg.Retention))
 		},
 		Verdict: Dead, Ack: true, Event: r.outcome(webhook.StatusDead, reason),
-		Then: func(ctx, _ context.Context, res Result) Result {
+		Then: func(ctx, _ context.Context, res kernel.Result) kernel.Result {
 			cfg.Metrics.Count(MetricDead, 1)
 			a.Log.ErrorContext(ctx, "event dead", slog.String(obs.KeyStatus, webhook.StatusDead.String()),
 				slog.String("reason", reason), slog.String("step", r.failed), slog.Int("undone", len(r.undone)))
@@ -110,10 +110,10 @@ func (r *run) requeue() kernel.Settlement {
 			return cfg.Store.RequeueCompensation(ctx, a.Lease, reason)
 		},
 		Verdict: Requeued, Ack: true,
-		Then: func(ctx, fctx context.Context, res Result) Result {
+		Then: func(ctx, fctx context.Context, res kernel.Result) kernel.Result {
 			if err := cfg.Requeue.Send(fctx, []webhook.Envelope{r.orig}); err != nil {
 				a.Log.ErrorContext(ctx, "requeue: send to the main queue; the dead letter comes back", slog.Any("error", err))
-				res.Verdict, res.Ack, res.Err = Errored, false, fmt.Errorf("requeue %s: %w", a.Lease.Key, err)
+				res.Verdict, res.Ack, res.Err = kernel.Errored, false, fmt.Errorf("requeue %s: %w", a.Lease.Key, err)
 				return res
 			}
 			cfg.Metrics.Count(MetricRequeued, 1)
@@ -131,8 +131,8 @@ func (r *run) retry(herr error) kernel.Settlement {
 		Write: func(ctx context.Context) (bool, error) {
 			return cfg.Store.RetryCompensation(ctx, a.Lease, webhook.CleanText(herr.Error(), maxLastError))
 		},
-		Verdict: Retried,
-		Then: func(ctx, _ context.Context, res Result) Result {
+		Verdict: kernel.Retried,
+		Then: func(ctx, _ context.Context, res kernel.Result) kernel.Result {
 			cfg.Metrics.Count(MetricCompensationRetried, 1)
 			a.Log.WarnContext(ctx, "compensation will be retried", slog.String(obs.KeyStatus, webhook.StatusCompensating.String()),
 				slog.String("step", r.failed), slog.Duration("retry_after", res.RetryAfter), slog.Any("error", herr))

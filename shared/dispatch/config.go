@@ -1,8 +1,6 @@
 package dispatch
 
 import (
-	"errors"
-
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/process"
 )
@@ -52,13 +50,6 @@ type Config struct {
 
 // Validate reports a missing required field or an invalid value.
 func (c *Config) Validate() error {
-	switch {
-	case c.Registry == nil:
-		return errors.New("dispatch: config: nil Registry")
-	case c.Store == nil:
-		return errors.New("dispatch: config: nil Store")
-	case c.DLQ == nil:
-		return errors.New("dispatch: config: nil DLQ")
-	}
-	return c.Settings.Validate("dispatch")
+	return c.Settings.Validate("dispatch", kernel.Field{Name: "Registry", Set: c.Registry != nil},
+		kernel.Field{Name: "Store", Set: c.Store != nil}, kernel.Field{Name: "DLQ", Set: c.DLQ != nil})
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
@@ -14,16 +13,19 @@ import (
 )
 
 // Dispatcher processes queue deliveries: the processing phase on the
-// leased-attempt kernel. It is safe for concurrent use; one envelope may be
-// delivered to it many times concurrently.
+// leased-attempt kernel, whose Handle processes one delivery and publishes
+// its outcome event, and whose Batch processes deliveries with at most
+// concurrency at a time (concurrency < 1 means 1), publishes their outcome
+// events in one call, and returns the results in their order. It is safe
+// for concurrent use; one envelope may be delivered to it many times
+// concurrently.
 type Dispatcher struct {
-	cfg   Config
-	table *registry.Table // cfg.Registry, as the engines see it
-	k     *kernel.Engine
+	*kernel.Engine
+	cfg Config
 }
 
-// phaseNames are the processor's log messages and metrics where the kernel acts
-// for it.
+// phaseNames are the processor's log messages and metrics where the kernel
+// acts for it.
 var phaseNames = kernel.Names{Package: "dispatch", Acquire: "acquire lease", Duplicate: "duplicate delivery",
 	Busy: "lease held by another worker", Missing: "no live record for the event; acknowledged",
 	LeaseLost: "lease lost; outcome discarded", Panicked: "handler panicked", AttemptLatency: MetricProcessingLatency}
@@ -33,24 +35,13 @@ func New(cfg Config) (*Dispatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Settings.SetDefaults()
-	d := &Dispatcher{cfg: cfg, table: (*registry.Table)(cfg.Registry)}
-	d.k = kernel.New(cfg.Settings, phase{d}, phaseNames)
+	d := &Dispatcher{cfg: cfg}
+	d.Engine = kernel.New(&d.cfg.Settings, cfg.Store, phase{d}, phaseNames)
 	return d, nil
 }
 
-// Process processes one delivery and publishes its outcome event.
-func (d *Dispatcher) Process(ctx context.Context, m Message) Result { return d.k.Handle(ctx, m) }
-
-// ProcessBatch processes deliveries with at most concurrency at a time
-// (concurrency < 1 means 1), publishes their outcome events in one call, and
-// returns the results in the order of ms.
-func (d *Dispatcher) ProcessBatch(ctx context.Context, ms []Message, concurrency int) []Result {
-	return d.k.Batch(ctx, ms, concurrency)
-}
-
-// phase is the processor's side of the kernel: its store calls and its
-// attempts ([attempt]).
+// phase is the processor's side of the kernel: its checks and its attempts
+// ([attempt]); its leases are the Store's.
 type phase struct{ *Dispatcher }
 
 // Check requires the key, the provider and the type: what the handlers are
@@ -75,16 +66,6 @@ func (p phase) Malformed(ctx context.Context, m Message, err error, res Result) 
 	}
 	res.Verdict, res.Ack = Malformed, true
 	return res
-}
-
-// Acquire takes the processing lease.
-func (p phase) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
-	return p.cfg.Store.Acquire(ctx, key, owner, until)
-}
-
-// Heartbeat extends the processing lease.
-func (p phase) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error) {
-	return p.cfg.Store.Heartbeat(ctx, l, until)
 }
 
 // Refused sends the message of a record found FAILED (the processor gave up
@@ -123,6 +104,6 @@ func (p phase) Begin(ctx context.Context, a *kernel.Attempt) kernel.Task {
 	}
 	p.cfg.Metrics.Count(MetricClaimed, 1)
 	a.Log = a.Log.With(slog.Int(obs.KeyAttempt, a.Lease.Attempt))
-	t.regs = p.table.Match(a.Env.Provider, a.Env.Tenant, a.Env.Type)
+	t.regs = (*registry.Table)(p.cfg.Registry).Match(a.Env.Provider, a.Env.Tenant, a.Env.Type)
 	return t
 }

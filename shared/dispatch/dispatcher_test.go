@@ -103,7 +103,7 @@ func TestOutcomes(t *testing.T) {
 			rg := newRig(t, nil, func(r *process.Registry) { process.Handle(r, "crm.follow", followType, fn) })
 			rg.store.put("k1", tt.status)
 			rg.store.recs["k1"].attempts = tt.attempts
-			res := rg.d.Process(context.Background(), delivery("k1", "line", "follow", payload))
+			res := rg.d.Handle(context.Background(), delivery("k1", "line", "follow", payload))
 			if res.Verdict != tt.wantVerdict || res.Ack != tt.wantAck {
 				t.Fatalf("got verdict %v ack %v (err %v), want %v ack %v", res.Verdict, res.Ack, res.Err, tt.wantVerdict, tt.wantAck)
 			}
@@ -129,7 +129,7 @@ func TestPanicIsAPanicError(t *testing.T) {
 		process.Handle(r, "p", followType, func(context.Context, *process.Event[follow]) error { panic("kaput") })
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	var pe *registry.PanicError
 	if !errors.As(res.Err, &pe) || pe.Value != "kaput" || !strings.Contains(string(pe.Stack), "runHandler") {
 		t.Fatalf("got err %v, want a *registry.PanicError with value and stack", res.Err)
@@ -145,7 +145,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 	})
 	rg.store.put("k", webhook.StatusProcessing)
 	rg.store.recs["k"].until = time.Now().Add(10 * time.Second)
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Busy || res.Ack {
 		t.Fatalf("got %v ack %v, want busy, not acked", res.Verdict, res.Ack)
 	}
@@ -154,7 +154,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 	}
 	// An expired lease is taken over.
 	rg.store.recs["k"].until = time.Now().Add(-time.Millisecond)
-	if res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
+	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Errorf("after expiry: got %v, want succeeded", res.Verdict)
 	}
 }
@@ -163,7 +163,7 @@ func TestUnknownType(t *testing.T) {
 	for _, toDLQ := range []bool{false, true} {
 		rg := newRig(t, func(c *Config) { c.UnhandledToDLQ = toDLQ }, func(*process.Registry) {})
 		rg.store.put("k", webhook.StatusReceived)
-		res := rg.d.Process(context.Background(), delivery("k", "line", "beacon", follow{}))
+		res := rg.d.Handle(context.Background(), delivery("k", "line", "beacon", follow{}))
 		wantVerdict, wantStatus, wantDead := Unhandled, webhook.StatusSucceeded, 0
 		if toDLQ {
 			wantVerdict, wantStatus, wantDead = Failed, webhook.StatusFailed, 1
@@ -186,7 +186,7 @@ func TestUnknownType(t *testing.T) {
 func TestMalformedBodyGoesToDLQ(t *testing.T) {
 	rg := newRig(t, nil, func(*process.Registry) {})
 	for _, body := range []string{"{", `{"key":""}`, `[]`} {
-		res := rg.d.Process(context.Background(), Message{MessageID: "m", Body: []byte(body)})
+		res := rg.d.Handle(context.Background(), Message{MessageID: "m", Body: []byte(body)})
 		if res.Verdict != Malformed || !res.Ack {
 			t.Errorf("body %q: got %v ack %v, want malformed, acked", body, res.Verdict, res.Ack)
 		}
@@ -198,7 +198,7 @@ func TestMalformedBodyGoesToDLQ(t *testing.T) {
 
 func TestMissingRecordIsAcked(t *testing.T) {
 	rg := newRig(t, nil, func(*process.Registry) {})
-	res := rg.d.Process(context.Background(), delivery("nope", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("nope", "line", "follow", follow{}))
 	if res.Verdict != Absent || !res.Ack {
 		t.Errorf("got %v ack %v, want absent, acked", res.Verdict, res.Ack)
 	}
@@ -291,13 +291,13 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	if res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Retried {
+	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Retried {
 		t.Fatalf("attempt 1: got %v, want retried", res.Verdict)
 	}
 	if n := rg.store.count("Journal"); n != 0 {
 		t.Errorf("attempt 1 read the journal %d times, want 0", n)
 	}
-	if res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
+	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("attempt 2: got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
 	if runs["create"] != 1 || runs["notify"] != 2 {
@@ -324,8 +324,8 @@ func TestCompletedHandlersAreSkippedOnRetry(t *testing.T) {
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Succeeded || aRuns != 1 || bRuns != 2 {
 		t.Errorf("got %v, a ran %d, b ran %d; want succeeded, 1, 2", res.Verdict, aRuns, bRuns)
 	}
@@ -346,7 +346,7 @@ func TestStepNames(t *testing.T) {
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	if res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Failed {
+	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Failed {
 		t.Errorf("a step name used twice: got %v, want failed", res.Verdict)
 	}
 }
@@ -363,7 +363,7 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 	})
 	rg.store.put("k", webhook.StatusReceived)
 	rg.store.heartbeatLost = true
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	// One lost-lease behaviour for both engines: Err is ErrLeaseLost.
 	if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, process.ErrLeaseLost) {
 		t.Fatalf("got %v ack %v (%v), want lease-lost with ErrLeaseLost, not acked", res.Verdict, res.Ack, res.Err)
@@ -386,7 +386,7 @@ func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	rg.d.Process(ctx, delivery("k", "line", "follow", follow{}))
+	rg.d.Handle(ctx, delivery("k", "line", "follow", follow{}))
 	if !until.Equal(deadline) {
 		t.Errorf("got leaseUntil %v, want the deadline %v", until, deadline)
 	}
@@ -410,7 +410,7 @@ func TestHandlerTimeout(t *testing.T) {
 		}, process.Timeout(10*time.Millisecond))
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Retried || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Errorf("got %v (%v), want retried with deadline exceeded", res.Verdict, res.Err)
 	}
@@ -443,7 +443,7 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 		})
 	})
 	rg.store.put("line#t1#e1", webhook.StatusReceived)
-	if res := rg.d.Process(context.Background(), delivery("line#t1#e1", "line", "follow", follow{})); res.Verdict != Succeeded {
+	if res := rg.d.Handle(context.Background(), delivery("line#t1#e1", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v)", res.Verdict, res.Err)
 	}
 	want := []string{"", webhook.IdempotencyKey("line#t1#e1", "crm.lead", "create")}
@@ -462,7 +462,7 @@ func TestProcessBatchPublishesOnce(t *testing.T) {
 		ds = append(ds, delivery(k, "line", "follow", follow{}))
 		ds = append(ds, delivery(k, "line", "follow", follow{})) // duplicate in the same batch
 	}
-	results := rg.d.ProcessBatch(context.Background(), ds, 4)
+	results := rg.d.Batch(context.Background(), ds, 4)
 	var ok int
 	for i, r := range results {
 		if r.MessageID != ds[i].MessageID {

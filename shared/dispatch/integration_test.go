@@ -277,7 +277,7 @@ func TestEachEffectOnceUnderTripleDelivery(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var acked atomic.Int64
-	wg := pump(ctx, t, sc, qs.URL, sqsbatch.New(d.ProcessBatch, 10), 6, &acked)
+	wg := pump(ctx, t, sc, qs.URL, sqsbatch.New(d, 10), 6, &acked)
 	waitFor(t, 2*time.Minute, "every message to be acknowledged", func() bool { return acked.Load() >= events*copies })
 	cancel()
 	wg.Wait()
@@ -397,7 +397,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 					}
 					env := envelope("line#t1#order-1", followType.Name)
 					s.seed(t, env)
-					first := d.Process(context.Background(), body(t, env))
+					first := d.Handle(context.Background(), body(t, env))
 					if first.Ack || first.Verdict == dispatch.Succeeded {
 						t.Fatalf("attempt 1: got %v (ack %v), want an unacknowledged failure", first.Verdict, first.Ack)
 					}
@@ -405,12 +405,12 @@ func TestCrashAfterEachStep(t *testing.T) {
 						if rec := s.record(t, env.Key); rec.Status != webhook.StatusProcessing {
 							t.Fatalf("after a crash got %s, want PROCESSING with the lease left to run out", rec.Status)
 						}
-						if r := d.Process(context.Background(), body(t, env)); r.Verdict != dispatch.Busy {
+						if r := d.Handle(context.Background(), body(t, env)); r.Verdict != dispatch.Busy {
 							t.Fatalf("redelivered inside the dead worker's lease: got %v, want busy", r.Verdict)
 						}
 						clk.Advance(lease + time.Second) // the dead worker's lease runs out
 					}
-					second := d.Process(context.Background(), body(t, env))
+					second := d.Handle(context.Background(), body(t, env))
 					if second.Verdict != dispatch.Succeeded {
 						t.Fatalf("attempt 2: got %v (%v), want succeeded", second.Verdict, second.Err)
 					}
@@ -468,13 +468,13 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 	env := envelope("line#t1#takeover", followType.Name)
 	s.seed(t, env)
 	resA := make(chan dispatch.Result)
-	go func() { resA <- a.Process(context.Background(), body(t, env)) }()
+	go func() { resA <- a.Handle(context.Background(), body(t, env)) }()
 	<-reached
-	if r := b.Process(context.Background(), body(t, env)); r.Verdict != dispatch.Busy {
+	if r := b.Handle(context.Background(), body(t, env)); r.Verdict != dispatch.Busy {
 		t.Fatalf("B inside A's lease: got %v, want busy", r.Verdict)
 	}
 	clk.Advance(lease + time.Second) // A's lease runs out (its heartbeats never get through)
-	rb := b.Process(context.Background(), body(t, env))
+	rb := b.Handle(context.Background(), body(t, env))
 	if rb.Verdict != dispatch.Succeeded || rb.Attempt != 2 {
 		t.Fatalf("B after A's lease ran out: got %v attempt %d (%v), want succeeded on attempt 2", rb.Verdict, rb.Attempt, rb.Err)
 	}
@@ -527,7 +527,7 @@ func TestDeadLetterPaths(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var acked atomic.Int64
-	wg := pump(ctx, t, sc, qs.URL, sqsbatch.New(d.ProcessBatch, 10), 2, &acked)
+	wg := pump(ctx, t, sc, qs.URL, sqsbatch.New(d, 10), 2, &acked)
 	waitFor(t, time.Minute, "every message to be acknowledged", func() bool { return acked.Load() >= int64(len(envs)) })
 	cancel()
 	wg.Wait()
@@ -580,7 +580,7 @@ func TestDynamoDBCallsPerEvent(t *testing.T) {
 	run := func(env webhook.Envelope, want dispatch.Verdict) map[string]int {
 		t.Helper()
 		s.ops.Take()
-		if r := d.Process(context.Background(), body(t, env)); r.Verdict != want {
+		if r := d.Handle(context.Background(), body(t, env)); r.Verdict != want {
 			t.Fatalf("%s: got %v (%v), want %v", env.Key, r.Verdict, r.Err, want)
 		}
 		return s.ops.Take()

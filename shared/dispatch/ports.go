@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -13,21 +14,19 @@ import (
 // nothing was written; it is never reported as an error.
 type Store interface {
 	// Acquire takes the lease of key for owner until the given time: one
-	// conditional write from RECEIVED or RETRY, or from PROCESSING whose lease
-	// has run out, that increments attempts and version.
-	Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
-	// Heartbeat extends the lease to until.
-	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
+	// conditional write from RECEIVED or RETRY, or from PROCESSING whose
+	// lease has run out, that increments attempts and version. Heartbeat
+	// extends the lease.
+	kernel.Leases
+	// Journal reads the journal of the lease's claim; SaveStep writes one
+	// entry.
+	kernel.Journal
 	// Complete moves the record to SUCCEEDED, to be kept until retainUntil.
 	Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (held bool, err error)
 	// Retry moves the record to RETRY with lastError.
 	Retry(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
 	// Fail moves the record to FAILED with lastError.
 	Fail(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
-	// Journal returns the journal entries of the lease's claim (one read).
-	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
-	// SaveStep writes one journal entry (one write).
-	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (held bool, err error)
 }
 
 // PayloadLoader is implemented by a Store that may keep a large payload

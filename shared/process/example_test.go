@@ -61,7 +61,7 @@ func ExampleHandle() {
 		ReceivedAt: time.Now(), Payload: json.RawMessage(`{"userId":"U1"}`)})
 	msg := dispatch.Message{MessageID: "m-1", ReceiptHandle: "rh-1", Body: body}
 	for range 3 {
-		res := d.Process(context.Background(), msg)
+		res := d.Handle(context.Background(), msg)
 		fmt.Println(res.Verdict, res.Ack)
 	}
 	fmt.Println("lead created", calls, "time")

@@ -12,35 +12,37 @@ import (
 // when the configured concurrency is below 1.
 const DefaultConcurrency = kernel.DefaultConcurrency
 
-// Batch handles messages with at most concurrency at a time and returns
-// their results in order: an engine's batch method, such as
-// (*dispatch.Dispatcher).ProcessBatch or
-// (*compensate.Compensator).CompensateBatch.
-type Batch func(ctx context.Context, ms []kernel.Message, concurrency int) []kernel.Result
+// Engine handles batches of messages: an engine on the leased-attempt
+// kernel (*dispatch.Dispatcher, *compensate.Compensator).
+type Engine interface {
+	// Batch handles ms with at most concurrency at a time and returns
+	// their results in order.
+	Batch(ctx context.Context, ms []kernel.Message, concurrency int) []kernel.Result
+}
 
 // Handler handles SQS batches with an engine.
 type Handler struct {
-	batch       Batch
+	engine      Engine
 	concurrency int
 }
 
 // New returns a Handler handling at most concurrency messages of a batch at
-// once (below 1: DefaultConcurrency) with batch.
-func New(batch Batch, concurrency int) *Handler {
-	if batch == nil {
-		panic("sqsbatch: New: nil batch")
+// once (below 1: DefaultConcurrency) with engine.
+func New(engine Engine, concurrency int) *Handler {
+	if engine == nil {
+		panic("sqsbatch: New: nil engine")
 	}
 	if concurrency < 1 {
 		concurrency = DefaultConcurrency
 	}
-	return &Handler{batch: batch, concurrency: concurrency}
+	return &Handler{engine: engine, concurrency: concurrency}
 }
 
 // Handle handles the batch and reports the messages that are to come back
 // (retries, busy leases, failed calls) as batch item failures. It never
 // returns an error: that would make SQS redeliver the whole batch.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	return Response(h.batch(ctx, Messages(ev), h.concurrency)), nil
+	return Response(h.engine.Batch(ctx, Messages(ev), h.concurrency)), nil
 }
 
 // Messages converts the records of ev to the engines' messages.

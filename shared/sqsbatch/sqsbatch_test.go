@@ -39,7 +39,7 @@ func TestMessages(t *testing.T) {
 func TestHandlerPassesTheBatchAndItsConcurrency(t *testing.T) {
 	var gotN int
 	var gotIDs []string
-	h := New(func(_ context.Context, ms []kernel.Message, n int) []kernel.Result {
+	h := New(batchFunc(func(_ context.Context, ms []kernel.Message, n int) []kernel.Result {
 		gotN = n
 		out := make([]kernel.Result, len(ms))
 		for i, m := range ms {
@@ -47,7 +47,7 @@ func TestHandlerPassesTheBatchAndItsConcurrency(t *testing.T) {
 			out[i] = kernel.Result{MessageID: m.MessageID, Ack: m.MessageID == "x"}
 		}
 		return out
-	}, 0)
+	}), 0)
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "x"}, {MessageId: "y"}}})
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "y" {
 		t.Errorf("got %+v, %v; want y to come back", resp, err)
@@ -55,4 +55,10 @@ func TestHandlerPassesTheBatchAndItsConcurrency(t *testing.T) {
 	if gotN != DefaultConcurrency || !slices.Equal(gotIDs, []string{"x", "y"}) {
 		t.Errorf("got concurrency %d and messages %v, want %d and [x y]", gotN, gotIDs, DefaultConcurrency)
 	}
+}
+
+type batchFunc func(ctx context.Context, ms []kernel.Message, n int) []kernel.Result
+
+func (f batchFunc) Batch(ctx context.Context, ms []kernel.Message, n int) []kernel.Result {
+	return f(ctx, ms, n)
 }

@@ -251,7 +251,7 @@ func (p *pipeline) process(t *testing.T, env webhook.Envelope, want dispatch.Ver
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := p.d.Process(context.Background(), dispatch.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}); r.Verdict != want {
+	if r := p.d.Handle(context.Background(), dispatch.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}); r.Verdict != want {
 		t.Fatalf("%s: got verdict %v (%v), want %v", env.Key, r.Verdict, r.Err, want)
 	}
 	return p.take()
@@ -378,7 +378,7 @@ func measureEvent(t *testing.T, p *pipeline, key string, payload []byte) eventCo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := p.d.Process(context.Background(), dispatch.Message{MessageID: key, ReceiptHandle: "rh", Body: body}); r.Verdict != dispatch.Succeeded {
+	if r := p.d.Handle(context.Background(), dispatch.Message{MessageID: key, ReceiptHandle: "rh", Body: body}); r.Verdict != dispatch.Succeeded {
 		t.Fatalf("%s: got verdict %v (%v)", key, r.Verdict, r.Err)
 	}
 	updates := 0

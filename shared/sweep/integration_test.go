@@ -229,7 +229,7 @@ func TestSweeperRecoversAClaimLeftWithoutAMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	pctx, stop := context.WithCancel(ctx)
-	wg := pump(pctx, t, sc, qs.URL, sqsbatch.New(d.ProcessBatch, 10))
+	wg := pump(pctx, t, sc, qs.URL, sqsbatch.New(d, 10))
 	defer func() { stop(); wg.Wait() }()
 
 	// The receiver's side: claims, and the sends of all but the crashed one.

@@ -51,7 +51,7 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 	if err != nil {
 		return nil, fmt.Errorf("storm: processor engine: %w", err)
 	}
-	h := sqsbatch.New(d.ProcessBatch, s.Concurrency)
+	h := sqsbatch.New(d, s.Concurrency)
 	return h.Handle, nil
 }
 

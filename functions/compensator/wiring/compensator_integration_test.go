@@ -335,7 +335,7 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := s.receive(ctx, s.main.URL(), "")
-			res := d.Process(ctx, dispatch.Message{MessageID: in.Records[0].MessageId, ReceiptHandle: in.Records[0].ReceiptHandle,
+			res := d.Handle(ctx, dispatch.Message{MessageID: in.Records[0].MessageId, ReceiptHandle: in.Records[0].ReceiptHandle,
 				Body: []byte(in.Records[0].Body)})
 			if res.Verdict != dispatch.Failed || !res.Ack {
 				t.Fatalf("processor: got %s (%v), want failed", res.Verdict, res.Err)
@@ -447,7 +447,7 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res := d.Process(ctx, dispatch.Message{MessageID: "p", Body: body}); res.Verdict != dispatch.Succeeded {
+		if res := d.Handle(ctx, dispatch.Message{MessageID: "p", Body: body}); res.Verdict != dispatch.Succeeded {
 			t.Fatalf("processor: got %s", res.Verdict)
 		}
 		before := s.get(ctx, env.Key)
@@ -556,7 +556,7 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := d.Process(ctx, dispatch.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != dispatch.Succeeded {
+	if res := d.Handle(ctx, dispatch.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != dispatch.Succeeded {
 		t.Fatalf("processor on the requeued message: got %s (%v)", res.Verdict, res.Err)
 	}
 	if rec := s.get(ctx, env.Key); rec.Status != webhook.StatusSucceeded || ran != 1 {

@@ -38,7 +38,7 @@ func New(comp *compensate.Compensator, sweeper Sweeper, concurrency int, metrics
 	if comp == nil || sweeper == nil || log == nil {
 		panic("wiring: New: nil Compensator, Sweeper or logger")
 	}
-	return &Handler{batch: sqsbatch.New(comp.CompensateBatch, concurrency), sweeper: sweeper, metrics: metrics, log: log}
+	return &Handler{batch: sqsbatch.New(comp, concurrency), sweeper: sweeper, metrics: metrics, log: log}
 }
 
 // ErrUnknownEvent is returned for an invocation that is neither an SQS

@@ -138,7 +138,7 @@ func benchProcessor(b *testing.B, steps, batch int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := &Handler{batch: sqsbatch.New(d.ProcessBatch, batch), metrics: obs.NewMetrics(io.Discard, "Hookwall", nil), log: slog.New(slog.DiscardHandler)}
+	h := &Handler{batch: sqsbatch.New(d, batch), metrics: obs.NewMetrics(io.Discard, "Hookwall", nil), log: slog.New(slog.DiscardHandler)}
 
 	// The event source: receive a batch, hand it over, delete what was acknowledged.
 	done, processing := 0, time.Duration(0)

@@ -89,7 +89,7 @@ func TestSampleBatchIsProcessed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Handler{batch: sqsbatch.New(d.ProcessBatch, 10), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	h := &Handler{batch: sqsbatch.New(d, 10), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second) // the function's timeout, a Lambda deadline
 	defer cancel()
 	resp, err := h.Handle(tctx, ev)

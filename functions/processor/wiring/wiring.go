@@ -40,5 +40,5 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 	if err != nil {
 		return nil, err
 	}
-	return &Handler{batch: sqsbatch.New(d.ProcessBatch, s.Concurrency), metrics: metrics, log: logger}, nil
+	return &Handler{batch: sqsbatch.New(d, s.Concurrency), metrics: metrics, log: logger}, nil
 }

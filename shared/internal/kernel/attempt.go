@@ -73,7 +73,7 @@ func (a *Attempt) Guard(ctx context.Context, timeout time.Duration, log *slog.Lo
 func (a *Attempt) run(ctx context.Context, task Task, res *Result) error {
 	e := a.e
 	hctx, stop := a.keep.Start(ctx, e.cfg.LeaseDuration, e.cfg.FinishReserve, errLeaseLost, a.Log,
-		func(ctx context.Context) (bool, error) { return e.phase.Heartbeat(ctx, a.Lease, e.leaseUntil(ctx)) })
+		func(ctx context.Context) (bool, error) { return e.leases.Heartbeat(ctx, a.Lease, e.leaseUntil(ctx)) })
 	defer stop()
 	return task.Run(hctx, res)
 }

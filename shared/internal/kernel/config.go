@@ -109,10 +109,22 @@ type Config struct {
 	NewOwner func() string
 }
 
-// Validate reports a missing Queue, a negative duration or count, or a
-// RetryCap above SQS's longest delay; pkg (the engine's package) prefixes
-// the message.
-func (c *Config) Validate(pkg string) error {
+// Field is a required field of an engine's configuration: its name, and
+// whether it is set.
+type Field struct {
+	Name string
+	Set  bool
+}
+
+// Validate reports the first of the engine's required fields that is not
+// set, a missing Queue, a negative duration or count, or a RetryCap above
+// SQS's longest delay; pkg (the engine's package) prefixes the message.
+func (c *Config) Validate(pkg string, required ...Field) error {
+	for _, f := range required {
+		if !f.Set {
+			return fmt.Errorf("%s: config: nil %s", pkg, f.Name)
+		}
+	}
 	switch {
 	case c.Queue == nil:
 		return errors.New(pkg + ": config: nil Queue")

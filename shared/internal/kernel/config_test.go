@@ -40,10 +40,11 @@ func TestValidate(t *testing.T) {
 		{"negative timeout", Config{Queue: q, Timeout: -1}, "x: config: negative duration or count"},
 		{"negative attempts", Config{Queue: q, MaxAttempts: -1}, "x: config: negative duration or count"},
 		{"cap above SQS's maximum", Config{Queue: q, RetryCap: 13 * time.Hour}, "x: config: RetryCap 13h0m0s above SQS's maximum 12h0m0s"},
+		{"a required field first", Config{Timeout: -1}, "x: config: nil Store"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""
-			if err := tc.c.Validate("x"); err != nil {
+			if err := tc.c.Validate("x", Field{"Registry", true}, Field{"Store", tc.name != "a required field first"}); err != nil {
 				got = err.Error()
 			}
 			if got != tc.want {

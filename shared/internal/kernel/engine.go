@@ -28,20 +28,24 @@ const (
 	MetricPublishFailed = "PublishFailed"
 )
 
-// Engine runs a [Phase] under leases. It is safe for concurrent use; one
-// message may be delivered to it many times concurrently.
+// Engine runs a [Phase] under its [Leases]. It is safe for concurrent use;
+// one message may be delivered to it many times concurrently. An engine
+// (dispatch.Dispatcher, compensate.Compensator) embeds it: its Handle and
+// Batch are the engine's.
 type Engine struct {
-	cfg   Config
-	phase Phase
-	names Names
+	cfg    Config
+	leases Leases
+	phase  Phase
+	names  Names
 }
 
-// New returns the Engine running phase with cfg (validated by the caller:
-// [Config.Validate]; its zero fields take their defaults) and logging and
-// counting under names.
-func New(cfg Config, phase Phase, names Names) *Engine {
+// New returns the Engine running phase under leases with cfg (validated by
+// the caller: [Config.Validate]), logging and counting under names. It sets
+// cfg's zero fields to their defaults ([Config.SetDefaults]), in place, so
+// that the engine that owns cfg reads the values the kernel uses.
+func New(cfg *Config, leases Leases, phase Phase, names Names) *Engine {
 	cfg.SetDefaults()
-	return &Engine{cfg: cfg, phase: phase, names: names}
+	return &Engine{cfg: *cfg, leases: leases, phase: phase, names: names}
 }
 
 // Handle handles one message and publishes its outcome event.
@@ -106,7 +110,7 @@ func (e *Engine) handle(ctx context.Context, m Message) Result {
 	if env.TraceID != "" {
 		log = log.With(slog.String(obs.KeyTraceID, env.TraceID))
 	}
-	acq, err := e.phase.Acquire(ctx, env.Key, e.cfg.NewOwner(), e.leaseUntil(ctx))
+	acq, err := e.leases.Acquire(ctx, env.Key, e.cfg.NewOwner(), e.leaseUntil(ctx))
 	if err != nil {
 		log.ErrorContext(ctx, e.names.Acquire, slog.Any("error", err))
 		res.Verdict, res.Err = Errored, err

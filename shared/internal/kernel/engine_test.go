@@ -65,7 +65,7 @@ func newRig(t *testing.T, names Names, mod ...func(*Config)) *rig {
 	if err := cfg.Validate("test"); err != nil {
 		t.Fatal(err)
 	}
-	rg.e = New(cfg, rg.phase, names)
+	rg.e = New(&cfg, rg.phase, rg.phase, names)
 	return rg
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// fakePhase is a Phase on fakes: Acquire answers acq (or acqErr),
+// fakePhase is a Phase and its Leases on fakes: Acquire answers acq (or acqErr),
 // Heartbeat answers beat, and each attempt's task runs work and settles
 // with settle; it records what the kernel asked of it.
 type fakePhase struct {

@@ -7,10 +7,29 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// Phase is what an engine supplies to the kernel: its store calls (the
-// acquisition, the heartbeat, the settling writes) and its work. The
-// processor's phase runs the handlers; the compensator's plans and runs the
-// undos and the requeue. A Phase is shared by every message the engine
+// Leases are a phase's lease calls on the events table: the processor's
+// lease, or the compensator's.
+type Leases interface {
+	// Acquire takes the lease of key for owner until the given time.
+	Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
+	// Heartbeat extends the lease to until; held false means it is lost.
+	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
+}
+
+// Journal is the step journal of an event's claim, as both engines use it
+// (fenced on the lease: held false means it was lost and nothing was
+// written).
+type Journal interface {
+	// Journal returns the journal entries of the lease's claim (one read).
+	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
+	// SaveStep writes one journal entry (one write).
+	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (held bool, err error)
+}
+
+// Phase is what an engine supplies to the kernel besides its [Leases]: its
+// checks and its work, whose settling writes it names in a [Settlement].
+// The processor's phase runs the handlers; the compensator's plans and runs
+// the undos and the requeue. A Phase is shared by every message the engine
 // handles, concurrently; what belongs to one attempt lives in its [Task].
 type Phase interface {
 	// Check reports what the phase needs of an envelope and env lacks (the
@@ -19,10 +38,6 @@ type Phase interface {
 	// Malformed handles a message whose body is not an envelope, for the
 	// reason err; the kernel has counted it (MetricMalformed).
 	Malformed(ctx context.Context, m Message, err error, res Result) Result
-	// Acquire takes the lease of key for owner until the given time.
-	Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
-	// Heartbeat extends the lease to until; held false means it is lost.
-	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
 	// Refused handles an acquisition whose outcome the kernel leaves to the
 	// phase (any but Acquired, AcquireDone, AcquireBusy and
 	// AcquireMissing); ok false leaves it to the kernel, which reports it
