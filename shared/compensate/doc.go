@@ -18,7 +18,7 @@
 //     compensation runs. Every journaled forward step of a handler that
 //     registered a compensation ([process.Registration.Compensate]) is
 //     undone, newest first, each in a compensation step journaled as
-//     "$undo:<step>" ([process.UndoStep]) with its own idempotency key, so a
+//     "$undo:<step>" (registry.UndoStep) with its own idempotency key, so a
 //     crash mid-compensation resumes where it stopped and no undo is sent
 //     twice. Then the record is COMPENSATED; with nothing to compensate, a
 //     [process.Permanent] undo error or the attempts exhausted, DEAD with the
