@@ -256,7 +256,7 @@ func newProcessor(t *testing.T, s *stack) *processor {
 		t.Fatal(err)
 	}
 	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: dlq,
-		Settings: dispatch.Settings{Queue: mainQ}}); err != nil {
+		Kernel: dispatch.Kernel{Queue: mainQ}}); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -33,7 +33,7 @@ func New(cfg Config) (*Compensator, error) {
 		return nil, err
 	}
 	c.cfg.setDefaults()
-	c.Engine = kernel.New(&c.cfg.Settings, leases{cfg.Store}, phase{c}, phaseNames)
+	c.Engine = kernel.New(&c.cfg.Kernel, leases{cfg.Store}, phase{c}, phaseNames)
 	return c, nil
 }
 

@@ -67,7 +67,7 @@ func newRig(t *testing.T, errFor func(id string) error, more func(r *process.Reg
 	if more != nil {
 		more(rg.reg, rg)
 	}
-	cfg := Config{Registry: rg.reg, Store: rg.store, Settings: Settings{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics,
+	cfg := Config{Registry: rg.reg, Store: rg.store, Kernel: Kernel{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics,
 		Now: rg.clock.Now, Jitter: func(n int64) int64 { return n - 1 }, LeaseDuration: time.Minute}}
 	for _, m := range mod {
 		m(&cfg)
@@ -502,7 +502,7 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	ok := Config{Registry: process.NewRegistry(), Store: newFakeStore(time.Now), Settings: Settings{Queue: &fakeQueue{}}}
+	ok := Config{Registry: process.NewRegistry(), Store: newFakeStore(time.Now), Kernel: Kernel{Queue: &fakeQueue{}}}
 	if _, err := New(ok); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ const (
 	MetricCompensationLatency = "CompensationLatency"
 )
 
-// Defaults of [Config]: the compensation attempt limit unless [Settings]
+// Defaults of [Config]: the compensation attempt limit unless [Kernel]
 // say otherwise (the kernel's default), and the compensator's own.
 const (
 	DefaultMaxAttempts = kernel.DefaultMaxAttempts
@@ -42,19 +42,19 @@ const (
 	maxLastError         = 1024
 )
 
-// Settings are what every engine on the leased-attempt kernel shares, with
-// their defaults: the queue it consumes (for the compensator, the
+// Kernel is the configuration every engine on the leased-attempt kernel
+// shares, with its defaults: the queue it consumes (for the compensator, the
 // dead-letter queue, whose message visibility is set for retries and busy
 // leases; required), the publisher of the COMPENSATED and DEAD outcomes,
 // the logger and metrics, and the lease, retry and clock settings.
 // MaxAttempts is the compensation attempt limit: an undo error on attempt
 // n ≥ MaxAttempts ends the event DEAD. Timeout limits one undo of a handler
 // without its own [process.Timeout].
-type Settings = kernel.Config
+type Kernel = kernel.Config
 
 // Config configures a [Compensator].
 type Config struct {
-	Settings
+	Kernel
 	// Registry holds the handlers and their compensations (required): the
 	// processor's registry, built by the same code.
 	Registry *process.Registry
@@ -82,12 +82,12 @@ type Config struct {
 
 // Validate reports a missing required field or an invalid value.
 func (c *Config) Validate() error {
-	return c.Settings.Validate("compensate", kernel.Field{Name: "Registry", Set: c.Registry != nil},
+	return c.Kernel.Validate("compensate", kernel.Field{Name: "Registry", Set: c.Registry != nil},
 		kernel.Field{Name: "Store", Set: c.Store != nil})
 }
 
 // setDefaults fills the compensator's own zero fields (the kernel fills
-// the Settings).
+// the Kernel).
 func (c *Config) setDefaults() {
 	if c.MaxRequeues == 0 {
 		c.MaxRequeues = DefaultMaxRequeues

@@ -28,7 +28,7 @@
 // The kernel takes the lease, keeps it, guards each undo, backs a retry off,
 // settles the attempt with the compensator's fenced write and treats a lost
 // lease as it does for the processor. Every COMPENSATED and DEAD outcome is
-// published (the [Settings]' Publisher: hookwall.event.compensated,
+// published (the [Kernel]'s Publisher: hookwall.event.compensated,
 // hookwall.event.dead) and counted in EMF.
 //
 // The package imports no AWS SDK. It declares the ports it needs ([Store],

@@ -23,7 +23,7 @@ func benchProcess(b *testing.B, steps []string) {
 		}
 		return nil
 	})
-	d, err := New(Config{Registry: reg, Store: st, DLQ: q, Settings: Settings{Queue: q}})
+	d, err := New(Config{Registry: reg, Store: st, DLQ: q, Kernel: Kernel{Queue: q}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,23 +20,23 @@ const (
 )
 
 // DefaultMaxAttempts is the attempt limit of handlers without their own,
-// unless [Settings] say otherwise (the kernel's default).
+// unless [Kernel] say otherwise (the kernel's default).
 const DefaultMaxAttempts = kernel.DefaultMaxAttempts
 
 const maxLastError = 1024
 
-// Settings are what every engine on the leased-attempt kernel shares, with
-// their defaults: the queue it consumes (for the processor, the main queue,
+// Kernel is the configuration every engine on the leased-attempt kernel
+// shares, with its defaults: the queue it consumes (for the processor, the main queue,
 // whose message visibility is set for retries and busy leases; required),
 // the outcome publisher, the logger and metrics, and the lease, retry and
 // clock settings. MaxAttempts and Timeout apply to the handlers without
 // their own ([process.MaxAttempts], [process.Timeout]); Transport is the
 // base transport of their HTTP clients.
-type Settings = kernel.Config
+type Kernel = kernel.Config
 
 // Config configures a [Dispatcher].
 type Config struct {
-	Settings
+	Kernel
 	// Registry holds the handlers (required).
 	Registry *process.Registry
 	// Store is the events table (required).
@@ -50,6 +50,6 @@ type Config struct {
 
 // Validate reports a missing required field or an invalid value.
 func (c *Config) Validate() error {
-	return c.Settings.Validate("dispatch", kernel.Field{Name: "Registry", Set: c.Registry != nil},
+	return c.Kernel.Validate("dispatch", kernel.Field{Name: "Registry", Set: c.Registry != nil},
 		kernel.Field{Name: "Store", Set: c.Store != nil}, kernel.Field{Name: "DLQ", Set: c.DLQ != nil})
 }

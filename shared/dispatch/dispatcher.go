@@ -36,7 +36,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{cfg: cfg}
-	d.Engine = kernel.New(&d.cfg.Settings, cfg.Store, phase{d}, phaseNames)
+	d.Engine = kernel.New(&d.cfg.Kernel, cfg.Store, phase{d}, phaseNames)
 	return d, nil
 }
 

@@ -39,7 +39,7 @@ func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registr
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
 	cfg := Config{Registry: rg.reg, Store: rg.store, DLQ: rg.queue,
-		Settings: Settings{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics, RetryBase: time.Second,
+		Kernel: Kernel{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics, RetryBase: time.Second,
 			RetryCap: time.Minute, MaxAttempts: 3, Jitter: func(n int64) int64 { return n - 1 }}}
 	if mutate != nil {
 		mutate(&cfg)
@@ -487,7 +487,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("empty config: no error")
 	}
 	if _, err := New(Config{Registry: process.NewRegistry(), Store: newFakeStore(), DLQ: newFakeQueue(),
-		Settings: Settings{Queue: newFakeQueue(), RetryCap: 13 * time.Hour}}); err == nil {
+		Kernel: Kernel{Queue: newFakeQueue(), RetryCap: 13 * time.Hour}}); err == nil {
 		t.Error("RetryCap above 12h: no error")
 	}
 }

@@ -256,7 +256,7 @@ func TestEachEffectOnceUnderTripleDelivery(t *testing.T) {
 	mainQ, _ := queue.New(queue.Config{Client: sc, URL: qs.URL})
 	dlq, _ := queue.New(queue.Config{Client: sc, URL: qs.DLQURL})
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: dlq,
-		Settings: dispatch.Settings{Queue: mainQ, LeaseDuration: 2 * time.Second}})
+		Kernel: dispatch.Kernel{Queue: mainQ, LeaseDuration: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestCrashAfterEachStep(t *testing.T) {
 					process.Handle(reg, "shop.order", followType, stepsHandler(fx.srv.URL, steps...))
 					const lease = time.Minute // on clk: stepped over, never waited for
 					d, err := dispatch.New(dispatch.Config{Registry: reg, DLQ: nopQueue{}, Store: &faultAt{Store: s.table, step: step, journaled: journaled, dead: crash.dead},
-						Settings: dispatch.Settings{Queue: nopQueue{}, Now: clk.Now, LeaseDuration: lease}})
+						Kernel: dispatch.Kernel{Queue: nopQueue{}, Now: clk.Now, LeaseDuration: lease}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -462,9 +462,9 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 	})
 	const lease = time.Minute // on clk: stepped over, never waited for
 	a, _ := dispatch.New(dispatch.Config{Registry: reg, Store: stalled{s.table}, DLQ: nopQueue{},
-		Settings: dispatch.Settings{Queue: nopQueue{}, LeaseDuration: lease, Now: clk.Now}})
+		Kernel: dispatch.Kernel{Queue: nopQueue{}, LeaseDuration: lease, Now: clk.Now}})
 	b, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: nopQueue{},
-		Settings: dispatch.Settings{Queue: nopQueue{}, LeaseDuration: lease, Now: clk.Now}})
+		Kernel: dispatch.Kernel{Queue: nopQueue{}, LeaseDuration: lease, Now: clk.Now}})
 	env := envelope("line#t1#takeover", followType.Name)
 	s.seed(t, env)
 	resA := make(chan dispatch.Result)
@@ -518,7 +518,7 @@ func TestDeadLetterPaths(t *testing.T) {
 	mainQ, _ := queue.New(queue.Config{Client: sc, URL: qs.URL})
 	dlq, _ := queue.New(queue.Config{Client: sc, URL: qs.DLQURL})
 	d, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: dlq,
-		Settings: dispatch.Settings{Queue: mainQ, RetryBase: 10 * time.Millisecond, RetryCap: 20 * time.Millisecond}})
+		Kernel: dispatch.Kernel{Queue: mainQ, RetryBase: 10 * time.Millisecond, RetryCap: 20 * time.Millisecond}})
 	envs := []webhook.Envelope{envelope("line#t1#fails", failType.Name), envelope("line#t1#perm", permType.Name),
 		envelope("line#t1#panic", panicType.Name)}
 	s.seed(t, envs...)
@@ -576,7 +576,7 @@ func TestDynamoDBCallsPerEvent(t *testing.T) {
 		})
 	})
 	d, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: nopQueue{},
-		Settings: dispatch.Settings{Queue: nopQueue{}}})
+		Kernel: dispatch.Kernel{Queue: nopQueue{}}})
 	run := func(env webhook.Envelope, want dispatch.Verdict) map[string]int {
 		t.Helper()
 		s.ops.Take()

@@ -49,7 +49,7 @@ func ExampleHandle() {
 
 	st := memstore.New(memstore.Config{})
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, DLQ: queueStub{},
-		Settings: dispatch.Settings{Queue: queueStub{}}})
+		Kernel: dispatch.Kernel{Queue: queueStub{}}})
 	if err != nil {
 		panic(err)
 	}

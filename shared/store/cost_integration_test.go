@@ -207,7 +207,7 @@ func newPipeline(t *testing.T, cfg store.Config) *pipeline {
 		})
 	})
 	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, DLQ: nopQueue{},
-		Settings: dispatch.Settings{Queue: nopQueue{}}}); err != nil {
+		Kernel: dispatch.Kernel{Queue: nopQueue{}}}); err != nil {
 		t.Fatal(err)
 	}
 	p.ops.Take()
@@ -520,7 +520,7 @@ func newOneStepPipeline(t *testing.T) *pipeline {
 		return process.Step(ctx, ev, "reserve", func(context.Context, string) error { return nil })
 	})
 	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, DLQ: nopQueue{},
-		Settings: dispatch.Settings{Queue: nopQueue{}}}); err != nil {
+		Kernel: dispatch.Kernel{Queue: nopQueue{}}}); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -224,7 +224,7 @@ func TestSweeperRecoversAClaimLeftWithoutAMessage(t *testing.T) {
 		return process.Permanent(errors.New("blocked user"))
 	})
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: procTable, DLQ: dlq,
-		Settings: dispatch.Settings{Queue: mainQ, Now: clock.Now}})
+		Kernel: dispatch.Kernel{Queue: mainQ, Now: clock.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func (s *stack) handler(reg *process.Registry, wrap func(compensate.Store) compe
 	if wrap != nil {
 		st = wrap(st)
 	}
-	c, err := compensate.New(compensate.Config{Registry: reg, Store: st, Requeue: s.main, Settings: compensate.Settings{Queue: s.dlq,
+	c, err := compensate.New(compensate.Config{Registry: reg, Store: st, Requeue: s.main, Kernel: compensate.Kernel{Queue: s.dlq,
 		Publisher: s.pub, Metrics: s.metrics, Logger: discard, Now: s.clock.Now, LeaseDuration: lease, Transport: transport}})
 	if err != nil {
 		s.t.Fatal(err)
@@ -330,7 +330,7 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 				t.Fatal(err)
 			}
 			d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
-				Settings: dispatch.Settings{Queue: s.main, Now: s.clock.Now, LeaseDuration: lease, Logger: discard}})
+				Kernel: dispatch.Kernel{Queue: s.main, Now: s.clock.Now, LeaseDuration: lease, Logger: discard}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -439,7 +439,7 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 	t.Run("SUCCEEDED is acknowledged and unchanged", func(t *testing.T) {
 		env := s.claim(ctx, "ok")
 		d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
-			Settings: dispatch.Settings{Queue: s.main, Now: s.clock.Now, Logger: discard}})
+			Kernel: dispatch.Kernel{Queue: s.main, Now: s.clock.Now, Logger: discard}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -552,7 +552,7 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 	}
 	main := s.receive(ctx, s.main.URL(), "")
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
-		Settings: dispatch.Settings{Queue: s.main, Now: s.clock.Now, Logger: discard}})
+		Kernel: dispatch.Kernel{Queue: s.main, Now: s.clock.Now, Logger: discard}})
 	if err != nil {
 		t.Fatal(err)
 	}

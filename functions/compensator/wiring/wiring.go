@@ -49,7 +49,7 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 		Tenants: b.Tenants, DynamoDB: b.DynamoDB, CRMLeadsURL: s.CRMLeadsURL, ApprovalsTable: s.ApprovalsTable})
 	comp, err := compensate.New(compensate.Config{
 		Registry: reg, Store: b.Table, Requeue: b.Queue,
-		Settings: compensate.Settings{Queue: b.DLQ, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
+		Kernel: compensate.Kernel{Queue: b.DLQ, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
 			LeaseDuration: s.Lease, MaxAttempts: s.CompensationAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
 			Retention: s.Retention},
 	})

@@ -54,7 +54,7 @@ func (noVisibility) ChangeVisibility(context.Context, string, time.Duration) err
 
 func newHandler(t *testing.T, sw Sweeper) *Handler {
 	t.Helper()
-	c, err := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Settings: compensate.Settings{Queue: noVisibility{}}})
+	c, err := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Kernel: compensate.Kernel{Queue: noVisibility{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +112,6 @@ func TestNewNeedsItsParts(t *testing.T) {
 			t.Error("New without a sweeper did not panic")
 		}
 	}()
-	c, _ := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Settings: compensate.Settings{Queue: noVisibility{}}})
+	c, _ := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Kernel: compensate.Kernel{Queue: noVisibility{}}})
 	New(c, nil, 0, nil, slog.Default())
 }

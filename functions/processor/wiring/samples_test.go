@@ -85,7 +85,7 @@ func TestSampleBatchIsProcessed(t *testing.T) {
 		return nil
 	})
 	dlq := &deadLetters{}
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, DLQ: dlq, Settings: dispatch.Settings{Queue: noVisibility{}}})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, DLQ: dlq, Kernel: dispatch.Kernel{Queue: noVisibility{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

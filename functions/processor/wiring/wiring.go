@@ -34,7 +34,7 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 	handlers.Register(reg, handlers.Deps{
 		Tenants: b.Tenants, DynamoDB: b.DynamoDB, CRMLeadsURL: s.CRMLeadsURL, ApprovalsTable: s.ApprovalsTable})
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: b.Table, DLQ: b.DLQ, UnhandledToDLQ: s.UnhandledToDLQ,
-		Settings: dispatch.Settings{Queue: b.Queue, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
+		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
 			LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
 			Retention: s.Retention}})
 	if err != nil {

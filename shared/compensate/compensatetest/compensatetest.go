@@ -130,7 +130,7 @@ func (k *kit) Event(ctx context.Context, sc *testkit.Scenario) EventReport {
 	_, rec := r.Deliver(ctx, testkit.NewScenario(-1, false), key, msg, testkit.Phase{Prefix: "p", Single: true, Done: failed,
 		Engine: func(table testkit.Store) (testkit.Engine, error) {
 			return dispatch.New(dispatch.Config{Registry: k.reg, Store: table, DLQ: q,
-				Settings: dispatch.Settings{Queue: q, LeaseDuration: testkit.Lease, Now: r.Clock.Now, Logger: r.Log}})
+				Kernel: dispatch.Kernel{Queue: q, LeaseDuration: testkit.Lease, Now: r.Clock.Now, Logger: r.Log}})
 		}})
 	dead, ok := q.DeadLetter(key)
 	switch {
@@ -145,7 +145,7 @@ func (k *kit) Event(ctx context.Context, sc *testkit.Scenario) EventReport {
 	pub := &testkit.Queues{}
 	ev.Event, rec = r.Deliver(ctx, sc, key, dead, testkit.Phase{Prefix: "d", Point: undoStep, Done: webhook.Status.Terminal,
 		Engine: func(table testkit.Store) (testkit.Engine, error) {
-			return compensate.New(compensate.Config{Registry: k.reg, Store: table, Settings: compensate.Settings{Queue: pub,
+			return compensate.New(compensate.Config{Registry: k.reg, Store: table, Kernel: compensate.Kernel{Queue: pub,
 				Publisher: pub, LeaseDuration: testkit.Lease, MaxAttempts: r.Options.Attempts, Now: r.Clock.Now, Logger: r.Log}})
 		}})
 	ev.Compensations, ev.Outcomes = int(rec.Compensations), pub.Outcomes()

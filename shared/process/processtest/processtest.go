@@ -155,7 +155,7 @@ func (k *kit) Event(ctx context.Context, sc *testkit.Scenario) EventReport {
 // dispatcher builds the processor on table.
 func (k *kit) dispatcher(table testkit.Store) (testkit.Engine, error) {
 	return dispatch.New(dispatch.Config{Registry: k.reg, Store: table, DLQ: k.q,
-		Settings: dispatch.Settings{Queue: k.q, LeaseDuration: testkit.Lease, Now: k.run.Clock.Now, Logger: k.run.Log}})
+		Kernel: dispatch.Kernel{Queue: k.q, LeaseDuration: testkit.Lease, Now: k.run.Clock.Now, Logger: k.run.Log}})
 }
 
 // Check fails the test where a crash run broke a guarantee of the
