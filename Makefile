@@ -112,6 +112,10 @@ PEER_WARMUP ?= 3000
 peer: ## Hookwall vs the Powertools peer bench (shuffled mode), alternately, ROUNDS rounds of PEER_N events (PEER_WARMUP): medians and ratios
 	@ROUNDS=$(ROUNDS) PEER_N=$(PEER_N) PEER_WARMUP=$(PEER_WARMUP) GO=$(GO) $(ROOT)/cmd/hookwall-peer/peer.sh
 
+.PHONY: generate
+generate: ## write the handler settings the team packages declare into template.yaml and README.md (cmd/hookwall-gen; go test ./cmd/hookwall-gen fails on drift)
+	$(GO) run ./cmd/hookwall-gen
+
 lint: ## gofmt -l (fails if any file listed), go vet, go vet -tags integration
 	@files=$$(find . -type f -name '*.go' -not -path './.*' -not -path '*/testdata/*' -not -path './build/*' -print0 \
 		| xargs -0 -r gofmt -l); \

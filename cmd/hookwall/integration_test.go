@@ -236,7 +236,7 @@ func newProcessor(t *testing.T, s *stack) *processor {
 	reg := process.NewRegistry()
 	process.HandleAll(reg, "test.crm", func(ctx context.Context, ev *process.Event[webhook.Envelope]) error {
 		p.handled.Add(1)
-		if err := process.Step(ctx, ev, "create-lead", func(context.Context, string) error {
+		if err := ev.Step(ctx, "create-lead", func(context.Context, string) error {
 			p.steps.Add(1)
 			return nil
 		}); err != nil {

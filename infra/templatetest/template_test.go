@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hookwall/hookwall/functions/processor/handlers"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
@@ -38,10 +39,33 @@ type function struct {
 var functions = []function{
 	{"receiver", "ReceiverFunction", settings.ReceiverVariables,
 		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"}},
-	{"processor", "ProcessorFunction", settings.ProcessorVariables,
+	{"processor", "ProcessorFunction", withHandlerSettings(settings.ProcessorVariables),
 		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_EVENTBRIDGE"}},
-	{"compensator", "CompensatorFunction", settings.CompensatorVariables,
+	{"compensator", "CompensatorFunction", withHandlerSettings(settings.CompensatorVariables),
 		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_EVENTBRIDGE"}},
+}
+
+// handlerSettings returns the variables the team packages declare
+// (process.Setting), which the processor and the compensator read when they
+// build the handler registry.
+func handlerSettings() []string {
+	reg, err := dispatch.BuildRegistry(handlers.Register, func(string) string { return "" })
+	if err != nil {
+		panic(err)
+	}
+	var names []string
+	for _, s := range dispatch.Settings(reg) {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// isHandlerSetting reports whether name is one of [handlerSettings].
+func isHandlerSetting(name string) bool { return slices.Contains(handlerSettings(), name) }
+
+// withHandlerSettings adds the handler settings to what a loader reads.
+func withHandlerSettings(loader func() []string) func() []string {
+	return func() []string { return append(loader(), handlerSettings()...) }
 }
 
 // The alarms and outputs operators and the README rely on.

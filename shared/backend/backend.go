@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -33,6 +34,8 @@ type Config struct {
 
 // Backend is the AWS side of an engine.
 type Backend struct {
+	// AWS is the AWS configuration the clients were built from.
+	AWS      aws.Config
 	Tenants  *tenants.Tenants
 	DynamoDB *dynamodb.Client
 	// Table is the events table, writing as Config.Function.
@@ -53,7 +56,7 @@ func Load(ctx context.Context, c Config, logger *slog.Logger, optFns ...func(*co
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{tableName: c.TableName}
+	b := &Backend{AWS: awsCfg, tableName: c.TableName}
 	b.Tenants, err = tenants.Load(ctx, tenants.Source{File: c.TenantsFile, SecretARN: c.TenantsSecretARN,
 		Secrets: tenants.SecretsManager{Client: secretsmanager.NewFromConfig(awsCfg)}})
 	if err != nil {
@@ -85,3 +88,8 @@ func Load(ctx context.Context, c Config, logger *slog.Logger, optFns ...func(*co
 func (b *Backend) NewTable(function string) (*store.Table, error) {
 	return store.New(store.Config{Client: b.DynamoDB, TableName: b.tableName, Function: function})
 }
+
+// TeamDeps returns the dependencies the team packages may take from the
+// handler registry (process.Use): the tenants document, the AWS
+// configuration and the DynamoDB client.
+func (b *Backend) TeamDeps() []any { return []any{b.Tenants, b.AWS, b.DynamoDB} }

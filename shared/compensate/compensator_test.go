@@ -61,8 +61,8 @@ func newRig(t *testing.T, errFor func(id string) error, more func(r *process.Reg
 		}
 		return nil
 	}
-	process.Handle(rg.reg, "a", followType, noop).Compensate(undo)
-	process.Handle(rg.reg, "b", followType, noop).Compensate(undo)
+	process.Handle(rg.reg, "a", followType, noop, process.Compensate(undo))
+	process.Handle(rg.reg, "b", followType, noop, process.Compensate(undo))
 	process.Handle(rg.reg, "c", followType, noop)
 	if more != nil {
 		more(rg.reg, rg)
@@ -415,11 +415,11 @@ func TestLostLeaseDiscardsTheOutcome(t *testing.T) {
 func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
 	started := make(chan struct{})
 	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
-		process.Handle(r, "slow", followType, noop).Compensate(func(ctx context.Context, u *process.Undo) error {
+		process.Handle(r, "slow", followType, noop, process.Compensate(func(ctx context.Context, u *process.Undo) error {
 			close(started)
 			<-ctx.Done()
 			return ctx.Err()
-		})
+		}))
 	}, func(c *Config) { c.LeaseDuration = 3 * time.Millisecond })
 	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
 	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
@@ -438,8 +438,8 @@ func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
 
 func TestUndoTimeout(t *testing.T) {
 	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
-		process.Handle(r, "slow", followType, noop, process.Timeout(5*time.Millisecond)).Compensate(
-			func(ctx context.Context, u *process.Undo) error { <-ctx.Done(); return ctx.Err() })
+		process.Handle(r, "slow", followType, noop, process.Timeout(5*time.Millisecond), process.Compensate(
+			func(ctx context.Context, u *process.Undo) error { <-ctx.Done(); return ctx.Err() }))
 	})
 	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
 	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
@@ -482,14 +482,14 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	rg := newRig(t, nil, func(r *process.Registry, rg *rig) {
-		process.Handle(r, "http", followType, noop).Compensate(func(ctx context.Context, u *process.Undo) error {
+		process.Handle(r, "http", followType, noop, process.Compensate(func(ctx context.Context, u *process.Undo) error {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, srv.URL+"/leads/1", nil)
 			resp, err := u.HTTPClient().Do(req)
 			if err != nil {
 				return err
 			}
 			return resp.Body.Close()
-		})
+		}))
 	}, func(c *Config) { c.Transport = srv.Client().Transport })
 	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
 	rg.store.step(key, "http", "create", rg.clock.Now(), "")

@@ -16,7 +16,7 @@
 //   - otherwise the record is taken to COMPENSATING under a lease (one
 //     conditional write, the processor's fence), heartbeated while the
 //     compensation runs. Every journaled forward step of a handler that
-//     registered a compensation ([process.Registration.Compensate]) is
+//     registered a compensation ([process.Compensate]) is
 //     undone, newest first, each in a compensation step journaled as
 //     "$undo:<step>" (registry.UndoStep) with its own idempotency key, so a
 //     crash mid-compensation resumes where it stopped and no undo is sent

@@ -17,7 +17,7 @@ func benchProcess(b *testing.B, steps []string) {
 	reg := process.NewRegistry()
 	process.Handle(reg, "bench.handler", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		for _, s := range steps {
-			if err := process.Step(ctx, ev, s, func(context.Context, string) error { return nil }); err != nil {
+			if err := ev.Step(ctx, s, func(context.Context, string) error { return nil }); err != nil {
 				return err
 			}
 		}

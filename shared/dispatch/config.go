@@ -1,7 +1,10 @@
 package dispatch
 
 import (
+	"fmt"
+
 	"github.com/hookwall/hookwall/shared/internal/kernel"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/process"
 )
 
@@ -20,7 +23,7 @@ const (
 )
 
 // DefaultMaxAttempts is the attempt limit of handlers without their own,
-// unless [Kernel] say otherwise (the kernel's default).
+// unless [Kernel] says otherwise (the kernel's default).
 const DefaultMaxAttempts = kernel.DefaultMaxAttempts
 
 const maxLastError = 1024
@@ -50,6 +53,12 @@ type Config struct {
 
 // Validate reports a missing required field or an invalid value.
 func (c *Config) Validate() error {
-	return c.Kernel.Validate("dispatch", kernel.Field{Name: "Registry", Set: c.Registry != nil},
-		kernel.Field{Name: "Store", Set: c.Store != nil}, kernel.Field{Name: "DLQ", Set: c.DLQ != nil})
+	if err := c.Kernel.Validate("dispatch", kernel.Field{Name: "Registry", Set: c.Registry != nil},
+		kernel.Field{Name: "Store", Set: c.Store != nil}, kernel.Field{Name: "DLQ", Set: c.DLQ != nil}); err != nil {
+		return err
+	}
+	if err := (*registry.Table)(c.Registry).Err(); err != nil {
+		return fmt.Errorf("dispatch: config: %w", err)
+	}
+	return nil
 }

@@ -278,7 +278,7 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 			if id != "lead-42" {
 				t.Errorf("got result %q, want lead-42 (also on replay)", id)
 			}
-			return process.Step(ctx, ev, "notify", func(ctx context.Context, key string) error {
+			return ev.Step(ctx, "notify", func(ctx context.Context, key string) error {
 				mu.Lock()
 				defer mu.Unlock()
 				runs["notify"]++
@@ -335,14 +335,14 @@ func TestStepNames(t *testing.T) {
 	rg := newRig(t, nil, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 			for _, bad := range []string{"", "a#b", "$done"} {
-				if err := process.Step(ctx, ev, bad, func(context.Context, string) error { return nil }); !process.IsPermanent(err) {
+				if err := ev.Step(ctx, bad, func(context.Context, string) error { return nil }); !process.IsPermanent(err) {
 					t.Errorf("step %q: got %v, want a permanent error", bad, err)
 				}
 			}
-			if err := process.Step(ctx, ev, "x", func(context.Context, string) error { return nil }); err != nil {
+			if err := ev.Step(ctx, "x", func(context.Context, string) error { return nil }); err != nil {
 				t.Error(err)
 			}
-			return process.Step(ctx, ev, "x", func(context.Context, string) error { return nil })
+			return ev.Step(ctx, "x", func(context.Context, string) error { return nil })
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
@@ -355,7 +355,7 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 	rg := newRig(t, func(c *Config) { c.LeaseDuration = 30 * time.Millisecond }, func(r *process.Registry) {
 		process.Handle(r, "slow", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 			<-ctx.Done()
-			if !errors.Is(context.Cause(ctx), process.ErrLeaseLost) {
+			if !errors.Is(context.Cause(ctx), registry.ErrLeaseLost) {
 				t.Errorf("got cause %v, want ErrLeaseLost", context.Cause(ctx))
 			}
 			return nil // the outcome must be discarded anyway
@@ -365,7 +365,7 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 	rg.store.heartbeatLost = true
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	// One lost-lease behaviour for both engines: Err is ErrLeaseLost.
-	if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, process.ErrLeaseLost) {
+	if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, registry.ErrLeaseLost) {
 		t.Fatalf("got %v ack %v (%v), want lease-lost with ErrLeaseLost, not acked", res.Verdict, res.Ack, res.Err)
 	}
 	if n := rg.store.count("Complete") + rg.store.count("Retry") + rg.store.count("Fail"); n != 0 {
@@ -439,7 +439,7 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 			if err := call(ctx, c); err != nil { // outside a step: no header
 				return err
 			}
-			return process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error { return call(ctx, c) })
+			return ev.Step(ctx, "create", func(ctx context.Context, _ string) error { return call(ctx, c) })
 		})
 	})
 	rg.store.put("line#t1#e1", webhook.StatusReceived)

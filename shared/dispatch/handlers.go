@@ -21,6 +21,9 @@ type Handler struct {
 	Timeout     time.Duration
 	// Compensated is true when it registered a compensation.
 	Compensated bool
+	// Owner is the package that registered it, e.g.
+	// functions/processor/handlers/crm.
+	Owner string
 }
 
 // Handlers returns the handlers of r in registration order.
@@ -38,7 +41,7 @@ func describe(es []*registry.Entry) []Handler {
 	out := make([]Handler, len(es))
 	for i, e := range es {
 		out[i] = Handler{Name: e.Name, Provider: e.Provider, EventType: e.EventType,
-			MaxAttempts: e.MaxAttempts, Timeout: e.Timeout, Compensated: e.Undo != nil}
+			MaxAttempts: e.MaxAttempts, Timeout: e.Timeout, Compensated: e.Undo != nil, Owner: e.Owner}
 	}
 	return out
 }

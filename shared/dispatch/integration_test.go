@@ -159,7 +159,7 @@ func post[T any](ctx context.Context, ev *process.Event[T], url string) error {
 func stepsHandler(url string, steps ...string) func(context.Context, *process.Event[lead]) error {
 	return func(ctx context.Context, ev *process.Event[lead]) error {
 		for _, s := range steps {
-			if err := process.Step(ctx, ev, s, func(ctx context.Context, _ string) error { return post(ctx, ev, url) }); err != nil {
+			if err := ev.Step(ctx, s, func(ctx context.Context, _ string) error { return post(ctx, ev, url) }); err != nil {
 				return err
 			}
 		}
@@ -565,10 +565,10 @@ func TestDynamoDBCallsPerEvent(t *testing.T) {
 	reg := process.NewRegistry()
 	process.Handle(reg, "t.no-steps", noStepsType, func(context.Context, *process.Event[lead]) error { return nil })
 	process.Handle(reg, "t.two-steps", followType, func(ctx context.Context, ev *process.Event[lead]) error {
-		if err := process.Step(ctx, ev, "one", func(ctx context.Context, _ string) error { return post(ctx, ev, fx.srv.URL) }); err != nil {
+		if err := ev.Step(ctx, "one", func(ctx context.Context, _ string) error { return post(ctx, ev, fx.srv.URL) }); err != nil {
 			return err
 		}
-		return process.Step(ctx, ev, "two", func(ctx context.Context, _ string) error {
+		return ev.Step(ctx, "two", func(ctx context.Context, _ string) error {
 			if failNotify.Load() {
 				return errors.New("down")
 			}

@@ -14,10 +14,7 @@ import (
 func Permanent(err error) error { return registry.Permanent(err) }
 
 // IsPermanent reports whether err's chain contains an error made with
-// [Permanent].
+// [Permanent], as a team's test of its error mapping asks:
+//
+//	if err := c.post(ctx, "/gone"); !process.IsPermanent(err) { t.Error(...) }
 func IsPermanent(err error) bool { return registry.IsPermanent(err) }
-
-// ErrLeaseLost is returned by [Step] (and is the cause of the handler
-// context's cancellation) when the attempt lost its lease: another worker
-// owns the event now and this attempt's outcome is discarded.
-var ErrLeaseLost = registry.ErrLeaseLost

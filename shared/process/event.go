@@ -45,22 +45,32 @@ func newEvent[T any](c registry.Call) *Event[T] {
 // Step runs fn once for this event, handler and step name, and journals its
 // completion. If the step is already journaled (an earlier attempt ran it),
 // fn is not called and Step returns nil. fn receives the step's idempotency
-// key ([webhook.IdempotencyKey]), which it must pass to the external system; its ctx
-// also carries the key for [Event.HTTPClient].
+// key, which it must pass to the external system; its ctx also carries the
+// key for [Event.HTTPClient].
 //
 // A step that ran but could not be journaled (crash, lost lease, journal
 // write failure) runs again on the next attempt with the same key. Step names
 // must be unique within one handler run, non-empty, without '#' and not
-// start with '$'. If the attempt lost its lease, Step returns [ErrLeaseLost].
-func Step[T any](ctx context.Context, ev *Event[T], name string, fn func(ctx context.Context, idemKey string) error) error {
-	_, err := ev.call.Steps.Step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
+// start with '$'. Return Step's error as it is (or wrapped with %w): when
+// the attempt lost its lease, it says so.
+//
+//	err := ev.Step(ctx, "create-lead", func(ctx context.Context, idemKey string) error {
+//		return api.CreateLead(ctx, idemKey, ev.Data.Source.UserID)
+//	})
+func (e *Event[T]) Step(ctx context.Context, name string, fn func(ctx context.Context, idemKey string) error) error {
+	_, err := e.call.Steps.Step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
 		return nil, fn(ctx, key)
 	})
 	return err
 }
 
-// StepResult is [Step] for a step with a result: the result is stored
-// (as JSON) in the journal and returned on replay without calling fn.
+// StepResult is [Event.Step] for a step with a result: the result is stored
+// (as JSON) in the journal and returned on replay without calling fn. A
+// compensation reads it back with [UndoResult].
+//
+//	lead, err := process.StepResult(ctx, ev, "create-lead", func(ctx context.Context, idemKey string) (Lead, error) {
+//		return api.CreateLead(ctx, idemKey, ev.Data.Source.UserID)
+//	})
 func StepResult[R, T any](ctx context.Context, ev *Event[T], name string, fn func(ctx context.Context, idemKey string) (R, error)) (R, error) {
 	var zero R
 	b, err := ev.call.Steps.Step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
@@ -87,8 +97,8 @@ func StepResult[R, T any](ctx context.Context, ev *Event[T], name string, fn fun
 }
 
 // HTTPClient returns a client that sets the Idempotency-Key header, on every
-// request made with a context inside a Step, to that step's idempotency key
-// (unless the request already has one). Outside a Step it adds nothing. It
+// request made with a context inside a step, to that step's idempotency key
+// (unless the request already has one). Outside a step it adds nothing. It
 // has no timeout of its own: the context's deadline applies.
 func (e *Event[T]) HTTPClient() *http.Client {
 	base := e.call.Transport
@@ -98,7 +108,8 @@ func (e *Event[T]) HTTPClient() *http.Client {
 	return &http.Client{Transport: &idemTransport{base: base}}
 }
 
-// HeaderIdempotencyKey is the header [Event.HTTPClient] sets.
+// HeaderIdempotencyKey is the header [Event.HTTPClient] and
+// [Undo.HTTPClient] set: "Idempotency-Key".
 const HeaderIdempotencyKey = "Idempotency-Key"
 
 type idemTransport struct{ base http.RoundTripper }

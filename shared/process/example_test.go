@@ -34,7 +34,7 @@ func ExampleHandle() {
 	reg := process.NewRegistry()
 	var calls int
 	process.Handle(reg, "crm.lead-from-follow", followType, func(ctx context.Context, ev *process.Event[follow]) error {
-		err := process.Step(ctx, ev, "create-lead", func(ctx context.Context, idemKey string) error {
+		err := ev.Step(ctx, "create-lead", func(ctx context.Context, idemKey string) error {
 			calls++ // e.g. api.CreateLead(ctx, idemKey, ev.Data.UserID)
 			return nil
 		})

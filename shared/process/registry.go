@@ -11,34 +11,28 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// Registry holds a team's registered handlers. Build it once at start-up
-// with [NewRegistry] and fill it with [Handle] and [HandleAll]; it is safe
-// for concurrent use.
+// Registry holds the registered handlers, the settings they declared and
+// the dependencies the platform gives them. A team's package fills it in
+// its one function
+//
+//	func Register(r *process.Registry)
+//
+// with [Handle] and [HandleAll], reading its settings with [Registry.String],
+// [Registry.URL], [Registry.Duration] or [Registry.Int] and its dependencies
+// with [Use]. The processor and the compensator build it once per cold start
+// (shared/dispatch.BuildRegistry); it is safe for concurrent use.
 type Registry registry.Table
 
-// NewRegistry returns an empty Registry.
+// NewRegistry returns an empty Registry whose settings are read from the
+// process's environment (os.Getenv; in a test, set them with t.Setenv) and
+// which provides no dependency.
 func NewRegistry() *Registry { return (*Registry)(registry.New()) }
 
 // table is r as the engines see it.
 func (r *Registry) table() *registry.Table { return (*registry.Table)(r) }
 
-// Registration is one registered handler. Its methods configure it further.
-type Registration registry.Entry
-
-// Compensate sets the function the compensator runs to undo the handler's
-// journaled steps when an event it took part in ends on the dead-letter
-// path (FAILED, or redriven by SQS). fn is called once per journaled step of
-// this handler, newest first, each inside a compensation step of its own
-// (see [Undo]). A nil fn panics. It returns r.
-func (r *Registration) Compensate(fn UndoFunc) *Registration {
-	if fn == nil {
-		panic(fmt.Sprintf("process: Compensate %q: nil function", r.Name))
-	}
-	r.Undo = func(ctx context.Context, c registry.UndoCall) error { return fn(ctx, newUndo(c)) }
-	return r
-}
-
-// Option configures one registration.
+// Option configures one handler at registration: [MaxAttempts], [Timeout],
+// [ForTenants], [Compensate].
 type Option struct{ apply func(*registry.Entry) }
 
 // MaxAttempts limits the attempts for an event this handler fails: when the
@@ -73,6 +67,22 @@ func ForTenants(accept func(tenant string) bool) Option {
 	return Option{func(e *registry.Entry) { e.Tenants = accept }}
 }
 
+// Compensate sets the function the compensator runs to undo the handler's
+// journaled steps when an event it took part in ends on the dead-letter
+// path (FAILED, or redriven by SQS). fn is called once per journaled step of
+// this handler, newest first, each inside a compensation step of its own
+// (see [Undo]). A nil fn panics.
+//
+//	process.Handle(r, "crm.lead-from-follow", line.Follow, c.createLead, process.Compensate(c.deleteLead))
+func Compensate(fn UndoFunc) Option {
+	if fn == nil {
+		panic("process: Compensate(nil)")
+	}
+	return Option{func(e *registry.Entry) {
+		e.Undo = func(ctx context.Context, c registry.UndoCall) error { return fn(ctx, newUndo(c)) }
+	}}
+}
+
 // Handle registers fn under name for events of typ, whose payload decodes
 // into T. The name is the handler's identity in the journal, the idempotency
 // keys, logs and metrics: renaming a handler makes a new one. Several handlers
@@ -80,7 +90,7 @@ func ForTenants(accept func(tenant string) bool) Option {
 //
 // Handle panics on a programmer error: a nil registry or function, an empty
 // name, a name containing '#', or a name already registered.
-func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx context.Context, ev *Event[T]) error, opts ...Option) *Registration {
+func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx context.Context, ev *Event[T]) error, opts ...Option) {
 	switch {
 	case r == nil:
 		panic("process: Handle: nil Registry")
@@ -91,7 +101,7 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 	case typ.Provider == "" || typ.Name == "":
 		panic(fmt.Sprintf("process: Handle %q: event type needs a provider and a name", name))
 	}
-	e := &registry.Entry{Name: name, Provider: typ.Provider, EventType: typ.Name}
+	e := &registry.Entry{Name: name, Provider: typ.Provider, EventType: typ.Name, Owner: callerPackage(2)}
 	e.Run = func(ctx context.Context, c registry.Call) error {
 		ev := newEvent[T](c)
 		if len(c.Envelope.Payload) > 0 {
@@ -102,7 +112,6 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 		return fn(ctx, ev)
 	}
 	r.add(e, opts)
-	return (*Registration)(e)
 }
 
 // HandleAll registers fn under name for the events of every provider and
@@ -112,7 +121,7 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 // like them is skipped on a retry once it has completed.
 //
 // HandleAll panics on the programmer errors [Handle] panics on.
-func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[webhook.Envelope]) error, opts ...Option) *Registration {
+func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[webhook.Envelope]) error, opts ...Option) {
 	switch {
 	case r == nil:
 		panic("process: HandleAll: nil Registry")
@@ -121,14 +130,13 @@ func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[
 	case name == "" || strings.ContainsAny(name, "#"):
 		panic(fmt.Sprintf("process: HandleAll %q: name must be non-empty and contain no '#'", name))
 	}
-	e := &registry.Entry{Name: name, Provider: registry.AnyType, EventType: registry.AnyType}
+	e := &registry.Entry{Name: name, Provider: registry.AnyType, EventType: registry.AnyType, Owner: callerPackage(2)}
 	e.Run = func(ctx context.Context, c registry.Call) error {
 		ev := newEvent[webhook.Envelope](c)
 		ev.Data = c.Envelope
 		return fn(ctx, ev)
 	}
 	r.add(e, opts)
-	return (*Registration)(e)
 }
 
 // add applies opts and files e; a duplicate name panics.

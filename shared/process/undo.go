@@ -13,7 +13,7 @@ import (
 )
 
 // UndoFunc undoes one journaled forward step of its handler (set with
-// [Registration.Compensate]). Return nil when the step is undone, or when
+// [Compensate]). Return nil when the step is undone, or when
 // there is nothing to undo for it; [Permanent] when it can never be undone
 // (the event ends DEAD with the reason); any other error to try again with
 // backoff, until the compensation attempts run out (then DEAD). A panic is
@@ -33,7 +33,7 @@ type Undo struct {
 	Handler string
 	Step    string
 	// Result is what the forward step journaled: the JSON of
-	// [StepResult]'s result (decode it with [UndoResult]), empty for [Step].
+	// [StepResult]'s result (decode it with [UndoResult]), empty for [Event.Step].
 	Result []byte
 	// CompletedAt is when the forward step was journaled.
 	CompletedAt time.Time

@@ -67,21 +67,21 @@ func TestUndoHTTPClient(t *testing.T) {
 
 func TestCompensateRegistersTheUndo(t *testing.T) {
 	r := NewRegistry()
-	reg := Handle(r, "h", followType, func(context.Context, *Event[follow]) error { return nil })
-	if r.table().Handler("h").Undo != nil {
-		t.Error("a new registration has a compensation")
+	Handle(r, "plain", followType, func(context.Context, *Event[follow]) error { return nil })
+	if r.table().Handler("plain").Undo != nil {
+		t.Error("a registration without Compensate has a compensation")
 	}
-	called := false
-	if reg.Compensate(func(context.Context, *Undo) error { called = true; return nil }) != reg {
-		t.Error("Compensate does not return its registration")
-	}
-	if err := r.table().Handler("h").Undo(context.Background(), registry.UndoCall{}); err != nil || !called {
-		t.Errorf("the registered undo was not the one called: %v", err)
+	var got *Undo
+	Handle(r, "h", followType, func(context.Context, *Event[follow]) error { return nil },
+		Compensate(func(_ context.Context, u *Undo) error { got = u; return nil }))
+	call := registry.UndoCall{Envelope: webhook.Envelope{Key: "k"}, Entry: webhook.JournalEntry{Handler: "h", Step: "s"}, Attempt: 3}
+	if err := r.table().Handler("h").Undo(context.Background(), call); err != nil || got == nil || got.Step != "s" || got.Attempt != 3 {
+		t.Errorf("the registered undo was not the one called with the step: %v, %+v", err, got)
 	}
 	defer func() {
 		if recover() == nil {
 			t.Error("Compensate(nil) did not panic")
 		}
 	}()
-	reg.Compensate(nil)
+	Compensate(nil)
 }

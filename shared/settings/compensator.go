@@ -43,11 +43,11 @@ type Compensator struct {
 	// record must be before the sweeper takes it for stuck:
 	// HOOKWALL_SWEEP_STUCK_AFTER, 1m to 24h.
 	SweepStuckAfter time.Duration
-	// CRMLeadsURL and ApprovalsTable are the example team handlers'
-	// settings, as the processor's (CRM_LEADS_URL, APPROVALS_TABLE): the
-	// compensator builds the same registry to find their compensations.
-	CRMLeadsURL    string
-	ApprovalsTable string
+	// Getenv is the environment the configuration was read from: the
+	// wiring reads the team packages' settings (process.Setting) through it
+	// when it builds the same handler registry as the processor's, to find
+	// the compensations (shared/dispatch.BuildRegistry).
+	Getenv func(string) string
 }
 
 // CompensatorDefaults are the sweeper's defaults, which [LoadCompensator]
@@ -83,7 +83,6 @@ func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
 	s.SweepLimit = int(r.integer("HOOKWALL_SWEEP_LIMIT", "", int64(def.SweepLimit), 1, 100000))
 	s.ReenqueueGrace, _ = r.durationIn("HOOKWALL_REENQUEUE_GRACE", "", 0, def.ReenqueueGrace, time.Second, time.Hour)
 	s.SweepStuckAfter, _ = r.durationIn("HOOKWALL_SWEEP_STUCK_AFTER", "", 0, def.SweepStuckAfter, time.Minute, 24*time.Hour)
-	s.CRMLeadsURL = r.httpURL("CRM_LEADS_URL", false)
-	s.ApprovalsTable = r.table("APPROVALS_TABLE", false)
+	s.Getenv = r.getenv
 	return s
 }

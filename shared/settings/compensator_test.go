@@ -2,6 +2,7 @@ package settings
 
 import (
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
@@ -25,7 +26,11 @@ func TestCompensatorDefaults(t *testing.T) {
 		RetryCap: kernel.DefaultRetryCap, Retention: kernel.DefaultRetention,
 		SweepLimit: 250, ReenqueueGrace: 4 * time.Second, SweepStuckAfter: 7 * time.Minute,
 	}
-	if s != want {
+	if s.Getenv == nil || s.Getenv("TABLE_NAME") != "hookwall-events" {
+		t.Error("Getenv is not the environment the configuration was read from")
+	}
+	s.Getenv = nil
+	if !reflect.DeepEqual(s, want) {
 		t.Errorf("got %+v\nwant %+v", s, want)
 	}
 }
@@ -34,14 +39,14 @@ func TestCompensatorValues(t *testing.T) {
 	s, _, err := LoadCompensator(processorEnv("EVENT_BUS_NAME", "outcomes", "HOOKWALL_LEASE", "90s",
 		"HOOKWALL_COMPENSATION_ATTEMPTS", "9", "HOOKWALL_RETRY_BASE", "1s", "HOOKWALL_RETRY_CAP", "1h",
 		"HOOKWALL_RETENTION", "720h", "HOOKWALL_SWEEP_LIMIT", "1000", "HOOKWALL_REENQUEUE_GRACE", "5s",
-		"HOOKWALL_SWEEP_STUCK_AFTER", "10m", "CRM_LEADS_URL", "https://crm.example.com/api", "APPROVALS_TABLE", "approvals"),
+		"HOOKWALL_SWEEP_STUCK_AFTER", "10m"),
 		testCompensatorDefaults)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.EventBusName != "outcomes" || s.Lease != 90*time.Second || s.CompensationAttempts != 9 || s.RetryBase != time.Second ||
 		s.RetryCap != time.Hour || s.Retention != 720*time.Hour || s.SweepLimit != 1000 || s.ReenqueueGrace != 5*time.Second ||
-		s.SweepStuckAfter != 10*time.Minute || s.CRMLeadsURL != "https://crm.example.com/api" || s.ApprovalsTable != "approvals" {
+		s.SweepStuckAfter != 10*time.Minute {
 		t.Errorf("got %+v", s)
 	}
 }

@@ -10,8 +10,11 @@
 //
 //   - The contract names are fixed: TABLE_NAME, QUEUE_URL, DLQ_URL,
 //     EVENT_BUS_NAME, HOOKWALL_TENANTS_FILE / TENANTS_SECRET_ARN, LOG_LEVEL
-//     (the SDK reads its own AWS_ENDPOINT_URL_* itself). The example
-//     handlers' CRM_LEADS_URL and APPROVALS_TABLE keep their names.
+//     (the SDK reads its own AWS_ENDPOINT_URL_* itself).
+//   - The business handlers' settings (the examples' CRM_LEADS_URL and
+//     APPROVALS_TABLE) are not read here: each team package declares its
+//     own (process.Setting) and the wiring reads them through the getenv
+//     kept in [Processor] and [Compensator].
 //   - Every tuning variable is HOOKWALL_<NAME>; durations are Go durations
 //     ("60s", "15m", "168h"), counts are decimal integers, switches are
 //     strconv.ParseBool values.

@@ -40,12 +40,11 @@ type Processor struct {
 	// instead of acknowledging them: HOOKWALL_UNHANDLED_TO_DLQ
 	// (UNHANDLED_TO_DLQ), default false.
 	UnhandledToDLQ bool
-	// CRMLeadsURL is the CRM's leads API of the example crm handlers, an
-	// absolute http(s) URL: CRM_LEADS_URL (optional; empty: crm off).
-	CRMLeadsURL string
-	// ApprovalsTable is the example approvals team's DynamoDB table:
-	// APPROVALS_TABLE (optional; empty: approvals off).
-	ApprovalsTable string
+	// Getenv is the environment the configuration was read from. The
+	// settings the team packages declare (process.Setting) are not read
+	// here: the wiring reads them through Getenv when it builds the handler
+	// registry (shared/dispatch.BuildRegistry).
+	Getenv func(string) string
 }
 
 // validEventBus reports whether v is an EventBridge bus name: 1 to 256 of
@@ -78,7 +77,6 @@ func loadProcessor(r *reader) Processor {
 	s.MaxAttempts = r.attempts("HOOKWALL_MAX_ATTEMPTS", "MAX_ATTEMPTS")
 	s.Retention, _ = r.retention("RETENTION_DAYS", 24*time.Hour)
 	s.UnhandledToDLQ = r.boolean("HOOKWALL_UNHANDLED_TO_DLQ", "UNHANDLED_TO_DLQ", false)
-	s.CRMLeadsURL = r.httpURL("CRM_LEADS_URL", false)
-	s.ApprovalsTable = r.table("APPROVALS_TABLE", false)
+	s.Getenv = r.getenv
 	return s
 }

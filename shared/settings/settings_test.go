@@ -116,8 +116,9 @@ func TestProcessorDefaults(t *testing.T) {
 	}
 	// The processor's defaults are the kernel's: stated there once, for every binary.
 	if s.Concurrency != kernel.DefaultConcurrency || s.Lease != kernel.DefaultLeaseDuration || s.RetryBase != kernel.DefaultRetryBase ||
-		s.RetryCap != kernel.DefaultRetryCap || s.MaxAttempts != kernel.DefaultMaxAttempts || s.Retention != kernel.DefaultRetention || s.UnhandledToDLQ || s.EventBusName != "" ||
-		s.CRMLeadsURL != "" || s.ApprovalsTable != "" || s.DLQURL == "" || s.TenantsSecretARN == "" {
+		s.RetryCap != kernel.DefaultRetryCap || s.MaxAttempts != kernel.DefaultMaxAttempts || s.Retention != kernel.DefaultRetention ||
+		s.UnhandledToDLQ || s.EventBusName != "" || s.DLQURL == "" || s.TenantsSecretARN == "" || s.Getenv == nil ||
+		s.Getenv("DLQ_URL") != s.DLQURL {
 		t.Errorf("got %+v", s)
 	}
 }
@@ -125,21 +126,18 @@ func TestProcessorDefaults(t *testing.T) {
 func TestProcessorSet(t *testing.T) {
 	s, warnings, err := LoadProcessor(processorEnv("HOOKWALL_PROCESSOR_CONCURRENCY", "20", "HOOKWALL_LEASE", "30s",
 		"HOOKWALL_RETRY_BASE", "500ms", "HOOKWALL_RETRY_CAP", "1h", "HOOKWALL_MAX_ATTEMPTS", "8", "HOOKWALL_RETENTION", "720h",
-		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes",
-		"CRM_LEADS_URL", "https://crm.example/api/leads", "APPROVALS_TABLE", "approvals"))
+		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes"))
 	if err == nil || !strings.Contains(err.Error(), `HOOKWALL_RETRY_BASE=500ms: want 1s to 12h`) {
 		t.Errorf("retry base below 1s: got %v", err)
 	}
 	s, warnings, err = LoadProcessor(processorEnv("HOOKWALL_PROCESSOR_CONCURRENCY", "20", "HOOKWALL_LEASE", "30s",
 		"HOOKWALL_RETRY_BASE", "5s", "HOOKWALL_RETRY_CAP", "1h", "HOOKWALL_MAX_ATTEMPTS", "8", "HOOKWALL_RETENTION", "720h",
-		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes",
-		"CRM_LEADS_URL", "https://crm.example/api/leads", "APPROVALS_TABLE", "approvals"))
+		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes"))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("got %v, warnings %v", err, warnings)
 	}
 	if s.Concurrency != 20 || s.Lease != 30*time.Second || s.RetryBase != 5*time.Second || s.RetryCap != time.Hour ||
-		s.MaxAttempts != 8 || s.Retention != 30*24*time.Hour || !s.UnhandledToDLQ || s.EventBusName != "hookwall-outcomes" ||
-		s.CRMLeadsURL != "https://crm.example/api/leads" || s.ApprovalsTable != "approvals" {
+		s.MaxAttempts != 8 || s.Retention != 30*24*time.Hour || !s.UnhandledToDLQ || s.EventBusName != "hookwall-outcomes" {
 		t.Errorf("got %+v", s)
 	}
 }
@@ -187,13 +185,13 @@ func TestProcessorDeprecatedNames(t *testing.T) {
 func TestProcessorNamesEveryBadVariable(t *testing.T) {
 	_, _, err := LoadProcessor(env("HOOKWALL_PROCESSOR_CONCURRENCY", "0", "HOOKWALL_LEASE", "60", "HOOKWALL_RETRY_BASE", "20m",
 		"HOOKWALL_MAX_ATTEMPTS", "101", "HOOKWALL_RETENTION", "7d", "HOOKWALL_UNHANDLED_TO_DLQ", "yes",
-		"EVENT_BUS_NAME", "my bus", "CRM_LEADS_URL", "crm.example/leads", "APPROVALS_TABLE", "ab",
+		"EVENT_BUS_NAME", "my bus",
 		"TENANTS_SECRET_ARN", "arn:aws:secretsmanager:x "))
 	wantErrors(t, err, "TABLE_NAME is required", "QUEUE_URL is required", "DLQ_URL is required",
 		`HOOKWALL_PROCESSOR_CONCURRENCY="0"`, `HOOKWALL_LEASE="60": want a Go duration such as "`+formatDuration(kernel.DefaultLeaseDuration)+`"`,
 		"HOOKWALL_RETRY_BASE (20m) is above HOOKWALL_RETRY_CAP ("+formatDuration(kernel.DefaultRetryCap)+")", `HOOKWALL_MAX_ATTEMPTS="101": want an integer from 1 to 100`,
-		`HOOKWALL_RETENTION="7d"`, `HOOKWALL_UNHANDLED_TO_DLQ="yes"`, `EVENT_BUS_NAME="my bus"`, "CRM_LEADS_URL",
-		`APPROVALS_TABLE="ab"`, "TENANTS_SECRET_ARN: contains a space")
+		`HOOKWALL_RETENTION="7d"`, `HOOKWALL_UNHANDLED_TO_DLQ="yes"`, `EVENT_BUS_NAME="my bus"`,
+		"TENANTS_SECRET_ARN: contains a space")
 	_, _, err = LoadProcessor(processorEnv("HOOKWALL_RETRY_CAP", "13h", "HOOKWALL_LEASE", "2s"))
 	wantErrors(t, err, "HOOKWALL_RETRY_CAP=13h: want 1s to 12h", "HOOKWALL_LEASE=2s: want 3s to 15m")
 }

@@ -196,10 +196,10 @@ func newPipeline(t *testing.T, cfg store.Config) *pipeline {
 	}
 	reg := process.NewRegistry()
 	process.Handle(reg, "shop.order", orderType, func(ctx context.Context, ev *process.Event[order]) error {
-		if err := process.Step(ctx, ev, "reserve", func(context.Context, string) error { return nil }); err != nil {
+		if err := ev.Step(ctx, "reserve", func(context.Context, string) error { return nil }); err != nil {
 			return err
 		}
-		return process.Step(ctx, ev, "charge", func(context.Context, string) error {
+		return ev.Step(ctx, "charge", func(context.Context, string) error {
 			if p.fail.Load() {
 				return errors.New("payment service down")
 			}
@@ -517,7 +517,7 @@ func newOneStepPipeline(t *testing.T) *pipeline {
 		if ev.Data.ID != "o-1" { // the payload, from the message or, when too large for it, from the table
 			return process.Permanent(errors.New("the handler got no payload"))
 		}
-		return process.Step(ctx, ev, "reserve", func(context.Context, string) error { return nil })
+		return ev.Step(ctx, "reserve", func(context.Context, string) error { return nil })
 	})
 	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, DLQ: nopQueue{},
 		Kernel: dispatch.Kernel{Queue: nopQueue{}}}); err != nil {

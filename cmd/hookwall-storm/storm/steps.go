@@ -35,7 +35,7 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 	reg := process.NewRegistry()
 	process.HandleAll(reg, StepsHandler, func(ctx context.Context, ev *process.Event[webhook.Envelope]) error {
 		for i := range n {
-			if err := process.Step(ctx, ev, fmt.Sprintf("s%d", i), func(ctx context.Context, idem string) error {
+			if err := ev.Step(ctx, fmt.Sprintf("s%d", i), func(ctx context.Context, idem string) error {
 				return postStep(ctx, ev.HTTPClient(), targetURL, idem, ev.Data.Key, i)
 			}); err != nil {
 				return err

@@ -305,13 +305,13 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 			reg := process.NewRegistry()
 			process.Handle(reg, "test.two-steps", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 				for _, step := range []string{"one", "two"} {
-					if err := process.Step(ctx, ev, step, func(context.Context, string) error { return nil }); err != nil {
+					if err := ev.Step(ctx, step, func(context.Context, string) error { return nil }); err != nil {
 						return err
 					}
 					s.clock.Advance(time.Millisecond) // the steps' CompletedAt differ
 				}
 				return process.Permanent(errors.New("the partner refused the follower"))
-			}).Compensate(func(ctx context.Context, u *process.Undo) error {
+			}, process.Compensate(func(ctx context.Context, u *process.Undo) error {
 				mu.Lock()
 				calls = append(calls, u.Step)
 				mu.Unlock()
@@ -322,7 +322,7 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 				}
 				resp.Body.Close()
 				return process.HTTPStatus(resp.StatusCode)
-			})
+			}))
 
 			// The processor: the event goes FAILED and its message to the DLQ.
 			env := s.claim(ctx, "ms1")
@@ -429,11 +429,11 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 	reg := process.NewRegistry()
 	var undos []string
 	process.Handle(reg, "test.one-step", followType, func(ctx context.Context, ev *process.Event[follow]) error {
-		return process.Step(ctx, ev, "one", func(context.Context, string) error { return nil })
-	}).Compensate(func(_ context.Context, u *process.Undo) error {
+		return ev.Step(ctx, "one", func(context.Context, string) error { return nil })
+	}, process.Compensate(func(_ context.Context, u *process.Undo) error {
 		undos = append(undos, u.Envelope.Key+"/"+u.Step)
 		return nil
-	})
+	}))
 	h := s.handler(reg, nil, nil)
 
 	t.Run("SUCCEEDED is acknowledged and unchanged", func(t *testing.T) {
@@ -530,8 +530,8 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 	reg := process.NewRegistry()
 	ran := 0
 	process.Handle(reg, "test.one-step", followType, func(ctx context.Context, ev *process.Event[follow]) error {
-		return process.Step(ctx, ev, "one", func(context.Context, string) error { ran++; return nil })
-	}).Compensate(func(context.Context, *process.Undo) error { t.Error("undo called"); return nil })
+		return ev.Step(ctx, "one", func(context.Context, string) error { ran++; return nil })
+	}, process.Compensate(func(context.Context, *process.Undo) error { t.Error("undo called"); return nil }))
 	h := s.handler(reg, nil, nil)
 	env := s.claim(ctx, "redriven")
 	body, err := queue.EncodeMessage(&env)

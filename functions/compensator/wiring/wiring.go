@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 
@@ -10,8 +11,8 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers"
 	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/compensate"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sweep"
 )
@@ -29,7 +30,8 @@ func Defaults() settings.CompensatorDefaults {
 // AWS_ENDPOINT_URL_* variables) with the SDK's log lines sent to logger, then
 // the tenants document, the table, the queues, the outcome bus, the
 // processor's handler registry (functions/processor/handlers, the same
-// teams with the same settings, for their compensations), the compensator
+// teams with the same settings, read through s.Getenv, for their
+// compensations), the compensator
 // and the sweeper. The handler logs to logger and writes EMF metrics to
 // metricsOut.
 func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, metricsOut io.Writer,
@@ -44,9 +46,10 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 		return nil, err
 	}
 	metrics := obs.NewMetrics(metricsOut, "Hookwall", map[string]string{"Function": "compensator"})
-	reg := process.NewRegistry()
-	handlers.Register(reg, handlers.Deps{
-		Tenants: b.Tenants, DynamoDB: b.DynamoDB, CRMLeadsURL: s.CRMLeadsURL, ApprovalsTable: s.ApprovalsTable})
+	reg, err := dispatch.BuildRegistry(handlers.Register, s.Getenv, b.TeamDeps()...)
+	if err != nil {
+		return nil, fmt.Errorf("compensator: %w", err)
+	}
 	comp, err := compensate.New(compensate.Config{
 		Registry: reg, Store: b.Table, Requeue: b.Queue,
 		Kernel: compensate.Kernel{Queue: b.DLQ, Publisher: b.Publisher, Logger: logger, Metrics: metrics,

@@ -1,20 +1,17 @@
 package handlers
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
@@ -25,14 +22,16 @@ import (
 	"github.com/hookwall/hookwall/shared/tenants"
 )
 
-const thisPackage = "github.com/hookwall/hookwall/functions/processor/handlers"
+const (
+	module      = "github.com/hookwall/hookwall/"
+	thisPackage = module + "functions/processor/handlers"
+)
 
 // team is one team's package under functions/processor/handlers/, as its
 // source declares it.
 type team struct {
-	dir          string   // directory name, e.g. "crm"
-	hasRegister  bool     // declares func Register
-	handlerNames []string // values of its exported …HandlerName string constants
+	dir         string // directory name, e.g. "crm"
+	hasRegister bool   // declares func Register(r *process.Registry), the one shape
 }
 
 // teams reads every package directory under this one.
@@ -62,15 +61,8 @@ func teams(t *testing.T) []team {
 				t.Fatalf("parse %s: %v", f, err)
 			}
 			for _, d := range file.Decls {
-				switch d := d.(type) {
-				case *ast.FuncDecl:
-					if d.Recv == nil && d.Name.Name == "Register" {
-						tm.hasRegister = true
-					}
-				case *ast.GenDecl:
-					if d.Tok == token.CONST {
-						tm.handlerNames = append(tm.handlerNames, handlerNameConsts(t, d)...)
-					}
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "Register" {
+					tm.hasRegister = isRegisterShape(fn.Type)
 				}
 			}
 		}
@@ -81,34 +73,25 @@ func teams(t *testing.T) []team {
 	return out
 }
 
-// handlerNameConsts returns the string values of the exported constants of
-// d whose name ends in HandlerName.
-func handlerNameConsts(t *testing.T, d *ast.GenDecl) []string {
-	t.Helper()
-	var out []string
-	for _, spec := range d.Specs {
-		vs := spec.(*ast.ValueSpec)
-		for i, name := range vs.Names {
-			if !name.IsExported() || !strings.HasSuffix(name.Name, "HandlerName") || i >= len(vs.Values) {
-				continue
-			}
-			lit, ok := vs.Values[i].(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				t.Errorf("%s is not a string literal; the test cannot read it", name.Name)
-				continue
-			}
-			v, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, v)
-		}
+// isRegisterShape reports whether ft is func(r *process.Registry).
+func isRegisterShape(ft *ast.FuncType) bool {
+	if ft.Results != nil || ft.Params == nil || len(ft.Params.List) != 1 || len(ft.Params.List[0].Names) > 1 {
+		return false
 	}
-	return out
+	star, ok := ft.Params.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "process" && sel.Sel.Name == "Registry"
 }
 
 // wiredTeams returns the directories of the team packages whose Register
-// this package's Register calls.
+// this package's Register calls, in the order it calls them.
 func wiredTeams(t *testing.T) []string {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -164,46 +147,28 @@ func testTenants(t *testing.T) *tenants.Tenants {
 	return doc
 }
 
-// fullDeps returns Deps with every field set, found by reflection, so that
-// every team is registered, including one whose setting is added to Deps
-// later. A field of a kind it cannot fill fails the test: teach it.
-func fullDeps(t *testing.T) Deps {
+// deps are the dependencies the wiring gives the teams (backend.TeamDeps).
+func deps(t *testing.T) []any { return []any{testTenants(t), aws.Config{}, &dynamodb.Client{}} }
+
+// build builds the registry of every team as the wiring does, with env.
+func build(t *testing.T, env map[string]string, deps ...any) *process.Registry {
 	t.Helper()
-	var deps Deps
-	v := reflect.ValueOf(&deps).Elem()
-	ddb := reflect.ValueOf(&dynamodb.Client{})
-	for i := range v.NumField() {
-		f, field := v.Field(i), v.Type().Field(i)
-		switch {
-		case field.Type == reflect.TypeFor[*tenants.Tenants]():
-			f.Set(reflect.ValueOf(testTenants(t)))
-		case field.Type == reflect.TypeFor[*slog.Logger]():
-			f.Set(reflect.ValueOf(slog.New(slog.DiscardHandler)))
-		case field.Type == reflect.TypeFor[*http.Client]():
-			f.Set(reflect.ValueOf(&http.Client{}))
-		case field.Type.Kind() == reflect.String:
-			f.SetString("https://example.test/" + strings.ToLower(field.Name))
-		case field.Type.Kind() == reflect.Bool:
-			f.SetBool(true)
-		case field.Type.Kind() == reflect.Interface && ddb.Type().Implements(field.Type):
-			f.Set(ddb)
-		default:
-			t.Fatalf("Deps.%s (%s): fullDeps cannot fill it; teach it, so that the full registry stays full", field.Name, field.Type)
-		}
+	r, err := dispatch.BuildRegistry(Register, func(name string) string { return env[name] }, deps...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return deps
+	return r
 }
 
-// register runs Register and turns a panic (a duplicate handler name, a
-// missing dependency) into a test failure that names it.
-func register(t *testing.T, r *process.Registry, deps Deps) {
+// fullEnv sets every handler setting the teams declare to a valid value
+// (its example), so that every team registers.
+func fullEnv(t *testing.T) map[string]string {
 	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("Register panicked: %v", p)
-		}
-	}()
-	Register(r, deps)
+	env := map[string]string{}
+	for _, s := range dispatch.Settings(build(t, nil)) {
+		env[s.Name] = s.Example
+	}
+	return env
 }
 
 func names(r *process.Registry) []string {
@@ -215,83 +180,72 @@ func names(r *process.Registry) []string {
 	return out
 }
 
-// Every team package is called from Register, and with every dependency
-// set, every handler name a team declares is registered, once, completely.
+// Every team package has the one Register shape and is called from
+// Register, forward last; with every setting set (to its example) and every
+// dependency given, each registers a handler, and every registration is
+// complete.
 func TestRegisterWiresEveryTeam(t *testing.T) {
 	all := teams(t)
 	if len(all) < 3 {
 		t.Fatalf("found %d team packages, want at least approvals, crm and forward", len(all))
 	}
 	wired := wiredTeams(t)
-	r := process.NewRegistry()
-	register(t, r, fullDeps(t))
-	got := names(r)
-	var declared []string
-	for _, tm := range all {
-		if !tm.hasRegister {
-			t.Errorf("team package %s declares no func Register", tm.dir)
-		}
-		if !slices.Contains(wired, tm.dir) {
-			t.Errorf("team package %s: handlers.Register never calls %s.Register", tm.dir, tm.dir)
-		}
-		if len(tm.handlerNames) == 0 {
-			t.Errorf("team package %s declares no exported …HandlerName constant", tm.dir)
-		}
-		for _, n := range tm.handlerNames {
-			declared = append(declared, n)
-			if !slices.Contains(got, n) {
-				t.Errorf("team %s: handler %q is not registered with every dependency set (got %v)", tm.dir, n, got)
-			}
-		}
+	if len(wired) == 0 || wired[len(wired)-1] != "forward" {
+		t.Errorf("handlers.Register calls %v, want forward last", wired)
 	}
-	if len(got) != len(slices.Compact(slices.Clone(got))) {
-		t.Errorf("a handler name registered twice: %v", got)
-	}
-	slices.Sort(declared)
-	if len(declared) != len(slices.Compact(slices.Clone(declared))) {
-		t.Errorf("two teams declare the same handler name: %v", declared)
-	}
+	r := build(t, fullEnv(t), deps(t)...)
+	owners := map[string]int{}
 	for _, h := range dispatch.Handlers(r) {
+		owners[strings.TrimPrefix(h.Owner, "functions/processor/handlers/")]++
 		if h.Name == "" || h.Provider == "" || h.EventType == "" {
 			t.Errorf("handler %q: incomplete registration (provider %q, event type %q)", h.Name, h.Provider, h.EventType)
 		}
 	}
+	for _, tm := range all {
+		if !tm.hasRegister {
+			t.Errorf("team package %s declares no func Register(r *process.Registry)", tm.dir)
+		}
+		if !slices.Contains(wired, tm.dir) {
+			t.Errorf("team package %s: handlers.Register never calls %s.Register", tm.dir, tm.dir)
+		}
+		if owners[tm.dir] == 0 {
+			t.Errorf("team package %s registers no handler with every setting set (handlers by package: %v)", tm.dir, owners)
+		}
+	}
+	for _, s := range dispatch.Settings(r) {
+		if !strings.HasPrefix(s.Owner, "functions/processor/handlers/") {
+			t.Errorf("setting %s is declared by %s, not by a team package", s.Name, s.Owner)
+		}
+	}
 }
 
-// The registry panics on a name registered twice; the test above relies on
+// The registry refuses a name registered twice; the test above relies on
 // that to catch two teams choosing one name.
-func TestRegisterTwicePanicsOnTheDuplicateName(t *testing.T) {
-	r := process.NewRegistry()
-	deps := fullDeps(t)
-	register(t, r, deps)
-	defer func() {
-		p := recover()
-		if p == nil || !strings.Contains(fmt.Sprint(p), "registered twice") {
-			t.Errorf("got panic %v, want a duplicate handler name", p)
-		}
-	}()
-	Register(r, deps)
+func TestRegisterTwiceFailsOnTheDuplicateName(t *testing.T) {
+	twice := func(r *process.Registry) { Register(r); Register(r) }
+	_, err := dispatch.BuildRegistry(twice, func(name string) string { return fullEnv(t)[name] }, deps(t)...)
+	if err == nil || !strings.Contains(err.Error(), "registered twice") {
+		t.Errorf("got %v, want a duplicate handler name", err)
+	}
 }
 
 func TestRegisterListsTheTeamsWhoseSettingsArePresent(t *testing.T) {
-	tt := testTenants(t)
+	crmURL, table := crm.LeadsURL.Name, approvals.Table.Name
 	tests := []struct {
 		name string
-		deps Deps
+		env  map[string]string
 		want []string
 	}{
-		{"nothing configured: forward only", Deps{}, []string{forward.HandlerName}},
-		{"crm only", Deps{CRMLeadsURL: "https://crm.example/api"}, []string{crm.HandlerName, forward.HandlerName}},
-		{"approvals only", Deps{DynamoDB: &dynamodb.Client{}, ApprovalsTable: "approvals"}, []string{approvals.HandlerName, forward.HandlerName}},
-		{"every team", Deps{Tenants: tt, DynamoDB: &dynamodb.Client{}, CRMLeadsURL: "https://crm.example/api", ApprovalsTable: "approvals"},
+		{"nothing configured: forward only", nil, []string{forward.HandlerName}},
+		{"crm only", map[string]string{crmURL: "https://crm.example/api"}, []string{crm.HandlerName, forward.HandlerName}},
+		{"approvals only", map[string]string{table: "approvals"}, []string{approvals.HandlerName, forward.HandlerName}},
+		{"every team", map[string]string{crmURL: "https://crm.example/api", table: "approvals"},
 			[]string{approvals.HandlerName, crm.HandlerName, forward.HandlerName}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := process.NewRegistry()
-			register(t, r, tc.deps)
 			want := slices.Sorted(slices.Values(tc.want))
-			if got := names(r); !slices.Equal(got, want) {
+			if got := names(build(t, tc.env, deps(t)...)); !slices.Equal(got, want) {
 				t.Errorf("got handlers %v, want %v", got, want)
 			}
 		})
@@ -299,9 +253,7 @@ func TestRegisterListsTheTeamsWhoseSettingsArePresent(t *testing.T) {
 }
 
 func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
-	tt := testTenants(t)
-	all := process.NewRegistry()
-	register(t, all, Deps{Tenants: tt, CRMLeadsURL: "https://crm.example/api"})
+	all := build(t, map[string]string{crm.LeadsURL.Name: "https://crm.example/api"}, deps(t)...)
 	var order []string
 	for _, h := range dispatch.Match(all, "line", "acme", "follow") {
 		order = append(order, h.Name)
@@ -309,8 +261,7 @@ func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
 	if want := []string{crm.HandlerName, forward.HandlerName}; !slices.Equal(order, want) {
 		t.Errorf("acme's LINE follow: got handlers %v, want %v (forward last)", order, want)
 	}
-	r := process.NewRegistry()
-	register(t, r, Deps{Tenants: tt})
+	r := build(t, nil, testTenants(t))
 	if got := dispatch.Match(r, "wecom", "acme", "text"); len(got) != 1 || got[0].Name != forward.HandlerName {
 		t.Errorf("acme's wecom text: got %v, want the forward handler", got)
 	}
@@ -319,11 +270,26 @@ func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
 	}
 }
 
-func TestApprovalsWithoutDynamoDBPanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic for APPROVALS_TABLE without a DynamoDB client")
+// An invalid handler setting fails the build (the processor's and the
+// compensator's cold start) with an error naming each variable at fault.
+func TestInvalidSettingsNameTheVariable(t *testing.T) {
+	env := map[string]string{crm.LeadsURL.Name: "crm.example/leads", approvals.Table.Name: "ab"}
+	_, err := dispatch.BuildRegistry(Register, func(name string) string { return env[name] }, deps(t)...)
+	for _, want := range []string{"CRM_LEADS_URL: want an absolute http(s) URL", `APPROVALS_TABLE="ab"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want an error with %q", err, want)
 		}
-	}()
-	Register(process.NewRegistry(), Deps{ApprovalsTable: "approvals"})
+	}
+	if err != nil && strings.Contains(err.Error(), "crm.example/leads") {
+		t.Errorf("the error %q shows the URL's value (it may carry a token)", err)
+	}
+}
+
+func TestApprovalsWithoutDynamoDBFails(t *testing.T) {
+	_, err := dispatch.BuildRegistry(Register, func(name string) string {
+		return map[string]string{approvals.Table.Name: "approvals"}[name]
+	}, testTenants(t))
+	if err == nil || !strings.Contains(err.Error(), "no DynamoDB client") {
+		t.Errorf("got %v, want an error for APPROVALS_TABLE without a DynamoDB client", err)
+	}
 }

@@ -126,7 +126,7 @@ func benchProcessor(b *testing.B, steps, batch int) {
 	reg := process.NewRegistry()
 	process.Handle(reg, "bench.steps", benchType, func(ctx context.Context, ev *process.Event[followEvent]) error {
 		for s := range steps {
-			if err := process.Step(ctx, ev, fmt.Sprintf("s%d", s), func(context.Context, string) error { return nil }); err != nil {
+			if err := ev.Step(ctx, fmt.Sprintf("s%d", s), func(context.Context, string) error { return nil }); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 
@@ -11,7 +12,6 @@ import (
 	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sqsbatch"
 )
@@ -20,7 +20,9 @@ import (
 // (config.LoadDefaultConfig with optFns; endpoints come from the SDK's own
 // AWS_ENDPOINT_URL_* variables) with the SDK's log lines sent to logger, then
 // the tenants document, the table, the queues, the outcome bus, the teams'
-// handlers and the dispatcher. The handler logs to logger and writes EMF
+// handlers (functions/processor/handlers, with the settings they declare
+// read through s.Getenv: an invalid one fails the build, naming it) and the
+// dispatcher. The handler logs to logger and writes EMF
 // metrics to metricsOut.
 func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
@@ -30,9 +32,15 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 		return nil, err
 	}
 	metrics := obs.NewMetrics(metricsOut, "Hookwall", map[string]string{"Function": "processor"})
-	reg := process.NewRegistry()
-	handlers.Register(reg, handlers.Deps{
-		Tenants: b.Tenants, DynamoDB: b.DynamoDB, CRMLeadsURL: s.CRMLeadsURL, ApprovalsTable: s.ApprovalsTable})
+	reg, err := dispatch.BuildRegistry(handlers.Register, s.Getenv, b.TeamDeps()...)
+	if err != nil {
+		return nil, fmt.Errorf("processor: %w", err)
+	}
+	var names []string
+	for _, h := range dispatch.Handlers(reg) {
+		names = append(names, h.Name)
+	}
+	logger.Info("handlers registered", slog.Any("handlers", names))
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: b.Table, DLQ: b.DLQ, UnhandledToDLQ: s.UnhandledToDLQ,
 		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
 			LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,

@@ -26,12 +26,12 @@ func twoSteps(api string, undoErr error) *process.Registry {
 	reg := process.NewRegistry()
 	process.Handle(reg, "test.two-steps", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		for _, s := range []string{"one", "two"} {
-			if err := process.Step(ctx, ev, s, func(context.Context, string) error { return nil }); err != nil {
+			if err := ev.Step(ctx, s, func(context.Context, string) error { return nil }); err != nil {
 				return err
 			}
 		}
 		return process.Permanent(errors.New("refused"))
-	}).Compensate(func(ctx context.Context, u *process.Undo) error {
+	}, process.Compensate(func(ctx context.Context, u *process.Undo) error {
 		if undoErr != nil {
 			return undoErr
 		}
@@ -42,7 +42,7 @@ func twoSteps(api string, undoErr error) *process.Registry {
 		}
 		resp.Body.Close()
 		return process.HTTPStatus(resp.StatusCode)
-	})
+	}))
 	return reg
 }
 

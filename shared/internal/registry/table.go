@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -30,6 +31,9 @@ type Entry struct {
 	Run func(ctx context.Context, c Call) error
 	// Undo undoes one of its journaled forward steps (nil: no compensation).
 	Undo func(ctx context.Context, c UndoCall) error
+	// Owner is the package that registered it, e.g.
+	// functions/processor/handlers/crm.
+	Owner string
 
 	seq int
 }
@@ -46,13 +50,35 @@ type Table struct {
 	byType map[typeKey][]*Entry
 	all    []*Entry // catch-all entries
 	seq    int      // entries so far: the run order across byType and all
+
+	getenv func(string) string // the environment of the settings
+	deps   []any               // the dependencies teams may use
+	decls  map[string]Decl     // the settings declared, by name
+	values map[string]string   // their values
+	order  []string            // their names, in declaration order
+	errs   []error             // invalid values
 }
 
 type typeKey struct{ provider, name string }
 
-// New returns an empty Table.
-func New() *Table {
-	return &Table{byName: map[string]*Entry{}, byType: map[typeKey][]*Entry{}}
+// New returns an empty Table whose settings are read from the process's
+// environment and which provides no dependency.
+func New() *Table { return NewWith(nil) }
+
+// NewWith returns an empty Table whose settings are read through getenv
+// (nil: os.Getenv) and which provides deps to the teams.
+func NewWith(getenv func(string) string, deps ...any) *Table {
+	if getenv == nil {
+		getenv = envGetenv
+	}
+	var given []any
+	for _, d := range deps {
+		if v := reflect.ValueOf(d); d != nil && !(v.Kind() == reflect.Pointer && v.IsNil()) {
+			given = append(given, d) // a nil pointer is no dependency
+		}
+	}
+	return &Table{byName: map[string]*Entry{}, byType: map[typeKey][]*Entry{},
+		getenv: getenv, deps: given, decls: map[string]Decl{}, values: map[string]string{}}
 }
 
 // Add files e, as a catch-all handler if its provider and event type are

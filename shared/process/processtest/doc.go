@@ -5,8 +5,7 @@
 // once per idempotency key.
 //
 //	srv := processtest.NewEffectServer(t, nil)
-//	reg := process.NewRegistry()
-//	crm.Register(reg, crm.New(srv.URL))
+//	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
 //	rep := processtest.Run(t, reg, line.Follow, payload,
 //		processtest.Redeliver(3), processtest.CrashAfterEachStep())
 //	srv.AssertOnce(t) // every request keyed, every replay the same request

@@ -23,7 +23,7 @@ var followType = webhook.NewType[follow]("line", "follow")
 // with the step's Idempotency-Key by ev.HTTPClient().
 func createLead(crmURL string) func(context.Context, *process.Event[follow]) error {
 	return func(ctx context.Context, ev *process.Event[follow]) error {
-		return process.Step(ctx, ev, "create-lead", func(ctx context.Context, _ string) error {
+		return ev.Step(ctx, "create-lead", func(ctx context.Context, _ string) error {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, crmURL+"/leads",
 				strings.NewReader(`{"lineUserId":"`+ev.Data.UserID+`"}`))
 			if err != nil {

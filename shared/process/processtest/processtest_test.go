@@ -57,7 +57,7 @@ func post[T any](ctx context.Context, ev *process.Event[T], url, body string) er
 func twoSteps(url string) func(context.Context, *process.Event[signup]) error {
 	return func(ctx context.Context, ev *process.Event[signup]) error {
 		for _, step := range []string{"create", "tag"} {
-			err := process.Step(ctx, ev, step, func(ctx context.Context, _ string) error {
+			err := ev.Step(ctx, step, func(ctx context.Context, _ string) error {
 				return post(ctx, ev, url+"/"+step, `{"user":"`+ev.Data.UserID+`"}`)
 			})
 			if err != nil {
@@ -157,7 +157,7 @@ func TestKitCatchesBrokenHandlers(t *testing.T) {
 		srv := processtest.NewEffectServer(t, nil)
 		reg := process.NewRegistry()
 		process.Handle(reg, "kit.swallow", signupType, func(ctx context.Context, ev *process.Event[signup]) error {
-			_ = process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error { return post(ctx, ev, srv.URL, "{}") })
+			_ = ev.Step(ctx, "create", func(ctx context.Context, _ string) error { return post(ctx, ev, srv.URL, "{}") })
 			return nil
 		})
 		s := &spy{TB: t}
@@ -183,7 +183,7 @@ func TestKitCatchesBrokenHandlers(t *testing.T) {
 		srv := processtest.NewEffectServer(t, nil)
 		reg := process.NewRegistry()
 		process.Handle(reg, "kit.random-key", signupType, func(ctx context.Context, ev *process.Event[signup]) error {
-			return process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error {
+			return ev.Step(ctx, "create", func(ctx context.Context, _ string) error {
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
 				req.Header.Set(process.HeaderIdempotencyKey, rand.Text()) // wrong: not the step's key
 				resp, err := http.DefaultClient.Do(req)
@@ -205,7 +205,7 @@ func TestKitCatchesBrokenHandlers(t *testing.T) {
 		srv := processtest.NewEffectServer(t, nil)
 		reg := process.NewRegistry()
 		process.Handle(reg, "kit.changing-body", signupType, func(ctx context.Context, ev *process.Event[signup]) error {
-			return process.Step(ctx, ev, "create", func(ctx context.Context, _ string) error {
+			return ev.Step(ctx, "create", func(ctx context.Context, _ string) error {
 				return post(ctx, ev, srv.URL, fmt.Sprintf(`{"attempt":%d}`, ev.Attempt))
 			})
 		})

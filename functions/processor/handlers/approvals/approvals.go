@@ -33,22 +33,37 @@ const (
 	spRejected = "3"
 )
 
-// Config is the approvals team's dependencies.
-type Config struct {
+// Table is the approvals team's one setting: its DynamoDB table, keyed by
+// pk = SpNo.
+var Table = process.Setting{
+	Name:    "APPROVALS_TABLE",
+	Doc:     "the example approvals handlers' DynamoDB table (empty: they are off); grant the processor's and compensator's roles access to it",
+	Pattern: `[A-Za-z0-9_.-]{3,255}`,
+	Example: "approvals",
+}
+
+// config is the approvals team's dependencies.
+type config struct {
 	// DB is the DynamoDB client (required).
 	DB store.UpdateItemAPI
 	// Table is the approvals table, keyed by pk = SpNo (required).
 	Table string
 }
 
-// Register adds the approvals team's handlers to r. It panics on a missing
-// dependency (a start-up error).
-func Register(r *process.Registry, cfg Config) {
-	if cfg.DB == nil || cfg.Table == "" {
-		panic("approvals: Register: DB and Table are required")
+// Register adds the approvals team's handlers to r when [Table] is set,
+// with the platform's DynamoDB client ([process.Use]). It panics when the
+// table is set and the platform gave no client (a start-up error).
+func Register(r *process.Registry) {
+	table := r.String(Table)
+	if table == "" {
+		return
 	}
-	h := &handler{cfg: cfg}
-	process.Handle(r, HandlerName, wecom.ApprovalChanged, h.statusFromWeCom).Compensate(h.undo)
+	db, ok := process.Use[store.UpdateItemAPI](r)
+	if !ok {
+		panic("approvals: Register: APPROVALS_TABLE is set but the platform gave no DynamoDB client")
+	}
+	h := &handler{cfg: config{DB: db, Table: table}}
+	process.Handle(r, HandlerName, wecom.ApprovalChanged, h.statusFromWeCom, process.Compensate(h.undo))
 }
 
 // stepMoveRow is the handler's one step; its journaled result is the
@@ -73,7 +88,7 @@ func target(spStatus string) string {
 }
 
 type handler struct {
-	cfg Config
+	cfg config
 }
 
 // statusFromWeCom moves the approval's row to the state WeCom reports.

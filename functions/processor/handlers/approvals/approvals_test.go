@@ -1,31 +1,47 @@
 package approvals
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/process"
 )
 
-func TestRegisterNeedsItsDependencies(t *testing.T) {
-	for name, cfg := range map[string]Config{
-		"no DB":    {Table: "approvals"},
-		"no table": {DB: &dynamodb.Client{}},
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", name)
-				}
-			}()
-			Register(process.NewRegistry(), cfg)
-		}()
+func env(table string) func(string) string {
+	return func(name string) string {
+		if name == Table.Name {
+			return table
+		}
+		return ""
 	}
-	r := process.NewRegistry()
-	Register(r, Config{DB: &dynamodb.Client{}, Table: "approvals"})
-	if hs := dispatch.Handlers(r); len(hs) != 1 || hs[0].Name != HandlerName || hs[0].Provider != "wecom" || hs[0].EventType != "sys_approval_change" {
-		t.Errorf("got registrations %+v, want %s on wecom/sys_approval_change", hs, HandlerName)
+}
+
+func TestRegisterReadsItsSettingAndDependency(t *testing.T) {
+	r, err := dispatch.BuildRegistry(Register, env("approvals"), &dynamodb.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs := dispatch.Handlers(r); len(hs) != 1 || hs[0].Name != HandlerName || hs[0].Provider != "wecom" ||
+		hs[0].EventType != "sys_approval_change" || !hs[0].Compensated {
+		t.Errorf("got registrations %+v, want %s on wecom/sys_approval_change, compensated", hs, HandlerName)
+	}
+	// Unset: the team is off.
+	if r, err := dispatch.BuildRegistry(Register, env(""), &dynamodb.Client{}); err != nil || len(dispatch.Handlers(r)) != 0 {
+		t.Errorf("APPROVALS_TABLE unset: got %v, %v; want no handler", err, r)
+	}
+	for name, tc := range map[string]struct {
+		table string
+		deps  []any
+		want  string
+	}{
+		"no DynamoDB client": {"approvals", nil, "no DynamoDB client"},
+		"a nil client":       {"approvals", []any{(*dynamodb.Client)(nil)}, "no DynamoDB client"},
+		"a bad table name":   {"ab", []any{&dynamodb.Client{}}, `APPROVALS_TABLE="ab"`},
+	} {
+		if _, err := dispatch.BuildRegistry(Register, env(tc.table), tc.deps...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error with %q", name, err, tc.want)
+		}
 	}
 }

@@ -15,9 +15,8 @@ import (
 
 // registerFailing registers the approvals handler, then one that fails the
 // event permanently after it, so that the move is to be compensated.
-func registerFailing(tt *teamTable) *process.Registry {
-	reg := process.NewRegistry()
-	approvals.Register(reg, approvals.Config{DB: tt.db, Table: tt.name})
+func registerFailing(t *testing.T, tt *teamTable) *process.Registry {
+	reg := processtest.NewRegistry(t, approvals.Register, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
 	process.Handle(reg, "test.fails-after", wecom.ApprovalChanged, func(context.Context, *process.Event[wecom.ApprovalChange]) error {
 		return process.Permanent(errors.New("downstream refused the approval"))
 	})
@@ -27,7 +26,7 @@ func registerFailing(tt *teamTable) *process.Registry {
 func TestApprovalRevertedWhenTheEventFails(t *testing.T) {
 	tt := newTeamTable(t)
 	tt.put(t, "SP-9", approvals.StatusSubmitted)
-	reg := registerFailing(tt)
+	reg := registerFailing(t, tt)
 
 	rep := compensatetest.Run(t, reg, wecom.ApprovalChanged, change("SP-9", "2"),
 		compensatetest.Redeliver(3), compensatetest.CrashAfterEachUndo())
@@ -55,7 +54,7 @@ func TestApprovalRevertedWhenTheEventFails(t *testing.T) {
 func TestApprovalNotMovedIsLeftAlone(t *testing.T) {
 	tt := newTeamTable(t)
 	tt.put(t, "SP-8", approvals.StatusRejected)
-	rep := compensatetest.Run(t, registerFailing(tt), wecom.ApprovalChanged, change("SP-8", "2"))
+	rep := compensatetest.Run(t, registerFailing(t, tt), wecom.ApprovalChanged, change("SP-8", "2"))
 	if rep.Status != webhook.StatusCompensated {
 		t.Errorf("got %s (%s), want COMPENSATED", rep.Status, rep.LastError)
 	}
@@ -68,8 +67,7 @@ func TestApprovalNotMovedIsLeftAlone(t *testing.T) {
 func TestApprovalMovedOnSinceIsNotReverted(t *testing.T) {
 	tt := newTeamTable(t)
 	tt.put(t, "SP-7", approvals.StatusSubmitted)
-	reg := process.NewRegistry()
-	approvals.Register(reg, approvals.Config{DB: tt.db, Table: tt.name})
+	reg := processtest.NewRegistry(t, approvals.Register, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
 	process.Handle(reg, "test.moves-on-then-fails", wecom.ApprovalChanged, func(context.Context, *process.Event[wecom.ApprovalChange]) error {
 		tt.put(t, "SP-7", "ARCHIVED") // the business app moved it on
 		return process.Permanent(errors.New("downstream refused the approval"))
@@ -88,15 +86,16 @@ func TestApprovalMovedOnSinceIsNotReverted(t *testing.T) {
 // compensation reverts it.
 func TestOwnMoveFoundOnRetryCountsAsApplied(t *testing.T) {
 	tt := newTeamTable(t)
-	reg := process.NewRegistry()
-	// Every event starts from a SUBMITTED row (its first attempt puts it back).
-	process.Handle(reg, "test.reset-row", wecom.ApprovalChanged, func(_ context.Context, ev *process.Event[wecom.ApprovalChange]) error {
-		if ev.Attempt == 1 {
-			tt.put(t, "SP-6", approvals.StatusSubmitted)
-		}
-		return nil
-	})
-	approvals.Register(reg, approvals.Config{DB: tt.db, Table: tt.name})
+	reg := processtest.NewRegistry(t, func(r *process.Registry) {
+		// Every event starts from a SUBMITTED row (its first attempt puts it back).
+		process.Handle(r, "test.reset-row", wecom.ApprovalChanged, func(_ context.Context, ev *process.Event[wecom.ApprovalChange]) error {
+			if ev.Attempt == 1 {
+				tt.put(t, "SP-6", approvals.StatusSubmitted)
+			}
+			return nil
+		})
+		approvals.Register(r)
+	}, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
 
 	rep := processtest.Run(t, reg, wecom.ApprovalChanged, change("SP-6", "2"), processtest.CrashAfterEachStep())
 

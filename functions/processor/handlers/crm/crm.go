@@ -32,13 +32,22 @@ func New(baseURL string) *Client {
 	return &Client{base: strings.TrimRight(baseURL, "/")}
 }
 
-// Register adds the CRM team's handlers to r. functions/processor/handlers
-// calls it when the CRM is configured.
-func Register(r *process.Registry, c *Client) {
-	if c == nil {
-		panic("crm: Register: nil Client")
+// LeadsURL is the crm handlers' one setting: the CRM's leads API.
+var LeadsURL = process.Setting{
+	Name:    "CRM_LEADS_URL",
+	Doc:     "the CRM's leads API of the example crm handlers (empty: they are off)",
+	Example: "https://crm.example.com/api",
+}
+
+// Register adds the CRM team's handlers to r when [LeadsURL] is set.
+// functions/processor/handlers lists it.
+func Register(r *process.Registry) {
+	base := r.URL(LeadsURL)
+	if base == "" {
+		return
 	}
-	process.Handle(r, HandlerName, line.Follow, c.leadFromFollow).Compensate(c.undo)
+	c := New(base)
+	process.Handle(r, HandlerName, line.Follow, c.leadFromFollow, process.Compensate(c.undo))
 }
 
 // Step names: part of the journal and of the idempotency keys.
@@ -73,7 +82,7 @@ func (c *Client) leadFromFollow(ctx context.Context, ev *process.Event[line.Foll
 	if err != nil {
 		return err
 	}
-	return process.Step(ctx, ev, stepTagLead, func(ctx context.Context, _ string) error {
+	return ev.Step(ctx, stepTagLead, func(ctx context.Context, _ string) error {
 		return c.post(ctx, ev.HTTPClient(), "/leads/"+url.PathEscape(lead.ID)+"/tags", map[string]string{"tag": "line-follower"}, nil)
 	})
 }

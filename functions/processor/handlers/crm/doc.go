@@ -1,7 +1,7 @@
 // Package crm is an example team package, the pattern teams copy: a LINE
 // follow records a lead in the CRM through its HTTP API, then tags it.
 //
-// Each external call is a step ([process.Step], [process.StepResult]):
+// Each external call is a step ([process.Event.Step], [process.StepResult]):
 // a journaled step is never called again for the event, and a step that ran
 // but was not journaled is called again with the same idempotency key, which
 // [process.Event.HTTPClient] sends as the Idempotency-Key header, so the CRM

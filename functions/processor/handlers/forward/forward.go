@@ -23,7 +23,7 @@ const HandlerName = "hookwall.forward"
 // StepName is the name of the step that POSTs the envelope.
 const StepName = "post"
 
-// DefaultTimeout bounds one POST unless [Config.Timeout] says otherwise.
+// DefaultTimeout bounds one POST.
 const DefaultTimeout = 10 * time.Second
 
 // Tenants looks tenants up by name; *tenants.Tenants satisfies it.
@@ -31,19 +31,25 @@ type Tenants interface {
 	Tenant(name string) (*tenants.Tenant, bool)
 }
 
-// Config configures the forwarding handler.
-type Config struct {
-	// Tenants is the tenants document (optional; nil: no tenant forwards).
+// config configures the forwarding handler.
+type config struct {
+	// Tenants is the tenants document (nil: no tenant forwards).
 	Tenants Tenants
-	// Timeout bounds one POST, answer included (optional; default [DefaultTimeout]).
+	// Timeout bounds one POST, answer included (default [DefaultTimeout]).
 	Timeout time.Duration
-	// Now is the clock of webhook-timestamp (optional; default time.Now).
+	// Now is the clock of webhook-timestamp (default time.Now).
 	Now func() time.Time
 }
 
 // Register adds the forwarding handler to r, for every event type of the
-// tenants that have forward configured. It returns the registration.
-func Register(r *process.Registry, cfg Config) *process.Registration {
+// tenants that have forward configured in the tenants document the
+// platform gives ([process.Use]; none: no tenant forwards).
+func Register(r *process.Registry) {
+	ts, _ := process.Use[Tenants](r)
+	register(r, config{Tenants: ts})
+}
+
+func register(r *process.Registry, cfg config) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
@@ -51,13 +57,13 @@ func Register(r *process.Registry, cfg Config) *process.Registration {
 		cfg.Now = time.Now
 	}
 	f := &forwarder{cfg: cfg}
-	return process.HandleAll(r, HandlerName, f.forward, process.ForTenants(func(tenant string) bool {
+	process.HandleAll(r, HandlerName, f.forward, process.ForTenants(func(tenant string) bool {
 		return f.target(tenant) != nil
 	}))
 }
 
 type forwarder struct {
-	cfg Config
+	cfg config
 }
 
 // target returns the tenant's forward settings, or nil.
@@ -83,7 +89,7 @@ func (f *forwarder) forward(ctx context.Context, ev *process.Event[webhook.Envel
 	if err != nil {
 		return process.Permanent(fmt.Errorf("forward: encode envelope: %w", err))
 	}
-	return process.Step(ctx, ev, StepName, func(ctx context.Context, idemKey string) error {
+	return ev.Step(ctx, StepName, func(ctx context.Context, idemKey string) error {
 		return f.send(ctx, ev.HTTPClient(), fw, idemKey, body)
 	})
 }

@@ -74,7 +74,7 @@ func TestSignedForwardVerifiesAsStandardWebhooks(t *testing.T) {
 	secret := newSecret(t)
 	got := make(chan *http.Request, 1)
 	srv := receiver(t, secret, http.StatusOK, got, true)
-	f := &forwarder{cfg: Config{Timeout: time.Second, Now: time.Now}}
+	f := &forwarder{cfg: config{Timeout: time.Second, Now: time.Now}}
 	body, _ := json.Marshal(envelope)
 	id := webhook.IdempotencyKey(envelope.Key, HandlerName, StepName)
 	if err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL, Secret: secret}, id, body); err != nil {
@@ -99,7 +99,7 @@ func TestSignedForwardVerifiesAsStandardWebhooks(t *testing.T) {
 
 func TestSignatureFailsWithAnotherSecret(t *testing.T) {
 	srv := receiver(t, newSecret(t), http.StatusOK, nil, false)
-	f := &forwarder{cfg: Config{Timeout: time.Second, Now: time.Now}}
+	f := &forwarder{cfg: config{Timeout: time.Second, Now: time.Now}}
 	err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL, Secret: newSecret(t)}, "id-1", []byte(`{}`))
 	if !process.IsPermanent(err) || !strings.Contains(err.Error(), "status 401") {
 		t.Errorf("got %v, want the receiver's 401 as a permanent error", err)
@@ -111,7 +111,7 @@ func TestUnsignedWithoutSecret(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r }))
 	defer srv.Close()
 	now := time.Unix(1714564800, 0)
-	f := &forwarder{cfg: Config{Timeout: time.Second, Now: func() time.Time { return now }}}
+	f := &forwarder{cfg: config{Timeout: time.Second, Now: func() time.Time { return now }}}
 	if err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL}, "id-1", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestStatusMapping(t *testing.T) {
 			}
 			w.WriteHeader(tc.status)
 		}))
-		f := &forwarder{cfg: Config{Timeout: time.Second, Now: time.Now}}
+		f := &forwarder{cfg: config{Timeout: time.Second, Now: time.Now}}
 		err := f.send(context.Background(), srv.Client(), &tenants.Forward{URL: srv.URL + "/hook"}, "id", []byte(`{}`))
 		srv.Close()
 		if (err != nil) != tc.wantErr || process.IsPermanent(err) != tc.wantPerm || redirected {
@@ -158,7 +158,7 @@ func TestTimeoutIsRetriedAndHidesTheURL(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
 	defer srv.Close()
 	defer close(release)
-	f := &forwarder{cfg: Config{Timeout: 50 * time.Millisecond, Now: time.Now}}
+	f := &forwarder{cfg: config{Timeout: 50 * time.Millisecond, Now: time.Now}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // a safety net, not the timeout under test
 	defer cancel()
 	start := time.Now()
@@ -190,8 +190,10 @@ func TestOnlyTenantsWithForwardAreMatched(t *testing.T) {
 		{"an unknown tenant", ts, "nobody", false},
 		{"no tenants document", nil, "acme", false},
 	} {
-		r := process.NewRegistry()
-		Register(r, Config{Tenants: tc.tenants})
+		r, err := dispatch.BuildRegistry(Register, nil, tc.tenants) // the tenants through process.Use
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, typ := range [][2]string{{"line", "follow"}, {"wecom", "text"}, {"standard", "invoice.paid"}} {
 			got := dispatch.Match(r, typ[0], tc.tenant, typ[1])
 			if (len(got) == 1 && got[0].Name == HandlerName) != tc.want {

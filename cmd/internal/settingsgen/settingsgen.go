@@ -1,0 +1,201 @@
+// Package settingsgen writes the handler settings the team packages declare
+// (process.Setting) into the files that must list them: template.yaml (the
+// parameters, and the Environment of ProcessorFunction and
+// CompensatorFunction) and the README's handler-settings table, each between
+// marker comments. cmd/hookwall-gen runs it (`make generate`) and its test
+// fails when the committed files drift from the declarations.
+package settingsgen
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hookwall/hookwall/shared/dispatch"
+)
+
+// The generated files, relative to the module's root.
+const (
+	Template = "template.yaml"
+	README   = "README.md"
+)
+
+// A block is the text between a begin and an end marker line; a file may
+// hold several blocks of one label.
+type block struct {
+	file  string
+	begin string // the begin marker, a whole line less its indentation
+	end   string
+	body  func(indent string, s []dispatch.Setting) string
+}
+
+var blocks = []block{
+	{Template, "# BEGIN GENERATED handler-settings parameters (make generate: from the team packages' process.Setting; do not edit)",
+		"# END GENERATED handler-settings parameters", parameters},
+	{Template, "# BEGIN GENERATED handler-settings environment (make generate)",
+		"# END GENERATED handler-settings environment", environment},
+	{README, "<!-- BEGIN GENERATED handler settings (make generate: from the team packages' process.Setting; do not edit) -->",
+		"<!-- END GENERATED handler settings -->", readmeTable},
+}
+
+// Generate returns the new contents of the generated files under root for
+// settings, by file name ([Template], [README]). A file without its
+// markers, or with a begin marker and no end, is an error.
+func Generate(root string, settings []dispatch.Setting) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, name := range []string{Template, README} {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			return nil, fmt.Errorf("settingsgen: %w", err)
+		}
+		text := string(b)
+		for _, bl := range blocks {
+			if bl.file != name {
+				continue
+			}
+			if text, err = replace(text, bl, settings); err != nil {
+				return nil, fmt.Errorf("settingsgen: %s: %w", name, err)
+			}
+		}
+		out[name] = []byte(text)
+	}
+	return out, nil
+}
+
+// Drift returns the generated files whose committed contents under root
+// differ from what [Generate] writes.
+func Drift(root string, settings []dispatch.Setting) ([]string, error) {
+	files, err := Generate(root, settings)
+	if err != nil {
+		return nil, err
+	}
+	var drifted []string
+	for _, name := range []string{Template, README} {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			return nil, fmt.Errorf("settingsgen: %w", err)
+		}
+		if !bytes.Equal(b, files[name]) {
+			drifted = append(drifted, name)
+		}
+	}
+	return drifted, nil
+}
+
+// replace rewrites every block bl of text.
+func replace(text string, bl block, s []dispatch.Setting) (string, error) {
+	lines := strings.SplitAfter(text, "\n")
+	var out strings.Builder
+	found := false
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		out.WriteString(line)
+		if strings.TrimSpace(line) != bl.begin {
+			continue
+		}
+		found = true
+		indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+		j := i + 1
+		for j < len(lines) && strings.TrimSpace(lines[j]) != bl.end {
+			j++
+		}
+		if j == len(lines) {
+			return "", fmt.Errorf("%q without %q", bl.begin, bl.end)
+		}
+		out.WriteString(bl.body(indent, s))
+		out.WriteString(lines[j])
+		i = j
+	}
+	if !found {
+		return "", fmt.Errorf("no line %q", bl.begin)
+	}
+	return out.String(), nil
+}
+
+// ParameterName is the template parameter of the variable name:
+// CRM_LEADS_URL → CrmLeadsUrl.
+func ParameterName(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "_") {
+		if part == "" {
+			continue
+		}
+		b.WriteString(part[:1])
+		b.WriteString(strings.ToLower(part[1:]))
+	}
+	return b.String()
+}
+
+func parameters(indent string, s []dispatch.Setting) string {
+	var b strings.Builder
+	for _, st := range s {
+		fmt.Fprintf(&b, "%s%s:\n", indent, ParameterName(st.Name))
+		fmt.Fprintf(&b, "%s  Type: String\n", indent)
+		fmt.Fprintf(&b, "%s  Default: \"\"\n", indent)
+		fmt.Fprintf(&b, "%s  AllowedPattern: %s\n", indent, yamlScalar(allowedPattern(st.Pattern), '\''))
+		fmt.Fprintf(&b, "%s  Description: %s\n", indent, yamlScalar(description(st), '"'))
+	}
+	return b.String()
+}
+
+// allowedPattern is the parameter's pattern: empty (the setting's default)
+// or a whole value matching the setting's pattern.
+func allowedPattern(p string) string {
+	if strings.Contains(p, "|") {
+		p = "(?:" + p + ")"
+	}
+	return "^$|^" + p + "$"
+}
+
+func description(st dispatch.Setting) string {
+	d := st.Name + ", " + st.Doc
+	if st.Default != "" {
+		d += " (empty: " + st.Default + ")"
+	}
+	return strings.TrimSuffix(d, ".") + "."
+}
+
+func environment(indent string, s []dispatch.Setting) string {
+	var b strings.Builder
+	for _, st := range s {
+		fmt.Fprintf(&b, "%s%s: !Ref %s\n", indent, st.Name, ParameterName(st.Name))
+	}
+	return b.String()
+}
+
+func readmeTable(_ string, s []dispatch.Setting) string {
+	var b strings.Builder
+	b.WriteString("| Variable (template parameter) | Kind | Default | Example | Declared by | What it is |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, st := range s {
+		def := "empty"
+		if st.Default != "" {
+			def = "`" + st.Default + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` (`%s`) | %s | %s | `%s` | `%s` | %s |\n", st.Name, ParameterName(st.Name), st.Kind, def,
+			st.Example, st.Owner, st.Doc)
+	}
+	if len(s) == 0 {
+		b.WriteString("| (none) | | | | | |\n")
+	}
+	return b.String()
+}
+
+var plainScalar = regexp.MustCompile(`^[A-Za-z0-9^(\[][^\n]*$`)
+
+// yamlScalar returns v as a plain YAML scalar when that reads back as v,
+// else quoted with quote (' or ").
+func yamlScalar(v string, quote byte) string {
+	if plainScalar.MatchString(v) && !strings.Contains(v, ": ") && !strings.Contains(v, " #") &&
+		!strings.HasSuffix(v, ":") && !strings.HasSuffix(v, " ") {
+		return v
+	}
+	if quote == '\'' {
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	}
+	return strconv.Quote(v)
+}
