@@ -32,7 +32,7 @@ const (
 )
 
 // Defaults of [Config]: the compensation attempt limit unless [Kernel]
-// say otherwise (the kernel's default), and the compensator's own.
+// says otherwise (the kernel's default), and the compensator's own.
 const (
 	DefaultMaxAttempts = kernel.DefaultMaxAttempts
 	DefaultMaxRequeues = 2
