@@ -22,10 +22,7 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -55,7 +52,10 @@ import (
 	"github.com/hookwall/hookwall/cmd/internal/cpuclock"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/provider/line"
 	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/signer"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -277,7 +277,7 @@ func loadavg() []float64 {
 
 type env struct {
 	handler  *intake.Handler
-	secret   string
+	tn       *tenants.Tenant // signs the deliveries
 	tenant   string
 	counter  *counter
 	ddbPid   int
@@ -294,13 +294,16 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	doc, err := os.ReadFile(s.TenantsFile)
+	doc, err := tenants.LoadFile(s.TenantsFile)
 	if err != nil {
 		return err
 	}
-	secret, err := lineSecret(doc, o.tenant)
-	if err != nil {
-		return err
+	tn, found := doc.Tenant(o.tenant)
+	if !found {
+		return fmt.Errorf("no tenant %q in the tenants document", o.tenant)
+	}
+	if _, configured := tn.Settings(line.Name); !configured {
+		return fmt.Errorf("tenant %q has no LINE channel in the tenants document", o.tenant)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
@@ -319,7 +322,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	e := &env{handler: h, secret: secret, tenant: o.tenant, counter: cnt, admin: dynamodb.NewFromConfig(awsCfg),
+	e := &env{handler: h, tn: tn, tenant: o.tenant, counter: cnt, admin: dynamodb.NewFromConfig(awsCfg),
 		table: s.TableName, settings: s}
 	if o.ddbPidFile != "" {
 		b, err := os.ReadFile(o.ddbPidFile)
@@ -416,35 +419,14 @@ func graceOf(s settings.Receiver) time.Duration {
 	return s.Budget + intake.DefaultGraceMargin
 }
 
-// lineSecret reads tenant's LINE channel secret from the tenants document
-// (intake.Build loads the same file itself).
-func lineSecret(b []byte, tenant string) (string, error) {
-	var raw struct {
-		Tenants map[string]struct {
-			Line *struct {
-				ChannelSecret string `json:"channelSecret"`
-			} `json:"line"`
-		} `json:"tenants"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return "", err
-	}
-	t, ok := raw.Tenants[tenant]
-	if !ok || t.Line == nil || t.Line.ChannelSecret == "" {
-		return "", fmt.Errorf("tenant %q has no LINE channelSecret in the tenants document", tenant)
-	}
-	return t.Line.ChannelSecret, nil
-}
-
-// lineEvent returns a signed LINE delivery of one message event.
-func (e *env) lineEvent(id string, ts int64) (body, sig string) {
-	body = fmt.Sprintf(`{"destination":"Ub8b2d8e5add3e2eaff4ad4451caab599","events":[{"type":"message",`+
+// lineEvent returns a LINE delivery of one message event, signed with the
+// tenant's channel secret as LINE signs it (package signer).
+func (e *env) lineEvent(id string, ts int64) (*signer.Request, error) {
+	body := fmt.Sprintf(`{"destination":"Ub8b2d8e5add3e2eaff4ad4451caab599","events":[{"type":"message",`+
 		`"message":{"type":"text","id":"468789577898262530","text":"peer-bench"},"webhookEventId":%q,`+
 		`"deliveryContext":{"isRedelivery":false},"timestamp":%d,"source":{"type":"user","userId":"U1f31c2a4c885ab0273b18b8b6a799b72"},`+
 		`"replyToken":"fe435e8eee6cf9a3513f95ee23341731","mode":"active"}]}`, id, ts)
-	m := hmac.New(sha256.New, []byte(e.secret))
-	m.Write([]byte(body))
-	return body, base64.StdEncoding.EncodeToString(m.Sum(nil))
+	return signer.Sign(e.tn, line.Name, []byte(body), signer.Options{})
 }
 
 func (e *env) shuffled(ctx context.Context, label string, n, c int, seed uint32, o options, skipVerify bool) (map[string]any, error) {
@@ -454,12 +436,19 @@ func (e *env) shuffled(ctx context.Context, label string, n, c int, seed uint32,
 	now := time.Now().UnixMilli()
 	reqs := make([]events.APIGatewayV2HTTPRequest, n)
 	for i := range reqs {
-		body, sig := e.lineEvent(fmt.Sprintf("%s-%06d", prefix, i), now)
+		sreq, err := e.lineEvent(fmt.Sprintf("%s-%06d", prefix, i), now)
+		if err != nil {
+			return nil, err
+		}
+		headers := make(map[string]string, len(sreq.Header))
+		for k := range sreq.Header {
+			headers[strings.ToLower(k)] = sreq.Header.Get(k)
+		}
 		reqs[i] = events.APIGatewayV2HTTPRequest{
-			Version: "2.0", RouteKey: "POST " + intake.Route, RawPath: "/webhooks/line/" + e.tenant,
-			Headers:        map[string]string{"content-type": "application/json", "x-line-signature": sig},
-			PathParameters: map[string]string{"provider": webhook.LINE, "tenant": e.tenant},
-			Body:           body,
+			Version: "2.0", RouteKey: "POST " + intake.Route, RawPath: sreq.Path(),
+			Headers:        headers,
+			PathParameters: map[string]string{"provider": sreq.Provider, "tenant": e.tenant},
+			Body:           string(sreq.Body),
 		}
 		reqs[i].RequestContext.HTTP.Method = "POST"
 		reqs[i].RequestContext.HTTP.Path = reqs[i].RawPath
@@ -642,7 +631,7 @@ func (e *env) shuffled(ctx context.Context, label string, n, c int, seed uint32,
 	}
 	out["cpu"] = cpu
 	if !skipVerify {
-		added, err := e.countRecords(ctx, webhook.Key(webhook.LINE, e.tenant, prefix+"-"))
+		added, err := e.countRecords(ctx, webhook.Key(line.Name, e.tenant, prefix+"-"))
 		if err != nil {
 			return nil, fmt.Errorf("table check: %w", err)
 		}

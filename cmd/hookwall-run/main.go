@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
@@ -83,10 +84,10 @@ func main() {
 }
 
 // usage is the runner's help.
-const usage = `Usage: hookwall-run            run Hookwall locally until Ctrl-C (make run)
+var usage = `Usage: hookwall-run            run Hookwall locally until Ctrl-C (make run)
        hookwall-run send <provider> [-id ID] [-at UNIX] [-url URL] [-tenants FILE] [-tenant NAME]
                                  sign and send a demo event to the running runner
-                                 (providers: line, wecom, wechat, standard; hookwall-run send -h)
+                                 (providers: ` + strings.Join(localrun.SendProviders(), ", ") + `; hookwall-run send -h)
        hookwall-run help         this help
 
 Environment: PORT (3000), FORWARD_URL, HOOKWALL_TENANTS_FILE, TABLE_NAME, QUEUE_NAME, DLQ_NAME,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-storm/storm"
+	"github.com/hookwall/hookwall/shared/providers"
 )
 
 // exitError is a run whose report failed: already printed.
@@ -51,7 +52,7 @@ func (f *flags) register(fs *flag.FlagSet, chaos bool) {
 		o.Seed = uint32(seed)
 		return err
 	})
-	fs.StringVar(&f.providers, "providers", strings.Join(o.Providers, ","), "providers, comma-separated (line, wecom, wechat, standard)")
+	fs.StringVar(&f.providers, "providers", strings.Join(o.Providers, ","), "providers, comma-separated (any of "+strings.Join(providers.Names(), ", ")+")")
 	fs.Float64Var(&o.Target.Fail5xx, "target-fail", 0, "share of forward calls the target answers 503")
 	fs.Float64Var(&o.Target.Timeout, "target-timeout", 0, "share of forward calls the target applies, then holds until the client gives up")
 	fs.Float64Var(&f.reject4xx, "target-4xx", 0, "share of events (chosen by key) the target always answers 422")

@@ -85,6 +85,9 @@ type app struct {
 	runnerLooked, runnerNoted bool
 	runnerFound               *runfile.Info
 	runnerProblem             error
+	// generate writes the handler settings of the module at root into its
+	// template.yaml and README (`make generate`), its output to w.
+	generate func(ctx context.Context, root string, w io.Writer) error
 }
 
 // run runs the hookwall command line args (without the program name),
@@ -97,7 +100,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 // newApp returns an app on AWS, with the real clock.
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
 	a := &app{stdout: stdout, stderr: stderr, getenv: getenv, now: time.Now,
-		http: &http.Client{Timeout: 15 * time.Second}, progress: isTerminal(stderr), pollEvery: time.Second}
+		http: &http.Client{Timeout: 15 * time.Second}, progress: isTerminal(stderr), pollEvery: time.Second,
+		generate: runGenerate}
 	a.open = func(ctx context.Context, s settings.CLI) (*backend, error) { return openAWS(ctx, s, a.awsOverrides()) }
 	a.wd, _ = os.Getwd()
 	a.exe, _ = os.Executable()
@@ -176,14 +180,15 @@ type command struct {
 // through their help).
 func commands() []command {
 	return []command{
-		{"sign", signUsage, (*app).sign},
-		{"send", sendUsage, (*app).send},
+		{"sign", signUsage(), (*app).sign},
+		{"send", sendUsage(), (*app).send},
 		{"events get", eventsGetUsage, (*app).eventsGet},
 		{"events list", eventsListUsage, (*app).eventsList},
 		{"events history", eventsHistoryUsage, (*app).eventsHistory},
 		{"replay", replayUsage, (*app).replay},
 		{"dlq peek", dlqPeekUsage, (*app).dlqPeek},
 		{"dlq redrive", dlqRedriveUsage, (*app).dlqRedrive},
+		{"new handler", newHandlerUsage, (*app).newHandler},
 		{"version", versionUsage, (*app).version},
 	}
 }
@@ -220,7 +225,7 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 		}
 		fmt.Fprint(a.stdout, topUsage)
 		return errHelp
-	case "events", "dlq":
+	case "events", "dlq", "new":
 		group := args[0]
 		if len(args) == 1 || isHelpFlag(args[1]) {
 			if len(args) == 1 {
@@ -238,7 +243,7 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	}
 	c := lookupCommand(args[0])
 	if c == nil {
-		return usagef("", "unknown command %q (commands: sign, send, events, replay, dlq, version)", args[0])
+		return usagef("", "unknown command %q (commands: sign, send, events, replay, dlq, new, version)", args[0])
 	}
 	return c.run(a, ctx, args[1:])
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/hookwall/hookwall/shared/audit"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -65,8 +66,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"--version"}, exitOK, []string{"hookwall ", runtime.Version()}, nil},
 		{[]string{"version", "--json"}, exitOK, []string{`"goVersion": "` + runtime.Version() + `"`}, nil},
 		{[]string{"version", "x"}, exitUsage, nil, []string{`unexpected argument "x"`, "Run 'hookwall version --help'"}},
-		{[]string{"help", "send"}, exitOK, []string{"hookwall send <line|wecom|wechat|standard>"}, nil},
-		{[]string{"frob"}, exitUsage, nil, []string{"(commands: sign, send, events, replay, dlq, version)"}},
+		{[]string{"help", "send"}, exitOK, []string{"hookwall send <" + strings.Join(providers.Names(), "|") + ">", "|wecom> --tenant T --verify ECHOSTR"}, nil},
+		{[]string{"help", "sign"}, exitOK, []string{"hookwall sign <" + strings.Join(providers.Names(), "|") + ">", "  line      X-Line-Signature", "  wechat    the message XML; --mode safe"}, nil},
+		{[]string{"frob"}, exitUsage, nil, []string{"(commands: sign, send, events, replay, dlq, new, version)"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -158,8 +160,8 @@ func TestSignRefusesBadInput(t *testing.T) {
 		code int
 		in   string
 	}{
-		{"no provider", []string{"sign", "--tenant", "demo", "--body", line}, exitUsage, "want one provider (line, wecom, wechat, standard)"},
-		{"unknown provider", []string{"sign", "slack", "--tenant", "demo", "--body", line}, exitUsage, `unknown provider "slack"`},
+		{"no provider", []string{"sign", "--tenant", "demo", "--body", line}, exitUsage, "want one provider (" + strings.Join(providers.Names(), ", ") + ")"},
+		{"unknown provider", []string{"sign", "myspace", "--tenant", "demo", "--body", line}, exitUsage, `unknown provider "myspace"`},
 		{"no tenant", []string{"sign", "line", "--body", line}, exitUsage, "--tenant is required"},
 		{"no body", []string{"sign", "line", "--tenant", "demo"}, exitUsage, "--body is required"},
 		{"missing body file", []string{"sign", "line", "--tenant", "demo", "--body", "/nonexistent.json"}, exitUsage, "no such file"},
@@ -266,9 +268,9 @@ func TestEventsGetAndHistory(t *testing.T) {
 	code, out, errOut = fx.run(t, "events", "get", "line#demo#E2")
 	want(t, code, out, errOut, exitRefused, nil, []string{"no event line#demo#E2 in the table (never received, or expired)"})
 	for bad, why := range map[string]string{
-		"line-demo-E1":  "want provider#tenant#id",
-		"slack#demo#E1": "want one of line, wecom, wechat, standard",
-		"line#de mo#E1": `tenant "de mo"`,
+		"line-demo-E1":    "want provider#tenant#id",
+		"myspace#demo#E1": "want one of " + strings.Join(providers.Names(), ", "),
+		"line#de mo#E1":   `tenant "de mo"`,
 	} {
 		code, out, errOut = fx.run(t, "events", "get", bad)
 		want(t, code, out, errOut, exitUsage, nil, []string{"bad key", why})

@@ -282,7 +282,7 @@ func (f *listFlags) query(cmd string, now time.Time) (listQuery, error) {
 		return q, usagef(cmd, "--limit and --scan-max must be at least 1")
 	}
 	if f.tenant != "" {
-		if err := audit.CheckKey(webhook.LINE, f.tenant, "x"); err != nil {
+		if !webhook.ValidTenant(f.tenant) {
 			return q, usagef(cmd, "--tenant %q: not a tenant name (1 to 64 of A-Z a-z 0-9 _ . -)", f.tenant)
 		}
 	}
@@ -310,14 +310,8 @@ func (a *app) eventsList(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := a.list(ctx, b, q)
+	l, err := a.selectEvents(ctx, b, q)
 	if err != nil {
-		return err
-	}
-	for _, n := range l.notes {
-		fmt.Fprintln(a.stderr, "note: "+n)
-	}
-	if err := a.checkEmptyTenant(ctx, b, q.tenant, len(l.records)); err != nil {
 		return err
 	}
 	if a.json {
@@ -337,17 +331,7 @@ func tenantSuffix(tenant string) string {
 }
 
 func (a *app) eventsGet(ctx context.Context, args []string) error {
-	const cmd = "events get"
-	fs := a.flagSet(cmd)
-	pos, err := a.parse(cmd, fs, args)
-	if err != nil {
-		return err
-	}
-	key, err := parseKey(cmd, pos)
-	if err != nil {
-		return err
-	}
-	v, err := a.view(ctx, cmd, key)
+	v, err := a.keyView(ctx, "events get", args)
 	if err != nil {
 		return err
 	}
@@ -359,17 +343,7 @@ func (a *app) eventsGet(ctx context.Context, args []string) error {
 }
 
 func (a *app) eventsHistory(ctx context.Context, args []string) error {
-	const cmd = "events history"
-	fs := a.flagSet(cmd)
-	pos, err := a.parse(cmd, fs, args)
-	if err != nil {
-		return err
-	}
-	key, err := parseKey(cmd, pos)
-	if err != nil {
-		return err
-	}
-	v, err := a.view(ctx, cmd, key)
+	v, err := a.keyView(ctx, "events history", args)
 	if err != nil {
 		return err
 	}
@@ -383,6 +357,20 @@ func (a *app) eventsHistory(ctx context.Context, args []string) error {
 	}
 	a.printHistory(v)
 	return nil
+}
+
+// keyView parses the arguments of cmd, a command given one event key and
+// no flag but --json, and reads the audit view of that key.
+func (a *app) keyView(ctx context.Context, cmd string, args []string) (*audit.View, error) {
+	pos, err := a.parse(cmd, a.flagSet(cmd), args)
+	if err != nil {
+		return nil, err
+	}
+	key, err := parseKey(cmd, pos)
+	if err != nil {
+		return nil, err
+	}
+	return a.view(ctx, cmd, key)
 }
 
 // view reads the audit view of key, or refuses when there is none.
@@ -435,6 +423,23 @@ func (a *app) knownTenants(ctx context.Context, b *backend) (names []string, sou
 		return nil, fmt.Sprintf("%s: %v", source, err), false
 	}
 	return doc.Names(), source, true
+}
+
+// selectEvents lists the events q selects, as every selection does: the
+// listing's notes go to stderr, and a tenant that selected nothing is
+// checked (see checkEmptyTenant).
+func (a *app) selectEvents(ctx context.Context, b *backend, q listQuery) (listing, error) {
+	l, err := a.list(ctx, b, q)
+	if err != nil {
+		return listing{}, err
+	}
+	for _, n := range l.notes {
+		fmt.Fprintln(a.stderr, "note: "+n)
+	}
+	if err := a.checkEmptyTenant(ctx, b, q.tenant, len(l.records)); err != nil {
+		return listing{}, err
+	}
+	return l, nil
 }
 
 // checkEmptyTenant explains a selection of a tenant that found no event

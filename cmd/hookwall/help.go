@@ -1,5 +1,14 @@
 package main
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/signer"
+)
+
 // The help texts. Each command's flags are listed after its text by
 // `hookwall <command> --help`.
 
@@ -19,6 +28,7 @@ Commands:
   replay --status S    the same for every event in a status (a dry run unless --yes)
   dlq peek             show dead-letter messages without removing them
   dlq redrive          move every dead-letter message back to the main queue
+  new handler TEAM     write a team's handler package and list it in handlers.go (for developers)
   version              the version, VCS revision and Go version of this binary (also --version)
 
 Every command takes --json (output for scripts) and --help (its flags and examples).
@@ -55,6 +65,12 @@ const dlqUsage = `Usage:
 Run 'hookwall dlq <command> --help' for its flags and examples.
 `
 
+const newUsage = `Usage:
+  hookwall new handler TEAM [--event provider/type] [--dir ROOT]   a new team's handler package
+
+Run 'hookwall new <command> --help' for its flags and examples.
+`
+
 // groupUsage returns the help of a command group ("" if none).
 func groupUsage(group string) string {
 	switch group {
@@ -62,22 +78,22 @@ func groupUsage(group string) string {
 		return eventsUsage
 	case "dlq":
 		return dlqUsage
+	case "new":
+		return newUsage
 	}
 	return ""
 }
 
-const signUsage = `Usage:
-  hookwall sign <line|wecom|wechat|standard> --tenant T --body FILE [--mode safe|compat|plain] [--send URL]
-  hookwall sign <wecom|wechat> --tenant T --verify ECHOSTR [--send URL]
+// signUsage is sign's help. The providers, their signatures, modes and
+// handshakes come from the provider registry.
+func signUsage() string {
+	return `Usage:
+  hookwall sign <` + strings.Join(providers.Names(), "|") + `> --tenant T --body FILE` + modeFlag() + ` [--send URL]
+  hookwall sign <` + strings.Join(signer.HandshakeProviders(), "|") + `> --tenant T --verify ECHOSTR [--send URL]
 
 Builds the request the platform would send to /webhooks/<provider>/<tenant>, signed with
 the tenant's secrets from the tenants document (HOOKWALL_TENANTS_FILE or TENANTS_SECRET_ARN):
-  line      X-Line-Signature over the JSON body
-  standard  webhook-id, webhook-timestamp, webhook-signature (the tenant's first secret)
-  wecom     the message XML encrypted for the CorpID, msg_signature/timestamp/nonce in the query
-  wechat    --mode safe (ciphertext only; the default with an encodingAESKey), compat
-            (ciphertext and plaintext fields) or plain (the default without a key)
-It prints a curl command for --url (default: the running local runner's URL, else
+` + providerLines() + `It prints a curl command for --url (default: the running local runner's URL, else
 ` + defaultBase + `), or with --send URL posts it there and prints the reply; a reply other
 than 2xx exits 1. 'hookwall send' signs and posts in one go. The tenants document defaults
 to the local runner's too.
@@ -92,10 +108,13 @@ Examples:
   hookwall sign standard --tenant demo --body events/bodies/standard-order-paid.json --json
   hookwall sign wecom --tenant demo --verify 6386451842216651161 --send https://abc.execute-api.eu-west-1.amazonaws.com
 `
+}
 
-const sendUsage = `Usage:
-  hookwall send <line|wecom|wechat|standard> --tenant T --body FILE [--mode safe|compat|plain] [--url URL]
-  hookwall send <wecom|wechat> --tenant T --verify ECHOSTR [--url URL]
+// sendUsage is send's help.
+func sendUsage() string {
+	return `Usage:
+  hookwall send <` + strings.Join(providers.Names(), "|") + `> --tenant T --body FILE` + modeFlag() + ` [--url URL]
+  hookwall send <` + strings.Join(signer.HandshakeProviders(), "|") + `> --tenant T --verify ECHOSTR [--url URL]
 
 Signs the request as 'hookwall sign' does (see 'hookwall sign --help') and sends it to the
 receiver at --url, then prints the reply; a reply other than 2xx exits 1. Without --url it
@@ -107,6 +126,36 @@ Examples:
   hookwall send standard --tenant demo --body events/bodies/standard-order-paid.json --json
   hookwall send wecom --tenant demo --verify 6386451842216651161 --url https://abc.execute-api.eu-west-1.amazonaws.com
 `
+}
+
+// modeFlag is the synopsis of --mode: every mode of the providers that have some.
+func modeFlag() string {
+	var modes []string
+	for _, p := range providers.All() {
+		for _, m := range p.Modes {
+			if !slices.Contains(modes, m) {
+				modes = append(modes, m)
+			}
+		}
+	}
+	if len(modes) == 0 {
+		return ""
+	}
+	return " [--mode " + strings.Join(modes, "|") + "]"
+}
+
+// providerLines describes each provider's signature, one entry per provider.
+func providerLines() string {
+	var b strings.Builder
+	for _, p := range providers.All() {
+		text := p.Signature
+		if text == "" {
+			text = p.Label
+		}
+		fmt.Fprintf(&b, "  %-9s %s\n", p.Name, strings.ReplaceAll(text, "\n", "\n            "))
+	}
+	return b.String()
+}
 
 const versionUsage = `Usage:
   hookwall version [--json]
@@ -209,4 +258,32 @@ A progress line is shown on a terminal.
 Examples:
   hookwall dlq redrive
   hookwall dlq redrive --to https://sqs.eu-west-1.amazonaws.com/123456789012/hookwall-replay --copy
+`
+
+const newHandlerUsage = `Usage:
+  hookwall new handler TEAM [--event provider/type] [--dir ROOT]
+
+Writes a new business team's package into the repository, ready to build on:
+  functions/processor/handlers/TEAM/doc.go, TEAM.go, TEAM_test.go
+    Register(r *process.Registry) with one setting, TEAM_API_URL (unset: the team
+    is off), one handler on the event (default line/message) that POSTs it to
+    that API in a journaled step, a compensation stub, and a test on the kit
+    (shared/process/processtest: three deliveries at once, a crash after every
+    step) that passes as written
+  functions/processor/handlers/handlers.go
+    the team's Register call and its import, before the built-in forwarder
+Then it runs 'go run ./cmd/hookwall-gen' (make generate), which writes the
+setting into template.yaml and the README's handler-settings table.
+
+TEAM is a Go package name: lower-case letters and digits, starting with a
+letter, not an existing team. --event names a provider package's typed event
+(line/message, line/follow, wecom/sys_approval_change, ...); another type of
+that provider gets a local payload type. The root is found from the working
+directory up (the go.mod of github.com/hookwall/hookwall) unless --dir says.
+The README's "Add a handler" explains each part of the package.
+
+Examples:
+  hookwall new handler billing
+  hookwall new handler approvals2 --event wecom/sys_approval_change
+  go test ./functions/processor/handlers/billing/
 `

@@ -161,14 +161,8 @@ func (a *app) replayRange(ctx context.Context, q listQuery, opts store.ReplayOpt
 		return err
 	}
 	opts.Window = s.DedupWindow
-	l, err := a.list(ctx, b, q)
+	l, err := a.selectEvents(ctx, b, q)
 	if err != nil {
-		return err
-	}
-	for _, n := range l.notes {
-		fmt.Fprintln(a.stderr, "note: "+n)
-	}
-	if err := a.checkEmptyTenant(ctx, b, q.tenant, len(l.records)); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("%s updated since %s%s", joinStatuses(q.statuses), q.since.UTC().Format(time.RFC3339), tenantSuffix(q.tenant))

@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/hookwall/hookwall/cmd/internal/repo"
 	"github.com/hookwall/hookwall/cmd/internal/runfile"
 )
-
-// moduleRoot is the module whose go.mod marks the repository root, where
-// the local runner's runner.json (package runfile) is looked for.
-const moduleRoot = "github.com/hookwall/hookwall"
 
 // stackVariables name a stack: when the environment sets any of them, it
 // describes the stack to use, and the runner's environment is left alone
@@ -42,7 +37,7 @@ func runnerCandidates(getenv func(string) string, wd, exe string) []string {
 	if wd != "" {
 		for d := filepath.Clean(wd); ; d = filepath.Dir(d) {
 			p := filepath.Join(d, ".local", "run", runfile.Name)
-			if isModuleRoot(filepath.Join(d, "go.mod")) || fileExists(p) {
+			if repo.IsRoot(d) || fileExists(p) {
 				out = append(out, p)
 				break
 			}
@@ -63,22 +58,6 @@ func runnerCandidates(getenv func(string) string, wd, exe string) []string {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// isModuleRoot reports whether gomod declares this module.
-func isModuleRoot(gomod string) bool {
-	f, err := os.Open(gomod)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
-			return strings.Trim(strings.TrimSpace(rest), `"`) == moduleRoot
-		}
-	}
-	return false
 }
 
 // runner returns the running local runner, looked for once; nil when none

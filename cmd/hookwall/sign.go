@@ -9,10 +9,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hookwall/hookwall/shared/provider"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/signer"
 	"github.com/hookwall/hookwall/shared/tenants"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // defaultBase is where `make run` serves the receiver.
@@ -33,33 +34,37 @@ func (a *app) send(ctx context.Context, args []string) error { return a.signOrSe
 func (a *app) signOrSend(ctx context.Context, cmd string, args []string) error {
 	fs := a.flagSet(cmd)
 	tenant := fs.String("tenant", "", "the tenant whose secrets sign the request (required)")
-	bodyFile := fs.String("body", "", `the body: a JSON file (line, standard) or the message XML (wecom, wechat); "-" reads stdin`)
-	mode := fs.String("mode", "", "wechat only: safe (default with an encodingAESKey), compat or plain (default without)")
+	bodyFile := fs.String("body", "", `the body the platform means: its JSON, or the message XML (wecom, wechat), see --help; "-" reads stdin`)
+	mode := fs.String("mode", "", strings.Join(signer.ModeProviders(), ", ")+" only: the signing mode (wechat: safe, the default with an encodingAESKey; compat; or plain, the default without)")
 	send := new(string)
 	if cmd == "sign" {
 		fs.StringVar(send, "send", "", "POST (or GET) the request to this receiver URL and print the reply, instead of printing curl")
 	}
 	base := fs.String("url", "", "the receiver's base URL (default: the running local runner's (make run), else "+defaultBase+")")
-	verify := fs.String("verify", "", "wecom, wechat: build the GET URL-verification handshake with this echostr instead of a POST")
+	verify := fs.String("verify", "", strings.Join(signer.HandshakeProviders(), ", ")+": build the URL-verification handshake with this challenge (echostr) instead of a POST")
 	pos, err := a.parse(cmd, fs, args)
 	if err != nil {
 		return err
 	}
+	var p *provider.Provider
+	if len(pos) == 1 {
+		p, _ = providers.Lookup(pos[0])
+	}
 	switch {
 	case len(pos) != 1:
-		return usagef(cmd, "want one provider (%s), got %d arguments", strings.Join(signer.Providers, ", "), len(pos))
-	case !slices.Contains(signer.Providers, pos[0]):
-		return usagef(cmd, "unknown provider %q: want one of %s", pos[0], strings.Join(signer.Providers, ", "))
+		return usagef(cmd, "want one provider (%s), got %d arguments", strings.Join(signer.Providers(), ", "), len(pos))
+	case p == nil:
+		return usagef(cmd, "unknown provider %q: want one of %s", pos[0], strings.Join(signer.Providers(), ", "))
 	case *tenant == "":
 		return usagef(cmd, "--tenant is required")
 	case *verify == "" && *bodyFile == "":
-		return usagef(cmd, "--body is required (or --verify ECHOSTR for a wecom/wechat URL verification)")
+		return usagef(cmd, "--body is required (or --verify ECHOSTR for a %s URL verification)", strings.Join(signer.HandshakeProviders(), "/"))
 	case *verify != "" && *bodyFile != "":
-		return usagef(cmd, "--verify builds a GET without a body: drop --body")
-	case *mode != "" && pos[0] != webhook.WeChat:
-		return usagef(cmd, "--mode applies to wechat only")
-	case *mode != "" && !slices.Contains(signer.Modes, signer.Mode(*mode)):
-		return usagef(cmd, "--mode %q: want safe, compat or plain", *mode)
+		return usagef(cmd, "--verify builds the handshake, whose body is the platform's: drop --body")
+	case *mode != "" && len(p.Modes) == 0:
+		return usagef(cmd, "--mode applies to %s only", strings.Join(signer.ModeProviders(), ", "))
+	case *mode != "" && !slices.Contains(p.Modes, *mode):
+		return usagef(cmd, "--mode %q: want %s", *mode, orList(p.Modes))
 	}
 	provider := pos[0]
 	s, err := a.settings(settings.CLINeeds{Tenants: true})
@@ -74,7 +79,7 @@ func (a *app) signOrSend(ctx context.Context, cmd string, args []string) error {
 	if !ok {
 		return refusedf("unknown tenant %q in %s (tenants: %s)", *tenant, tenantsSource(s), strings.Join(doc.Names(), ", "))
 	}
-	opts := signer.Options{Mode: signer.Mode(*mode), Now: a.now()}
+	opts := signer.Options{Mode: *mode, Now: a.now()}
 	var req *signer.Request
 	if *verify != "" {
 		req, err = signer.Verification(tn, provider, *verify, opts)
@@ -116,6 +121,14 @@ func (a *app) signOrSend(ctx context.Context, cmd string, args []string) error {
 	}
 	fmt.Fprintln(a.stdout, curl)
 	return nil
+}
+
+// orList writes words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // signerMessage is err's text without the package prefix and the sentinel's.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/hookwall/hookwall/cmd/internal/repo"
 )
 
 // versionInfo is what `hookwall version` prints: from the build information
@@ -21,7 +23,7 @@ type versionInfo struct {
 // readVersion reads info (from debug.ReadBuildInfo; ok false when the
 // binary carries none).
 func readVersion(info *debug.BuildInfo, ok bool) versionInfo {
-	v := versionInfo{Module: moduleRoot, Version: "unknown", GoVersion: "unknown"}
+	v := versionInfo{Module: repo.Module, Version: "unknown", GoVersion: "unknown"}
 	if !ok || info == nil {
 		return v
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	s, warnings, err := settings.LoadProcessor(os.Getenv, wiring.Defaults())
+	s, warnings, err := settings.LoadProcessor(os.Getenv)
 	log := obs.NewLogger(os.Stdout, s.LogLevel)
 	warnings.Log(log)
 	var h *wiring.Handler

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/intake"
+	"github.com/hookwall/hookwall/shared/provider/wecom"
 	"github.com/hookwall/hookwall/shared/signer"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/tenants"
@@ -84,13 +85,18 @@ func samples(t *testing.T, tn *tenants.Tenant, now time.Time) []sample {
 		}
 		return sample{name, req}
 	}
+	wc, ok := tn.Settings(wecom.Name)
+	if !ok {
+		t.Fatalf("tenant %s has no wecom settings", tn.Name)
+	}
+	corpID := wc.(*wecom.Settings).CorpID
 	return []sample{
 		post("line-message", "line", lineBody(fmt.Sprintf(lineEvent, "message", `"message":{"type":"text","id":"534897012345678901","text":"Hello"},`, "01JDEMO0000000000000000001"))),
 		post("line-follow", "line", lineBody(fmt.Sprintf(lineEvent, "follow", `"follow":{"isUnblocked":false},`, "01JDEMO0000000000000000002"))),
 		post("line-verify", "line", lineBody()),
 		verify("wecom-url-verify", "wecom", "6386451842216651161"),
-		post("wecom-text", "wecom", fmt.Sprintf(wecomText, tn.WeCom.CorpID)),
-		post("wecom-approval", "wecom", fmt.Sprintf(wecomApproval, tn.WeCom.CorpID)),
+		post("wecom-text", "wecom", fmt.Sprintf(wecomText, corpID)),
+		post("wecom-approval", "wecom", fmt.Sprintf(wecomApproval, corpID)),
 		verify("wechat-url-verify", "wechat", "4375120948345356249"),
 		post("wechat-subscribe", "wechat", wechatSubscribe),
 		post("standard-order-paid", "standard", standardOrderPaid),

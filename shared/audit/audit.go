@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -148,15 +149,13 @@ func asJSON(b []byte) json.RawMessage {
 	return s
 }
 
-// providers are the receiver's routes.
-var providers = []string{webhook.LINE, webhook.WeCom, webhook.WeChat, webhook.Standard}
-
 // CheckKey reports whether provider, tenant and dedupKey can make the key of
-// an event the receiver stored. The error wraps [webhook.ErrMalformed] and
-// says what to fix.
+// an event the receiver stored: provider is a registered provider (a route
+// of the receiver). The error wraps [webhook.ErrMalformed] and says what to
+// fix.
 func CheckKey(provider, tenant, dedupKey string) error {
-	if !slices.Contains(providers, provider) {
-		return fmt.Errorf("provider %q: want one of %s: %w", provider, strings.Join(providers, ", "), webhook.ErrMalformed)
+	if _, ok := providers.Lookup(provider); !ok {
+		return fmt.Errorf("provider %q: want one of %s: %w", provider, strings.Join(providers.Names(), ", "), webhook.ErrMalformed)
 	}
 	if !webhook.ValidTenant(tenant) {
 		return fmt.Errorf("tenant %q: want %s: %w", tenant, webhook.TenantNameRule, webhook.ErrMalformed)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/audit"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -85,7 +86,7 @@ func TestParseKey(t *testing.T) {
 	}
 	for key, mention := range map[string]string{
 		"line#acme":                             "want provider#tenant#id",
-		"slack#acme#1":                          "want one of line, wecom, wechat, standard",
+		"myspace#acme#1":                        "want one of " + strings.Join(providers.Names(), ", "),
 		"line#ac me#1":                          "tenant",
 		"line#acme#a\x01b":                      "control character",
 		"line#acme#" + strings.Repeat("x", 257): "over 256",

@@ -43,16 +43,37 @@ type SendFunc func(ctx context.Context, pending []int) (rest []int, err error)
 // send again without saying why.
 var ErrNotAccepted = errors.New("batch: entries not accepted")
 
+// Retry is how [Send] resends the entries a call did not accept: up to
+// Attempts calls per batch in all, the first resend after Backoff, each
+// next one after twice the pause before.
+type Retry struct {
+	Attempts int
+	Backoff  time.Duration
+}
+
+// Or returns r with each field that is not set (zero or negative) taken
+// from def: how a caller applies its defaults.
+func (r Retry) Or(def Retry) Retry {
+	if r.Attempts <= 0 {
+		r.Attempts = def.Attempts
+	}
+	if r.Backoff <= 0 {
+		r.Backoff = def.Backoff
+	}
+	return r
+}
+
 // Send sends each batch with send, resending only the entries send returns,
-// up to attempts calls per batch (attempts < 1 counts as 1). Before the n-th
-// resend of a batch it waits backoff<<(n-1), or until ctx is done. Once ctx
-// is done no further call is made and the entries not yet accepted fail.
+// up to r.Attempts calls per batch (less than 1 counts as 1). Before the
+// n-th resend of a batch it waits r.Backoff<<(n-1), or until ctx is done.
+// Once ctx is done no further call is made and the entries not yet accepted
+// fail.
 //
 // failed lists, in increasing order, the entries never accepted (nil when
 // all were); lastErr is the last reason given for an entry that failed (nil
 // when none did).
-func Send(ctx context.Context, batches [][]int, attempts int, backoff time.Duration, send SendFunc) (failed []int, lastErr error) {
-	attempts = max(attempts, 1)
+func Send(ctx context.Context, batches [][]int, r Retry, send SendFunc) (failed []int, lastErr error) {
+	attempts, backoff := max(r.Attempts, 1), r.Backoff
 	for _, b := range batches {
 		pending := b
 		var why error // why the entries still pending were not accepted

@@ -78,7 +78,7 @@ func (s *script) send(_ context.Context, pending []int) ([]int, error) {
 
 func TestSendResendsOnlyRejectedEntries(t *testing.T) {
 	s := &script{rejects: map[int][]int{0: {1, 3}, 1: {3}}}
-	failed, err := Send(context.Background(), [][]int{{0, 1, 2, 3}, {4, 5}}, 3, time.Millisecond, s.send)
+	failed, err := Send(context.Background(), [][]int{{0, 1, 2, 3}, {4, 5}}, Retry{3, time.Millisecond}, s.send)
 	if failed != nil || err != nil {
 		t.Fatalf("got %v, %v; want nil, nil", failed, err)
 	}
@@ -89,7 +89,7 @@ func TestSendResendsOnlyRejectedEntries(t *testing.T) {
 
 func TestSendGivesUpAfterAttempts(t *testing.T) {
 	s := &script{rejects: map[int][]int{0: {2}, 1: {2}, 2: {2}, 3: {2}}}
-	failed, err := Send(context.Background(), [][]int{{0, 1, 2}, {3}}, 3, time.Millisecond, s.send)
+	failed, err := Send(context.Background(), [][]int{{0, 1, 2}, {3}}, Retry{3, time.Millisecond}, s.send)
 	if !slices.Equal(failed, []int{2}) || err == nil || err.Error() != "call 2 rejected [2]" {
 		t.Fatalf("got %v, %v; want [2] and the last rejection", failed, err)
 	}
@@ -101,7 +101,7 @@ func TestSendGivesUpAfterAttempts(t *testing.T) {
 func TestSendKeepsTheReasonOfAnEarlierBatch(t *testing.T) {
 	boom := errors.New("boom")
 	s := &script{fail: map[int]error{0: boom}}
-	failed, err := Send(context.Background(), [][]int{{0, 1}, {2}}, 1, 0, s.send)
+	failed, err := Send(context.Background(), [][]int{{0, 1}, {2}}, Retry{1, 0}, s.send)
 	if !slices.Equal(failed, []int{0, 1}) || !errors.Is(err, boom) {
 		t.Fatalf("got %v, %v; want [0 1] and boom (a later batch's success must not clear it)", failed, err)
 	}
@@ -109,7 +109,7 @@ func TestSendKeepsTheReasonOfAnEarlierBatch(t *testing.T) {
 
 func TestSendSortsTheFailedEntries(t *testing.T) {
 	s := &script{rejects: map[int][]int{0: {5}, 1: {1}}}
-	failed, _ := Send(context.Background(), [][]int{{4, 5}, {0, 1}}, 1, 0, s.send)
+	failed, _ := Send(context.Background(), [][]int{{4, 5}, {0, 1}}, Retry{1, 0}, s.send)
 	if !slices.Equal(failed, []int{1, 5}) {
 		t.Errorf("got %v, want [1 5]", failed)
 	}
@@ -117,7 +117,7 @@ func TestSendSortsTheFailedEntries(t *testing.T) {
 
 func TestSendNamesUnexplainedRejections(t *testing.T) {
 	send := func(_ context.Context, pending []int) ([]int, error) { return pending[:1], nil }
-	failed, err := Send(context.Background(), [][]int{{0, 1}}, 2, 0, send)
+	failed, err := Send(context.Background(), [][]int{{0, 1}}, Retry{2, 0}, send)
 	if !slices.Equal(failed, []int{0}) || !errors.Is(err, ErrNotAccepted) {
 		t.Errorf("got %v, %v; want [0], ErrNotAccepted", failed, err)
 	}
@@ -126,7 +126,7 @@ func TestSendNamesUnexplainedRejections(t *testing.T) {
 func TestSendDoublesTheBackoff(t *testing.T) {
 	const backoff = 20 * time.Millisecond
 	s := &script{rejects: map[int][]int{0: {0}, 1: {0}}}
-	if failed, err := Send(context.Background(), [][]int{{0}}, 3, backoff, s.send); failed != nil || err != nil {
+	if failed, err := Send(context.Background(), [][]int{{0}}, Retry{3, backoff}, s.send); failed != nil || err != nil {
 		t.Fatalf("got %v, %v", failed, err)
 	}
 	if len(s.at) != 3 {
@@ -147,8 +147,30 @@ func TestSendStopsWhenTheContextIsDone(t *testing.T) {
 		cancel() // the caller gives up during the first call
 		return pending[1:], errors.New("rejected")
 	}
-	failed, err := Send(ctx, [][]int{{0, 1}, {2}}, 5, time.Hour, send)
+	failed, err := Send(ctx, [][]int{{0, 1}, {2}}, Retry{5, time.Hour}, send)
 	if calls != 1 || !slices.Equal(failed, []int{1, 2}) || !errors.Is(err, context.Canceled) {
 		t.Errorf("got %d call(s), failed %v, %v; want 1 call, [1 2], context.Canceled", calls, failed, err)
+	}
+}
+
+func TestRetryOrTakesOnlyUnsetFields(t *testing.T) {
+	def := Retry{Attempts: 3, Backoff: 50 * time.Millisecond}
+	tests := []struct {
+		name string
+		in   Retry
+		want Retry
+	}{
+		{"nothing set", Retry{}, def},
+		{"negative is unset", Retry{Attempts: -1, Backoff: -time.Second}, def},
+		{"attempts set", Retry{Attempts: 5}, Retry{Attempts: 5, Backoff: 50 * time.Millisecond}},
+		{"backoff set", Retry{Backoff: time.Second}, Retry{Attempts: 3, Backoff: time.Second}},
+		{"both set", Retry{Attempts: 1, Backoff: time.Millisecond}, Retry{Attempts: 1, Backoff: time.Millisecond}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.in.Or(def); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -57,10 +57,9 @@ type Config struct {
 // Publisher publishes outcome events. A nil *Publisher publishes nothing.
 // It is safe for concurrent use.
 type Publisher struct {
-	client   PutEventsAPI
-	bus      string
-	attempts int
-	backoff  time.Duration
+	client PutEventsAPI
+	bus    string
+	retry  batch.Retry
 }
 
 // New returns the Publisher described by cfg, or a nil *Publisher (which
@@ -72,13 +71,8 @@ func New(cfg Config) (*Publisher, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("bus: nil EventBridge client")
 	}
-	if cfg.Attempts <= 0 {
-		cfg.Attempts = 3
-	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = 100 * time.Millisecond
-	}
-	return &Publisher{client: cfg.Client, bus: cfg.BusName, attempts: cfg.Attempts, backoff: cfg.Backoff}, nil
+	retry := batch.Retry{Attempts: cfg.Attempts, Backoff: cfg.Backoff}.Or(batch.Retry{Attempts: 3, Backoff: 100 * time.Millisecond})
+	return &Publisher{client: cfg.Client, bus: cfg.BusName, retry: retry}, nil
 }
 
 // Detail is the JSON detail of an outcome event.
@@ -162,7 +156,7 @@ func (p *Publisher) Publish(ctx context.Context, evs []webhook.Outcome) error {
 		}
 		batches = append(batches, b)
 	}
-	failed, lastErr := batch.Send(ctx, batches, p.attempts, p.backoff,
+	failed, lastErr := batch.Send(ctx, batches, p.retry,
 		func(ctx context.Context, pending []int) ([]int, error) {
 			return p.put(ctx, entries, pending)
 		})

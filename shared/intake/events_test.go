@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/audit"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -50,7 +51,7 @@ func TestEventsAPI(t *testing.T) {
 		{"found", "GET", "/events/wecom/acme/msg:1000002:745", 200, `"payload":{"Content":"hi"}`},
 		{"found, key percent-encoded", "GET", "/events/wecom/acme/msg%3A1000002%3A745", 200, `"status":"FAILED"`},
 		{"absent", "GET", "/events/wecom/acme/msg:1:2", 404, `"error":"no event wecom#acme#msg:1:2`},
-		{"unknown provider", "GET", "/events/slack/acme/E1", 400, `want one of line, wecom, wechat, standard`},
+		{"unknown provider", "GET", "/events/myspace/acme/E1", 400, "want one of " + strings.Join(providers.Names(), ", ")},
 		{"bad tenant", "GET", "/events/line/-x/E1", 400, `tenant`},
 		{"control character", "GET", "/events/line/acme/a%01b", 400, `control character`},
 		{"not GET", "POST", "/events/wecom/acme/msg:1000002:745", 405, ``},

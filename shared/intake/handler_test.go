@@ -119,7 +119,7 @@ func TestReceiveRejectionsWriteNothing(t *testing.T) {
 		{"bad signature", lineRequest(body, lineSign([]byte("other"))), 401},
 		{"missing signature", lineRequest(body, ""), 401},
 		{"unknown tenant", func() *webhook.Request { r := lineRequest(body, lineSign(body)); r.Tenant = "nobody"; return r }(), 404},
-		{"unknown provider", func() *webhook.Request { r := lineRequest(body, lineSign(body)); r.Provider = "slack"; return r }(), 404},
+		{"unknown provider", func() *webhook.Request { r := lineRequest(body, lineSign(body)); r.Provider = "myspace"; return r }(), 404},
 		{"wrong method", func() *webhook.Request { r := lineRequest(body, lineSign(body)); r.Method = "PUT"; return r }(), 405},
 		{"malformed body", lineRequest([]byte("{not json"), lineSign([]byte("{not json"))), 400},
 		{"too large", func() *webhook.Request {

@@ -42,7 +42,7 @@ func lineSign(body []byte) string {
 func lineRequest(body []byte, sig string) *webhook.Request {
 	h := http.Header{}
 	h.Set("X-Line-Signature", sig)
-	return &webhook.Request{Method: http.MethodPost, Provider: webhook.LINE, Tenant: "acme", Header: h, Body: body}
+	return &webhook.Request{Method: http.MethodPost, Provider: line.Name, Tenant: "acme", Header: h, Body: body}
 }
 
 func testParsers(t testing.TB) *Parsers {
@@ -52,7 +52,7 @@ func testParsers(t testing.TB) *Parsers {
 		t.Fatal(err)
 	}
 	p := &Parsers{}
-	p.Set(webhook.LINE, "acme", lp)
+	p.Set(line.Name, "acme", lp)
 	return p
 }
 

@@ -2,12 +2,9 @@ package intake
 
 import (
 	"fmt"
-	"time"
 
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/provider/wechat"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/provider"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -19,62 +16,29 @@ type Parsers struct {
 }
 
 // ParserOptions tune every parser built by BuildParsers.
-type ParserOptions struct {
-	// Tolerance is the accepted distance between a signed timestamp and now
-	// (WeCom, WeChat, Standard Webhooks). Zero means the default, 300 s;
-	// negative disables the check where the provider allows it.
-	Tolerance time.Duration
-}
+type ParserOptions = provider.ParserOptions
 
-// BuildParsers builds the parsers of every tenant and provider in tenants.
+// BuildParsers builds the parser of every tenant and provider in tenants:
+// for each provider of the registry a tenant configures, the parser its
+// settings build.
 func BuildParsers(tenants *tenants.Tenants, opts ParserOptions) (*Parsers, error) {
-	p := &Parsers{byProvider: map[string]map[string]webhook.Parser{
-		webhook.LINE: {}, webhook.WeCom: {}, webhook.WeChat: {}, webhook.Standard: {},
-	}}
+	all := providers.All()
+	p := &Parsers{byProvider: make(map[string]map[string]webhook.Parser, len(all))}
+	for _, pr := range all {
+		p.byProvider[pr.Name] = map[string]webhook.Parser{}
+	}
 	for _, name := range tenants.Names() {
 		t, _ := tenants.Tenant(name)
-		if c := t.LINE; c != nil {
-			lp, err := line.New(line.Config{ChannelSecret: c.ChannelSecret.Reveal()})
+		for _, pr := range all {
+			s, ok := t.Settings(pr.Name)
+			if !ok {
+				continue
+			}
+			parser, err := s.Parser(opts)
 			if err != nil {
-				return nil, fmt.Errorf("intake: tenant %q line: %w", name, err)
+				return nil, fmt.Errorf("intake: tenant %q %s: %w", name, pr.Name, err)
 			}
-			p.byProvider[webhook.LINE][name] = lp
-		}
-		if c := t.WeCom; c != nil {
-			wp, err := wecom.New(wecom.Config{
-				Token: c.Token.Reveal(), EncodingAESKey: c.EncodingAESKey.Reveal(), CorpID: c.CorpID,
-				Tolerance: opts.Tolerance,
-			})
-			if err != nil {
-				return nil, fmt.Errorf("intake: tenant %q wecom: %w", name, err)
-			}
-			p.byProvider[webhook.WeCom][name] = wp
-		}
-		if c := t.WeChat; c != nil {
-			wp, err := wechat.New(wechat.Config{
-				Token: c.Token.Reveal(), AppID: c.AppID, EncodingAESKey: c.EncodingAESKey.Reveal(),
-				Tolerance: opts.Tolerance,
-			})
-			if err != nil {
-				return nil, fmt.Errorf("intake: tenant %q wechat: %w", name, err)
-			}
-			p.byProvider[webhook.WeChat][name] = wp
-		}
-		if c := t.Standard; c != nil {
-			secrets := make([]string, len(c.Secrets))
-			for i, s := range c.Secrets {
-				secrets[i] = s.Reveal()
-			}
-			// Standard Webhooks always checks its timestamp (the spec's replay defence).
-			raw := make([][]byte, len(c.RawSecrets))
-			for i, s := range c.RawSecrets {
-				raw[i] = []byte(s.Reveal())
-			}
-			sp, err := standard.New(standard.Config{Secrets: secrets, RawSecrets: raw, Tolerance: max(opts.Tolerance, 0)})
-			if err != nil {
-				return nil, fmt.Errorf("intake: tenant %q standard: %w", name, err)
-			}
-			p.byProvider[webhook.Standard][name] = sp
+			p.byProvider[pr.Name][name] = parser
 		}
 	}
 	return p, nil

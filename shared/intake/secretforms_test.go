@@ -52,7 +52,7 @@ func TestStandardSecretFormsFromTheTenantsDocument(t *testing.T) {
 			hdr.Set("webhook-id", "msg_1")
 			hdr.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 			hdr.Set("webhook-signature", sig)
-			r := h.Receive(context.Background(), &webhook.Request{Method: http.MethodPost, Provider: webhook.Standard,
+			r := h.Receive(context.Background(), &webhook.Request{Method: http.MethodPost, Provider: standard.Name,
 				Tenant: "acme", Header: hdr, Body: body, Now: st.now()}, Meta{})
 			if r.Status != 200 || q.count() != 1 {
 				t.Fatalf("status %d, messages %d; want 200 and 1", r.Status, q.count())

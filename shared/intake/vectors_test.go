@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/provider/wechat"
+	"github.com/hookwall/hookwall/shared/provider/wecom"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
@@ -64,13 +68,13 @@ func loadVectorFile(t *testing.T, file string) []vectorCase {
 func (c *vectorCase) tenantDoc(provider string) []byte {
 	var p any
 	switch provider {
-	case webhook.LINE:
+	case line.Name:
 		p = map[string]string{"channelSecret": c.ChannelSecret}
-	case webhook.WeCom:
+	case wecom.Name:
 		p = map[string]string{"token": c.Token, "encodingAESKey": c.EncodingAESKey, "corpId": c.CorpID}
-	case webhook.WeChat:
+	case wechat.Name:
 		p = map[string]string{"token": c.Token, "appId": c.AppID, "encodingAESKey": c.EncodingAESKey}
-	case webhook.Standard:
+	case standard.Name:
 		p = map[string][]string{"secrets": {c.Secret}}
 	}
 	doc, _ := json.Marshal(map[string]any{"tenants": map[string]any{"t1": map[string]any{provider: p}}})
@@ -90,8 +94,8 @@ func (c *vectorCase) clock() time.Time {
 
 func TestVectorsOverHTTP(t *testing.T) {
 	for _, file := range []struct{ name, provider string }{
-		{"line.json", webhook.LINE}, {"wecom.json", webhook.WeCom},
-		{"wechat.json", webhook.WeChat}, {"standardwebhooks.json", webhook.Standard},
+		{"line.json", line.Name}, {"wecom.json", wecom.Name},
+		{"wechat.json", wechat.Name}, {"standardwebhooks.json", standard.Name},
 	} {
 		for _, c := range loadVectorFile(t, file.name) {
 			if c.DecryptOnly {
@@ -134,7 +138,7 @@ func (c *vectorCase) run(t *testing.T, provider string) {
 	for k, v := range c.Headers {
 		req.Header.Set(k, v)
 	}
-	if provider == webhook.LINE {
+	if provider == line.Name {
 		req.Header.Set("x-line-signature", c.SignatureHeader)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -166,13 +170,13 @@ func (c *vectorCase) run(t *testing.T, provider string) {
 		if st.len() != 0 {
 			t.Fatal("URL verification stored a record")
 		}
-	case provider == webhook.WeChat && string(body) != "success":
+	case provider == wechat.Name && string(body) != "success":
 		t.Fatalf("WeChat reply = %q, want success", body)
-	case provider == webhook.WeCom && len(body) != 0:
+	case provider == wecom.Name && len(body) != 0:
 		t.Fatalf("WeCom reply = %q, want empty", body)
 	}
 	wantEvents := 1
-	if provider == webhook.LINE {
+	if provider == line.Name {
 		wantEvents = len(c.ExpectedIDs)
 	}
 	if c.ExpectedEcho != nil {

@@ -44,10 +44,9 @@ const AttrEventKey = "hookwall-event-key"
 
 // Queue is one SQS queue. It is safe for concurrent use.
 type Queue struct {
-	client   *sqs.Client
-	url      string
-	attempts int
-	backoff  time.Duration
+	client *sqs.Client
+	url    string
+	retry  batch.Retry
 }
 
 // Config configures a Queue.
@@ -70,13 +69,8 @@ func New(cfg Config) (*Queue, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("queue: empty queue URL")
 	}
-	if cfg.Attempts <= 0 {
-		cfg.Attempts = 3
-	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = 50 * time.Millisecond
-	}
-	return &Queue{client: cfg.Client, url: cfg.URL, attempts: cfg.Attempts, backoff: cfg.Backoff}, nil
+	retry := batch.Retry{Attempts: cfg.Attempts, Backoff: cfg.Backoff}.Or(batch.Retry{Attempts: 3, Backoff: 50 * time.Millisecond})
+	return &Queue{client: cfg.Client, url: cfg.URL, retry: retry}, nil
 }
 
 // URL returns the queue URL.
@@ -121,7 +115,7 @@ func (q *Queue) Send(ctx context.Context, envs []webhook.Envelope) error {
 		err    error
 	}
 	results := fanout.Map(Batches(envs, bodies), SendConcurrency, func(b []int) sent {
-		failed, err := batch.Send(ctx, [][]int{b}, q.attempts, q.backoff,
+		failed, err := batch.Send(ctx, [][]int{b}, q.retry,
 			func(ctx context.Context, pending []int) ([]int, error) {
 				return q.sendBatch(ctx, envs, bodies, pending)
 			})

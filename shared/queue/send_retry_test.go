@@ -153,7 +153,7 @@ func TestSendFailsEveryEntryOfAFailedCall(t *testing.T) {
 func TestSendStopsWhenTheContextIsDone(t *testing.T) {
 	f := &fakeSQS{reject: func(int, string) bool { return true }}
 	q := newFakeQueue(t, f)
-	q.backoff = time.Hour
+	q.retry.Backoff = time.Hour
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err := q.Send(ctx, envelopes(2))

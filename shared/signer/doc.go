@@ -1,6 +1,8 @@
 // Package signer builds the requests a platform would send to Hookwall's
 // receiver route /webhooks/{provider}/{tenant}, signed (and for WeCom and
-// WeChat, encrypted) with one tenant's secrets from the tenants document:
+// WeChat, encrypted) with one tenant's secrets from the tenants document.
+// It knows every provider of the registry (package providers): each
+// provider's settings sign ([provider.Settings.Sign]). Today:
 //
 //   - LINE: the JSON body with X-Line-Signature, the Base64 HMAC-SHA256 of the
 //     body under the channel secret.
@@ -11,15 +13,15 @@
 //     wxcrypto), posted in the envelope
 //     <xml><ToUserName/><AgentID/><Encrypt/></xml> with msg_signature,
 //     timestamp and nonce in the query.
-//   - WeChat Official Account, in each of its three modes ([Mode]): plain
+//   - WeChat Official Account, in each of its three modes ([Options].Mode): plain
 //     (the XML as it is, query signature, timestamp, nonce and openid),
 //     safe (the XML encrypted for receiveid = AppID in
 //     <xml><ToUserName/><Encrypt/></xml>, plus encrypt_type=aes and
 //     msg_signature) and compat (safe mode's envelope that also carries the
 //     plaintext fields).
 //
-// [Verification] builds the GET URL-verification handshake of WeCom and
-// WeChat. [Expand] fills a body template's placeholders ({{now}},
+// [Verification] builds the URL-verification handshake of the providers
+// that have one (WeCom's and WeChat's GET, [provider.Handshaker]). [Expand] fills a body template's placeholders ({{now}},
 // {{now_ms}}, {{now_rfc3339}}, {{id}}), so a saved sample stays inside the
 // receiver's event-age and timestamp windows.
 //

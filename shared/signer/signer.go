@@ -3,82 +3,44 @@ package signer
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
+	"github.com/hookwall/hookwall/shared/provider"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// Mode is a WeChat Official Account message encryption mode.
-type Mode string
-
-// WeChat's modes (the Official Account's 消息加解密方式).
-const (
-	// ModeSafe (安全模式) posts only the ciphertext. The default for a tenant
-	// with an encodingAESKey.
-	ModeSafe Mode = "safe"
-	// ModeCompat (兼容模式) posts the ciphertext and the plaintext fields.
-	ModeCompat Mode = "compat"
-	// ModePlain (明文模式) posts the XML as it is. The default, and the only
-	// mode the receiver accepts, for a tenant without an encodingAESKey.
-	ModePlain Mode = "plain"
-)
-
-// Modes lists the WeChat modes, for usage messages.
-var Modes = []Mode{ModeSafe, ModeCompat, ModePlain}
-
-// Providers lists the providers Sign knows, in the order usage messages show them.
-var Providers = []string{webhook.LINE, webhook.WeCom, webhook.WeChat, webhook.Standard}
-
 // ErrNotConfigured reports a tenant without the provider's settings, or a
-// mode its settings cannot use.
-var ErrNotConfigured = errors.New("not configured for this tenant")
+// mode or handshake its settings cannot serve.
+var ErrNotConfigured = provider.ErrNotConfigured
 
 // ErrBadBody reports a body the provider's platform could not have sent
 // (LINE and Standard Webhooks: not JSON; WeCom and WeChat: not message XML).
-var ErrBadBody = errors.New("bad body")
+var ErrBadBody = provider.ErrBadBody
 
-// Options tune Sign and Verification. The zero value signs now, with fresh
-// randomness.
-type Options struct {
-	// Mode is the WeChat mode (WeChat only; empty: safe with an
-	// encodingAESKey, plain without).
-	Mode Mode
-	// Now is the signing time (default time.Now()).
-	Now time.Time
-	// Nonce is the WeCom/WeChat nonce (default 10 random digits).
-	Nonce string
-	// MessageID is the Standard Webhooks webhook-id (default "msg_" and a
-	// random id).
-	MessageID string
-	// Random is the source of nonces, ids and the AES random prefix
-	// (default crypto/rand).
-	Random io.Reader
-}
+// Options tune Sign and Verification: the provider's sign options
+// ([provider.SignOptions]: Mode, Now, Nonce, MessageID, Retry, Random).
+// The zero value signs now, with fresh randomness (crypto/rand).
+type Options = provider.SignOptions
 
-func (o *Options) defaults() {
+// defaults returns o with its clock and randomness set.
+func defaults(o Options) Options {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
 	if o.Random == nil {
 		o.Random = rand.Reader
 	}
+	return o
 }
 
 // Request is a signed request for the receiver.
@@ -167,280 +129,107 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// Providers returns the providers Sign knows (every registered one), in
+// the order usage messages show them.
+func Providers() []string { return providers.Names() }
+
 // Sign returns the request t's platform would send for provider with body:
-// a JSON request body (LINE, Standard Webhooks) or the message XML (WeCom,
-// WeChat), signed and for WeCom and WeChat encrypted as opts.Mode says.
-// Errors wrap [webhook.ErrUnknownProvider], [ErrNotConfigured] or
-// [ErrBadBody].
-func Sign(t *tenants.Tenant, provider string, body []byte, opts Options) (*Request, error) {
-	opts.defaults()
-	if opts.Mode != "" && provider != webhook.WeChat {
-		return nil, fmt.Errorf("signer: a mode applies to wechat only, not %s: %w", provider, ErrNotConfigured)
-	}
-	switch provider {
-	case webhook.LINE:
-		return signLINE(t, body)
-	case webhook.Standard:
-		return signStandard(t, body, opts)
-	case webhook.WeCom:
-		return signWeCom(t, body, opts)
-	case webhook.WeChat:
-		return signWeChat(t, body, opts)
-	}
-	return nil, unknownProvider(provider)
-}
-
-func unknownProvider(provider string) error {
-	return fmt.Errorf("signer: provider %q: want one of %s: %w", provider, strings.Join(Providers, ", "), webhook.ErrUnknownProvider)
-}
-
-func notConfigured(t *tenants.Tenant, provider string) error {
-	return fmt.Errorf("signer: tenant %q has no %s settings in the tenants document: %w", t.Name, provider, ErrNotConfigured)
-}
-
-func newRequest(t *tenants.Tenant, provider, method string) *Request {
-	return &Request{Method: method, Provider: provider, Tenant: t.Name, Query: url.Values{}, Header: http.Header{}}
-}
-
-func signLINE(t *tenants.Tenant, body []byte) (*Request, error) {
-	if t.LINE == nil {
-		return nil, notConfigured(t, webhook.LINE)
-	}
-	if !json.Valid(body) {
-		return nil, fmt.Errorf("signer: a LINE body is a JSON object with \"events\": %w", ErrBadBody)
-	}
-	mac := hmac.New(sha256.New, []byte(t.LINE.ChannelSecret.Reveal()))
-	mac.Write(body)
-	r := newRequest(t, webhook.LINE, http.MethodPost)
-	r.Header.Set("Content-Type", "application/json; charset=utf-8")
-	r.Header.Set("X-Line-Signature", base64.StdEncoding.EncodeToString(mac.Sum(nil)))
-	r.Body = body
-	return r, nil
-}
-
-func signStandard(t *tenants.Tenant, body []byte, opts Options) (*Request, error) {
-	s := t.Standard
-	if s == nil {
-		return nil, notConfigured(t, webhook.Standard)
-	}
-	if !json.Valid(body) {
-		return nil, fmt.Errorf("signer: a Standard Webhooks body is JSON: %w", ErrBadBody)
-	}
-	var secret string
-	switch {
-	case len(s.Secrets) > 0:
-		secret = s.Secrets[0].Reveal()
-	case len(s.RawSecrets) > 0: // a raw key, as its Base64 spelling
-		secret = base64.StdEncoding.EncodeToString([]byte(s.RawSecrets[0].Reveal()))
-	default:
-		return nil, notConfigured(t, webhook.Standard)
-	}
-	id := opts.MessageID
-	if id == "" {
-		rid, err := randomID(opts.Random)
-		if err != nil {
-			return nil, err
-		}
-		id = "msg_" + rid
-	}
-	sig, err := standard.Sign(secret, id, opts.Now.Unix(), body)
-	if err != nil {
-		return nil, fmt.Errorf("signer: tenant %q standard secret: %w", t.Name, err)
-	}
-	r := newRequest(t, webhook.Standard, http.MethodPost)
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Webhook-Id", id)
-	r.Header.Set("Webhook-Timestamp", strconv.FormatInt(opts.Now.Unix(), 10))
-	r.Header.Set("Webhook-Signature", sig)
-	r.Body = body
-	return r, nil
-}
-
-// message is what the signer reads of a WeCom/WeChat message to address its
-// envelope and query.
-type message struct {
-	XMLName      xml.Name `xml:"xml"`
-	ToUserName   string   `xml:"ToUserName"`
-	FromUserName string   `xml:"FromUserName"`
-	AgentID      string   `xml:"AgentID"`
-}
-
-func parseMessage(provider string, body []byte) (message, error) {
-	var m message
-	if err := xml.Unmarshal(body, &m); err != nil {
-		return m, fmt.Errorf("signer: a %s body is the message XML (<xml><ToUserName>…</xml>): %w", provider, ErrBadBody)
-	}
-	return m, nil
-}
-
-func signWeCom(t *tenants.Tenant, body []byte, opts Options) (*Request, error) {
-	c := t.WeCom
-	if c == nil {
-		return nil, notConfigured(t, webhook.WeCom)
-	}
-	m, err := parseMessage(webhook.WeCom, body)
+// the platform's body as it means it (a JSON request body for LINE,
+// Standard Webhooks and Slack; the message XML for WeCom and WeChat),
+// signed, and encrypted where the tenant's settings and opts.Mode say so,
+// by the provider's settings ([provider.Settings.Sign]). Errors wrap
+// [webhook.ErrUnknownProvider], [ErrNotConfigured] or [ErrBadBody].
+func Sign(t *tenants.Tenant, name string, body []byte, opts Options) (*Request, error) {
+	opts = defaults(opts)
+	s, err := settings(t, name, opts)
 	if err != nil {
 		return nil, err
 	}
-	ct, err := encrypt(c.EncodingAESKey.Reveal(), body, c.CorpID, opts.Random)
+	r, err := s.Sign(body, opts)
 	if err != nil {
-		return nil, fmt.Errorf("signer: tenant %q wecom: %w", t.Name, err)
+		return nil, signError(t, name, err)
 	}
-	ts, nonce, err := stamp(&opts)
-	if err != nil {
-		return nil, err
-	}
-	r := newRequest(t, webhook.WeCom, http.MethodPost)
-	r.Query.Set("msg_signature", wxcrypto.Signature(c.Token.Reveal(), ts, nonce, ct))
-	r.Query.Set("timestamp", ts)
-	r.Query.Set("nonce", nonce)
-	r.Header.Set("Content-Type", "text/xml")
-	env := "<xml><ToUserName>" + cdata(c.CorpID) + "</ToUserName>"
-	if m.AgentID != "" {
-		env += "<AgentID>" + cdata(m.AgentID) + "</AgentID>"
-	}
-	r.Body = []byte(env + "<Encrypt>" + cdata(ct) + "</Encrypt></xml>")
-	return r, nil
+	return request(t, name, r), nil
 }
 
-func signWeChat(t *tenants.Tenant, body []byte, opts Options) (*Request, error) {
-	c := t.WeChat
-	if c == nil {
-		return nil, notConfigured(t, webhook.WeChat)
-	}
-	hasKey := c.EncodingAESKey != ""
-	mode := opts.Mode
-	switch {
-	case mode == "" && hasKey:
-		mode = ModeSafe
-	case mode == "":
-		mode = ModePlain
-	case !slices.Contains(Modes, mode):
-		return nil, fmt.Errorf("signer: wechat mode %q: want safe, compat or plain: %w", mode, ErrNotConfigured)
-	case mode == ModePlain && hasKey:
-		return nil, fmt.Errorf("signer: tenant %q has a wechat encodingAESKey, so the receiver refuses its unencrypted (plain) posts; use mode safe or compat: %w", t.Name, ErrNotConfigured)
-	case mode != ModePlain && !hasKey:
-		return nil, fmt.Errorf("signer: tenant %q has no wechat encodingAESKey (plaintext mode); mode %s needs one: %w", t.Name, mode, ErrNotConfigured)
-	}
-	m, err := parseMessage(webhook.WeChat, body)
-	if err != nil {
-		return nil, err
-	}
-	ts, nonce, err := stamp(&opts)
-	if err != nil {
-		return nil, err
-	}
-	token := c.Token.Reveal()
-	r := newRequest(t, webhook.WeChat, http.MethodPost)
-	r.Header.Set("Content-Type", "text/xml")
-	r.Query.Set("signature", wxcrypto.Signature(token, ts, nonce))
-	r.Query.Set("timestamp", ts)
-	r.Query.Set("nonce", nonce)
-	if m.FromUserName != "" {
-		r.Query.Set("openid", m.FromUserName)
-	}
-	if mode == ModePlain {
-		r.Body = body
-		return r, nil
-	}
-	ct, err := encrypt(c.EncodingAESKey.Reveal(), body, c.AppID, opts.Random)
-	if err != nil {
-		return nil, fmt.Errorf("signer: tenant %q wechat: %w", t.Name, err)
-	}
-	r.Query.Set("encrypt_type", "aes")
-	r.Query.Set("msg_signature", wxcrypto.Signature(token, ts, nonce, ct))
-	encrypted := "<Encrypt>" + cdata(ct) + "</Encrypt>"
-	if mode == ModeSafe {
-		r.Body = []byte("<xml><ToUserName>" + cdata(m.ToUserName) + "</ToUserName>" + encrypted + "</xml>")
-		return r, nil
-	}
-	// Compatible mode: the plaintext fields, then <Encrypt>, in one <xml>.
-	trimmed := bytes.TrimSpace(body)
-	end := bytes.LastIndex(trimmed, []byte("</xml>"))
-	if end < 0 {
-		return nil, fmt.Errorf("signer: a wechat body ends with </xml>: %w", ErrBadBody)
-	}
-	r.Body = slices.Concat(trimmed[:end], []byte(encrypted), trimmed[end:])
-	return r, nil
-}
-
-// Verification returns the GET URL-verification handshake of provider
-// (wecom or wechat) for t, carrying echo: WeCom's echostr is echo encrypted
-// for the CorpID (the receiver answers echo), WeChat's is echo itself.
-func Verification(t *tenants.Tenant, provider, echo string, opts Options) (*Request, error) {
-	opts.defaults()
+// Verification returns the URL-verification handshake of provider for t,
+// carrying echo (see [provider.Handshaker]): WeCom's GET with echo
+// encrypted for the CorpID, WeChat's GET with echo itself, Slack's
+// url_verification POST. The receiver answers echo. Errors wrap
+// [webhook.ErrUnknownProvider] or [ErrNotConfigured] (also for a provider
+// without a handshake).
+func Verification(t *tenants.Tenant, name, echo string, opts Options) (*Request, error) {
+	opts = defaults(opts)
 	if echo == "" {
 		return nil, errors.New("signer: empty echostr")
 	}
-	ts, nonce, err := stamp(&opts)
+	s, err := settings(t, name, opts)
 	if err != nil {
 		return nil, err
 	}
-	switch provider {
-	case webhook.WeCom:
-		c := t.WeCom
-		if c == nil {
-			return nil, notConfigured(t, provider)
-		}
-		enc, err := encrypt(c.EncodingAESKey.Reveal(), []byte(echo), c.CorpID, opts.Random)
-		if err != nil {
-			return nil, fmt.Errorf("signer: tenant %q wecom: %w", t.Name, err)
-		}
-		r := newRequest(t, provider, http.MethodGet)
-		r.Query.Set("msg_signature", wxcrypto.Signature(c.Token.Reveal(), ts, nonce, enc))
-		r.Query.Set("timestamp", ts)
-		r.Query.Set("nonce", nonce)
-		r.Query.Set("echostr", enc)
-		return r, nil
-	case webhook.WeChat:
-		c := t.WeChat
-		if c == nil {
-			return nil, notConfigured(t, provider)
-		}
-		r := newRequest(t, provider, http.MethodGet)
-		r.Query.Set("signature", wxcrypto.Signature(c.Token.Reveal(), ts, nonce))
-		r.Query.Set("timestamp", ts)
-		r.Query.Set("nonce", nonce)
-		r.Query.Set("echostr", echo)
-		return r, nil
-	case webhook.LINE, webhook.Standard:
-		return nil, fmt.Errorf("signer: %s has no GET URL verification: %w", provider, ErrNotConfigured)
+	hs, ok := s.(provider.Handshaker)
+	if !ok {
+		return nil, fmt.Errorf("signer: %s has no GET URL verification (nor any handshake): %w", name, ErrNotConfigured)
 	}
-	return nil, unknownProvider(provider)
-}
-
-// stamp returns the timestamp and nonce of a WeCom/WeChat request.
-func stamp(opts *Options) (ts, nonce string, err error) {
-	nonce = opts.Nonce
-	if nonce == "" {
-		var b [10]byte
-		if _, err := io.ReadFull(opts.Random, b[:]); err != nil {
-			return "", "", fmt.Errorf("signer: nonce: %w", err)
-		}
-		for i := range b {
-			b[i] = '0' + b[i]%10
-		}
-		nonce = string(b[:])
-	}
-	return strconv.FormatInt(opts.Now.Unix(), 10), nonce, nil
-}
-
-// encrypt encrypts msg for receiveID under encodingAESKey with a random prefix.
-func encrypt(encodingAESKey string, msg []byte, receiveID string, random io.Reader) (string, error) {
-	key, err := wxcrypto.ParseKey(encodingAESKey)
+	r, err := hs.Handshake(echo, opts)
 	if err != nil {
-		return "", err
+		return nil, signError(t, name, err)
 	}
-	var prefix [16]byte
-	if _, err := io.ReadFull(random, prefix[:]); err != nil {
-		return "", fmt.Errorf("random prefix: %w", err)
-	}
-	return wxcrypto.Encrypt(key, prefix[:], msg, receiveID)
+	return request(t, name, r), nil
 }
 
-// cdata wraps s in a CDATA section (splitting any "]]>" it holds).
-func cdata(s string) string {
-	return "<![CDATA[" + strings.ReplaceAll(s, "]]>", "]]]]><![CDATA[>") + "]]>"
+// settings returns t's settings of the named provider, once the provider
+// is known and opts.Mode is one of its modes.
+func settings(t *tenants.Tenant, name string, opts Options) (provider.Settings, error) {
+	p, ok := providers.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("signer: provider %q: want one of %s: %w", name, strings.Join(Providers(), ", "), webhook.ErrUnknownProvider)
+	}
+	if opts.Mode != "" && len(p.Modes) == 0 {
+		return nil, fmt.Errorf("signer: a mode applies to %s only, not %s: %w", strings.Join(ModeProviders(), ", "), name, ErrNotConfigured)
+	}
+	s, ok := t.Settings(name)
+	if !ok {
+		return nil, fmt.Errorf("signer: tenant %q has no %s settings in the tenants document: %w", t.Name, name, ErrNotConfigured)
+	}
+	return s, nil
+}
+
+// ModeProviders returns the providers that have signing modes (WeChat).
+func ModeProviders() []string {
+	var names []string
+	for _, p := range providers.All() {
+		if len(p.Modes) > 0 {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// HandshakeProviders returns the providers with a URL-verification
+// handshake, the ones [Verification] builds.
+func HandshakeProviders() []string {
+	var names []string
+	for _, p := range providers.All() {
+		if _, ok := p.NewSettings().(provider.Handshaker); ok {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// signError wraps an error of the provider's signing: a bad body as the
+// provider says it, anything else with the tenant and provider.
+func signError(t *tenants.Tenant, name string, err error) error {
+	if errors.Is(err, ErrBadBody) {
+		return fmt.Errorf("signer: %w", err)
+	}
+	return fmt.Errorf("signer: tenant %q %s: %w", t.Name, name, err)
+}
+
+// request returns the provider's request r as one for t's route.
+func request(t *tenants.Tenant, name string, r *provider.Request) *Request {
+	return &Request{Method: r.Method, Provider: name, Tenant: t.Name, Query: r.Query, Header: r.Header, Body: r.Body}
 }
 
 // randomID returns 26 random characters of A–Z and 2–7 read from random.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/intake"
+	"github.com/hookwall/hookwall/shared/provider/wechat"
 	"github.com/hookwall/hookwall/shared/signer"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -79,7 +80,7 @@ func TestSignedRequestsAreAccepted(t *testing.T) {
 	defer srv.Close()
 	cases := []struct {
 		name, tenant, provider string
-		mode                   signer.Mode
+		mode                   string
 		body                   string
 		wantKey, wantInPayload string
 	}{
@@ -88,9 +89,9 @@ func TestSignedRequestsAreAccepted(t *testing.T) {
 		{"standard raw secret", "plain", "standard", "", stdBody, "standard#plain#msg_fixed", `"type":"order.paid"`},
 		{"wecom", "acme", "wecom", "", wecomBody, "wecom#acme#msg:1000002:7456789012345678901", `hi & ]]> 'quoted'`},
 		{"wechat default (safe)", "acme", "wechat", "", wechatBody, "wechat#acme#msg:7312345678901234567", `"Content":"hello"`},
-		{"wechat safe", "acme", "wechat", signer.ModeSafe, wechatBody, "wechat#acme#msg:7312345678901234567", `"Content":"hello"`},
-		{"wechat compat", "acme", "wechat", signer.ModeCompat, wechatBody, "wechat#acme#msg:7312345678901234567", `"Content":"hello"`},
-		{"wechat plain", "plain", "wechat", signer.ModePlain, wechatBody, "wechat#plain#msg:7312345678901234567", `"Content":"hello"`},
+		{"wechat safe", "acme", "wechat", wechat.ModeSafe, wechatBody, "wechat#acme#msg:7312345678901234567", `"Content":"hello"`},
+		{"wechat compat", "acme", "wechat", wechat.ModeCompat, wechatBody, "wechat#acme#msg:7312345678901234567", `"Content":"hello"`},
+		{"wechat plain", "plain", "wechat", wechat.ModePlain, wechatBody, "wechat#plain#msg:7312345678901234567", `"Content":"hello"`},
 		{"wechat default (plain)", "plain", "wechat", "", wechatBody, "wechat#plain#msg:7312345678901234567", `"Content":"hello"`},
 	}
 	for _, c := range cases {
@@ -125,11 +126,11 @@ func TestSignedRequestsAreAccepted(t *testing.T) {
 				t.Errorf("payload %s does not hold %s", got[0].Payload, c.wantInPayload)
 			}
 			switch c.mode {
-			case signer.ModeCompat:
+			case wechat.ModeCompat:
 				if !bytes.Contains(req.Body, []byte("<Content><![CDATA[hello]]></Content>")) || !bytes.Contains(req.Body, []byte("<Encrypt>")) {
 					t.Errorf("compat body %s lacks the plaintext fields or <Encrypt>", req.Body)
 				}
-			case signer.ModeSafe:
+			case wechat.ModeSafe:
 				if bytes.Contains(req.Body, []byte("hello")) {
 					t.Errorf("safe body %s carries the plaintext", req.Body)
 				}
@@ -168,17 +169,17 @@ func TestSignRefuses(t *testing.T) {
 		name     string
 		tn       *tenants.Tenant
 		provider string
-		mode     signer.Mode
+		mode     string
 		body     string
 		want     error
 		mention  string
 	}{
-		{"unknown provider", acme, "slack", "", "{}", webhook.ErrUnknownProvider, "line, wecom, wechat, standard"},
+		{"unknown provider", acme, "myspace", "", "{}", webhook.ErrUnknownProvider, "want one of " + strings.Join(signer.Providers(), ", ")},
 		{"provider not configured", plain, "line", "", "{}", signer.ErrNotConfigured, `tenant "plain" has no line settings`},
-		{"mode on line", acme, "line", signer.ModeSafe, "{}", signer.ErrNotConfigured, "wechat only"},
+		{"mode on line", acme, "line", wechat.ModeSafe, "{}", signer.ErrNotConfigured, "wechat only"},
 		{"unknown mode", acme, "wechat", "loud", wechatBody, signer.ErrNotConfigured, "safe, compat or plain"},
-		{"plain with a key", acme, "wechat", signer.ModePlain, wechatBody, signer.ErrNotConfigured, "use mode safe or compat"},
-		{"safe without a key", plain, "wechat", signer.ModeSafe, wechatBody, signer.ErrNotConfigured, "no wechat encodingAESKey"},
+		{"plain with a key", acme, "wechat", wechat.ModePlain, wechatBody, signer.ErrNotConfigured, "use mode safe or compat"},
+		{"safe without a key", plain, "wechat", wechat.ModeSafe, wechatBody, signer.ErrNotConfigured, "no wechat encodingAESKey"},
 		{"line body not JSON", acme, "line", "", "<xml/>", signer.ErrBadBody, "JSON"},
 		{"standard body not JSON", acme, "standard", "", "nope", signer.ErrBadBody, "JSON"},
 		{"wecom body not XML", acme, "wecom", "", `{"a":1}`, signer.ErrBadBody, "message XML"},

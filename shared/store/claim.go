@@ -99,7 +99,7 @@ func (ev *NewEvent) Prepare() error {
 	}
 	room := InlineRecordBytes - RecordGrowth - claimItemBytes(ev) - len(AttrPayload)
 	ev.stored, ev.ref = av, ""
-	if attributeBytes(av) <= room {
+	if valueSize(av) <= room {
 		return nil
 	}
 	if _, plain := av.(*types.AttributeValueMemberS); plain && len(ev.Payload) > 64 {
@@ -109,11 +109,11 @@ func (ev *NewEvent) Prepare() error {
 		if err != nil {
 			return err
 		}
-		if attributeBytes(zav) < attributeBytes(av) {
+		if valueSize(zav) < valueSize(av) {
 			ev.stored = zav
 		}
 	}
-	if attributeBytes(ev.stored) > room {
+	if valueSize(ev.stored) > room {
 		ev.ref = payloadSK(ev.Payload)
 	}
 	return nil
@@ -124,16 +124,38 @@ func (ev *NewEvent) Prepare() error {
 func (ev *NewEvent) PayloadRef() string { return ev.ref }
 
 // StoredPayloadBytes returns the size of the payload as stored, after Prepare.
-func (ev *NewEvent) StoredPayloadBytes() int { return attributeBytes(ev.stored) }
+func (ev *NewEvent) StoredPayloadBytes() int { return valueSize(ev.stored) }
 
-func attributeBytes(av types.AttributeValue) int {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
+// ClaimRecord returns the record a claim of ev creates at now, as
+// [Table.Claim] writes it (and the in-memory store keeps it): RECEIVED at
+// version 1 with a new claim id and its claim's history entry (written by
+// function), kept for window and due to the sweeper after sweepAfter. It
+// carries no payload; PayloadRef is set once ev is prepared ([NewEvent.Prepare]).
+func (ev *NewEvent) ClaimRecord(now time.Time, window, sweepAfter time.Duration, function string) *Record {
+	rec := &Record{
+		Key:         ev.Key,
+		SK:          SKEvent,
+		Status:      webhook.StatusReceived,
+		Version:     1,
+		Provider:    ev.Provider,
+		Tenant:      ev.Tenant,
+		EventType:   ev.EventType,
+		ReceivedAt:  now.UnixMilli(),
+		UpdatedAt:   now.UnixMilli(),
+		EnqueuedAt:  now.UnixMilli(),
+		ExpiresAt:   now.Add(window).Unix(),
+		PayloadHash: ev.PayloadHash,
+		PayloadRef:  ev.ref,
+		TraceID:     ev.TraceID,
+		ClaimID:     newClaimID(),
+		SweepShard:  shardName(ShardOf(ev.Key)),
+		SweepAt:     now.Add(sweepAfter).UnixMilli(),
+		History:     []webhook.HistoryEntry{newHistoryEntry(function, now, "", webhook.StatusReceived, 1, 0, "", "")},
 	}
-	return 0
+	if !ev.OccurredAt.IsZero() {
+		rec.OccurredAt = ev.OccurredAt.UnixMilli()
+	}
+	return rec
 }
 
 // ClaimResult is the outcome of Claim and the record it concerns: the new
@@ -179,29 +201,7 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 			return ClaimResult{}, err
 		}
 	}
-	rec := &Record{
-		Key:         ev.Key,
-		SK:          SKEvent,
-		Status:      webhook.StatusReceived,
-		Version:     1,
-		Provider:    ev.Provider,
-		Tenant:      ev.Tenant,
-		EventType:   ev.EventType,
-		ReceivedAt:  now.UnixMilli(),
-		UpdatedAt:   now.UnixMilli(),
-		EnqueuedAt:  now.UnixMilli(),
-		ExpiresAt:   now.Add(window).Unix(),
-		PayloadHash: ev.PayloadHash,
-		PayloadRef:  ev.ref,
-		TraceID:     ev.TraceID,
-		ClaimID:     newClaimID(),
-		SweepShard:  shardName(ShardOf(ev.Key)),
-		SweepAt:     now.Add(t.sweepAfter).UnixMilli(),
-		History:     []webhook.HistoryEntry{t.historyEntry(now, "", webhook.StatusReceived, 1, 0, "", "")},
-	}
-	if !ev.OccurredAt.IsZero() {
-		rec.OccurredAt = ev.OccurredAt.UnixMilli()
-	}
+	rec := ev.ClaimRecord(now, window, t.sweepAfter, t.function)
 	item, err := attributevalue.MarshalMap(rec) // without the payload: it is encoded already
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("store: encode record %s: %w", ev.Key, err)

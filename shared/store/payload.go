@@ -331,7 +331,7 @@ func payloadOf(existing *Record, ev *NewEvent) Payload {
 
 // checkStored reports a payload too large for any item.
 func checkStored(ev *NewEvent, av types.AttributeValue) error {
-	if n := attributeBytes(av); n > MaxStoredPayload {
+	if n := valueSize(av); n > MaxStoredPayload {
 		return fmt.Errorf("store: event %s: payload is %d bytes as stored, over %d: %w", ev.Key, n, MaxStoredPayload, webhook.ErrTooLarge)
 	}
 	return nil

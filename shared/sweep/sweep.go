@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -48,14 +49,14 @@ type DeadLetters interface {
 // Defaults of [Config].
 const (
 	// DefaultGrace is the receiver's default re-enqueue grace
-	// (intake.DefaultBudget + intake.DefaultGraceMargin).
-	DefaultGrace = 3 * time.Second
+	// (intake.DefaultBudget + intake.DefaultGraceMargin, stated by the kernel).
+	DefaultGrace = kernel.DefaultReenqueueGrace
 	// DefaultStuckAfter is how long past its lease (or its retry time) a
 	// record must be before the sweeper takes it for stuck.
 	DefaultStuckAfter = 5 * time.Minute
-	// DefaultRetryCap is the processor's default longest retry backoff
-	// (process.DefaultRetryCap).
-	DefaultRetryCap = 15 * time.Minute
+	// DefaultRetryCap is the engines' default longest retry backoff (the
+	// kernel's).
+	DefaultRetryCap = kernel.DefaultRetryCap
 	// DefaultLimit is the most records one run reads.
 	DefaultLimit = 500
 	// DefaultReserve is the time kept back from the run's deadline: the run
@@ -148,25 +149,21 @@ func New(cfg Config) (*Sweeper, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = def.Grace
-	}
-	if cfg.StuckAfter <= 0 {
-		cfg.StuckAfter = def.StuckAfter
-	}
-	if cfg.RetryCap <= 0 {
-		cfg.RetryCap = def.RetryCap
-	}
-	if cfg.Limit <= 0 {
-		cfg.Limit = def.Limit
-	}
-	if cfg.Shards <= 0 {
-		cfg.Shards = def.Shards
-	}
-	if cfg.Reserve <= 0 {
-		cfg.Reserve = def.Reserve
-	}
+	cfg.Grace = orDefault(cfg.Grace, def.Grace)
+	cfg.StuckAfter = orDefault(cfg.StuckAfter, def.StuckAfter)
+	cfg.RetryCap = orDefault(cfg.RetryCap, def.RetryCap)
+	cfg.Limit = orDefault(cfg.Limit, def.Limit)
+	cfg.Shards = orDefault(cfg.Shards, def.Shards)
+	cfg.Reserve = orDefault(cfg.Reserve, def.Reserve)
 	return &Sweeper{cfg: cfg}, nil
+}
+
+// orDefault returns v, or def when v is not set (zero or negative).
+func orDefault[T ~int | ~int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Report is what one run did; the compensator answers a scheduled

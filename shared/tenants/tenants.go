@@ -3,77 +3,27 @@ package tenants
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
+	"maps"
 	"net/url"
 	"os"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/hookwall/hookwall/shared/provider"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Secret is a secret string. It prints and logs as "REDACTED"; call Reveal
-// where the secret is really needed.
-type Secret string
-
-// Reveal returns the secret itself.
-func (s Secret) Reveal() string { return string(s) }
-
-// String hides the secret.
-func (s Secret) String() string { return "REDACTED" }
-
-// GoString hides the secret from %#v.
-func (s Secret) GoString() string { return `"REDACTED"` }
-
-// LogValue hides the secret from slog.
-func (s Secret) LogValue() slog.Value { return slog.StringValue("REDACTED") }
-
-// MarshalJSON hides the secret from JSON output.
-func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"REDACTED"`), nil }
-
-// UnmarshalJSON reads the secret from the document.
-func (s *Secret) UnmarshalJSON(b []byte) error {
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return errors.New("secret must be a string")
-	}
-	*s = Secret(v)
-	return nil
-}
-
-// LINE holds a tenant's LINE channel settings.
-type LINE struct {
-	ChannelSecret Secret `json:"channelSecret"`
-}
-
-// WeCom holds a tenant's WeCom callback settings.
-type WeCom struct {
-	Token          Secret `json:"token"`
-	EncodingAESKey Secret `json:"encodingAESKey"`
-	CorpID         string `json:"corpId"`
-}
-
-// WeChat holds a tenant's WeChat Official Account settings. An empty
-// EncodingAESKey means plaintext mode.
-type WeChat struct {
-	Token          Secret `json:"token"`
-	AppID          string `json:"appId"`
-	EncodingAESKey Secret `json:"encodingAESKey"`
-}
-
-// Standard holds a tenant's Standard Webhooks secrets (several during a
-// rotation; any may match). Secrets are Base64, with or without the
-// "whsec_" prefix, padding optional, whitespace ignored: every form the
-// reference libraries (standard-webhooks, svix) read. RawSecrets are keys
-// used as they are (their UTF-8 bytes), as the libraries' raw constructors take.
-type Standard struct {
-	Secrets    []Secret `json:"secrets,omitempty"`
-	RawSecrets []Secret `json:"rawSecrets,omitempty"`
-}
+// where the secret is really needed. It is the providers' secret type.
+type Secret = provider.Secret
 
 // Forward is where the built-in forwarding handler POSTs the tenant's events,
 // signed as Standard Webhooks with Secret when set.
@@ -82,14 +32,33 @@ type Forward struct {
 	Secret Secret `json:"secret,omitempty"`
 }
 
-// Tenant is one tenant's configuration; a nil provider is not configured.
+// Tenant is one tenant's configuration: the settings of each provider it
+// has a section for, and where its events are forwarded.
 type Tenant struct {
-	Name     string    `json:"-"`
-	LINE     *LINE     `json:"line,omitempty"`
-	WeCom    *WeCom    `json:"wecom,omitempty"`
-	WeChat   *WeChat   `json:"wechat,omitempty"`
-	Standard *Standard `json:"standard,omitempty"`
-	Forward  *Forward  `json:"forward,omitempty"`
+	Name    string
+	Forward *Forward
+	// settings holds the tenant's section of each provider it configures,
+	// by route name.
+	settings map[string]provider.Settings
+}
+
+// NewTenant returns a tenant with settings, by provider name, for tests and
+// custom wiring (a document goes through [Parse], which validates).
+func NewTenant(name string, forward *Forward, settings map[string]provider.Settings) *Tenant {
+	return &Tenant{Name: name, Forward: forward, settings: maps.Clone(settings)}
+}
+
+// Settings returns the tenant's settings of the named provider: its section
+// of the tenants document, of the type the provider's NewSettings returns.
+// ok is false when the tenant has no such section.
+func (t *Tenant) Settings(provider string) (s provider.Settings, ok bool) {
+	s, ok = t.settings[provider]
+	return s, ok
+}
+
+// Providers returns the names of the providers the tenant configures, sorted.
+func (t *Tenant) Providers() []string {
+	return slices.Sorted(maps.Keys(t.settings))
 }
 
 // Tenants is the validated tenants document. It is read-only after Parse.
@@ -113,83 +82,95 @@ func (t *Tenants) Names() []string {
 	return names
 }
 
-// Parse decodes and validates a tenants document. Errors name the tenant and
-// field at fault and never contain secret values.
+// Parse decodes and validates a tenants document. Each tenant may hold a
+// section per registered provider (keyed by its route name) and "forward";
+// anything else is refused. Errors name the tenant and field at fault and
+// never contain secret values.
 func Parse(doc []byte) (*Tenants, error) {
-	var raw struct {
-		Tenants map[string]*Tenant `json:"tenants"`
-	}
+	shape := documentShape()
+	raw := reflect.New(shape.doc)
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
+	if err := dec.Decode(raw.Interface()); err != nil {
 		return nil, fmt.Errorf("tenants: tenants document: %w", sanitize(err))
 	}
-	if raw.Tenants == nil {
+	byName := raw.Elem().Field(0)
+	if byName.IsNil() {
 		return nil, errors.New(`tenants: tenants document: missing "tenants" object`)
 	}
+	out := make(map[string]*Tenant, byName.Len())
 	var errs []error
-	for name, t := range raw.Tenants {
+	for it := byName.MapRange(); it.Next(); {
+		name, v := it.Key().String(), it.Value()
 		if !webhook.ValidTenant(name) {
 			errs = append(errs, fmt.Errorf("tenant %q: name must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ (%s)", name, webhook.TenantNameRule))
 			continue
 		}
-		if t == nil {
+		if v.IsNil() {
 			errs = append(errs, fmt.Errorf("tenant %q: null", name))
 			continue
 		}
-		t.Name = name
-		errs = append(errs, t.validate()...)
+		t := &Tenant{Name: name, settings: map[string]provider.Settings{}}
+		fields := v.Elem()
+		for i, p := range shape.providers {
+			if f := fields.Field(i); !f.IsNil() {
+				t.settings[p.Name] = f.Interface().(provider.Settings)
+			}
+		}
+		t.Forward = fields.Field(len(shape.providers)).Interface().(*Forward)
+		out[name] = t
+		errs = append(errs, t.validate(shape.providers)...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("tenants: tenants document: %w", err)
 	}
-	return &Tenants{byName: raw.Tenants}, nil
+	return &Tenants{byName: out}, nil
 }
 
-func (t *Tenant) validate() []error {
+// shape is the Go type the tenants document decodes into: a struct with a
+// "tenants" map of tenant structs holding one pointer field per provider,
+// in providers' order, then "forward".
+type shape struct {
+	doc       reflect.Type
+	providers []*provider.Provider
+}
+
+// documentShape builds the document's type from the registry, once.
+var documentShape = sync.OnceValue(func() shape {
+	all := providers.All()
+	fields := make([]reflect.StructField, 0, len(all)+1)
+	for i, p := range all {
+		fields = append(fields, reflect.StructField{
+			Name: fmt.Sprintf("P%d", i),
+			Type: reflect.TypeOf(p.NewSettings()),
+			Tag:  reflect.StructTag(`json:"` + p.Name + `,omitempty"`),
+		})
+	}
+	fields = append(fields, reflect.StructField{Name: "Forward", Type: reflect.TypeFor[*Forward](), Tag: `json:"forward,omitempty"`})
+	tenant := reflect.StructOf(fields)
+	doc := reflect.StructOf([]reflect.StructField{{
+		Name: "Tenants", Type: reflect.MapOf(reflect.TypeFor[string](), reflect.PointerTo(tenant)), Tag: `json:"tenants"`,
+	}})
+	return shape{doc: doc, providers: all}
+})
+
+func (t *Tenant) validate(all []*provider.Provider) []error {
 	var errs []error
 	bad := func(field, why string) { errs = append(errs, fmt.Errorf("tenant %q: %s: %s", t.Name, field, why)) }
-	if t.LINE == nil && t.WeCom == nil && t.WeChat == nil && t.Standard == nil {
+	if len(t.settings) == 0 {
 		bad("providers", "none configured")
 	}
-	if l := t.LINE; l != nil && l.ChannelSecret == "" {
-		bad("line.channelSecret", "required")
-	}
-	if w := t.WeCom; w != nil {
-		if w.Token == "" {
-			bad("wecom.token", "required")
+	for _, p := range all {
+		s, ok := t.settings[p.Name]
+		if !ok {
+			continue
 		}
-		if !validAESKey(w.EncodingAESKey) {
-			bad("wecom.encodingAESKey", "must be 43 characters of base64")
-		}
-		if w.CorpID == "" {
-			bad("wecom.corpId", "required")
-		}
-	}
-	if w := t.WeChat; w != nil {
-		if w.Token == "" {
-			bad("wechat.token", "required")
-		}
-		if w.AppID == "" {
-			bad("wechat.appId", "required")
-		}
-		if w.EncodingAESKey != "" && !validAESKey(w.EncodingAESKey) {
-			bad("wechat.encodingAESKey", "must be 43 characters of base64 (or absent for plaintext mode)")
-		}
-	}
-	if s := t.Standard; s != nil {
-		if len(s.Secrets) == 0 && len(s.RawSecrets) == 0 {
-			bad("standard.secrets", "at least one secret (or rawSecrets entry) required")
-		}
-		for i, sec := range s.Secrets {
-			if !validWhsec(sec) {
-				bad(fmt.Sprintf("standard.secrets[%d]", i), `must be Base64 ("whsec_" prefix optional)`)
+		for _, pr := range s.Validate() {
+			field := p.Name
+			if pr.Field != "" {
+				field += "." + pr.Field
 			}
-		}
-		for i, sec := range s.RawSecrets {
-			if sec == "" {
-				bad(fmt.Sprintf("standard.rawSecrets[%d]", i), "must not be empty")
-			}
+			bad(field, pr.Why)
 		}
 	}
 	if f := t.Forward; f != nil {
@@ -197,36 +178,13 @@ func (t *Tenant) validate() []error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("forward.url", "must be an absolute http(s) URL")
 		}
-		if f.Secret != "" && !validWhsec(f.Secret) {
-			bad("forward.secret", `must be Base64 ("whsec_" prefix optional)`)
+		if f.Secret != "" {
+			if _, err := standard.DecodeSecret(f.Secret.Reveal()); err != nil {
+				bad("forward.secret", `must be Base64 ("whsec_" prefix optional)`)
+			}
 		}
 	}
 	return errs
-}
-
-func validAESKey(k Secret) bool {
-	if len(k) != 43 {
-		return false
-	}
-	b, err := base64.StdEncoding.DecodeString(string(k) + "=")
-	return err == nil && len(b) == 32
-}
-
-// validWhsec accepts what standard.DecodeSecret decodes (the reference
-// libraries' forms): Base64 with or without "whsec_", padding optional,
-// whitespace ignored. tenants cannot import the provider, so the rule is
-// repeated here; TestSecretFormsMatchTheProvider keeps the two together.
-func validWhsec(s Secret) bool {
-	b64 := strings.Map(func(r rune) rune {
-		switch r {
-		case ' ', '\t', '\r', '\n':
-			return -1
-		}
-		return r
-	}, string(s))
-	b64 = strings.TrimPrefix(b64, "whsec_")
-	b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(b64, "="))
-	return err == nil && len(b) > 0
 }
 
 // sanitize keeps JSON syntax errors but drops any echo of document content.

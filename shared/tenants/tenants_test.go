@@ -10,6 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/provider/wechat"
+	"github.com/hookwall/hookwall/shared/provider/wecom"
 )
 
 const goodDoc = `{"tenants":{
@@ -29,9 +34,23 @@ func TestParseValidDocument(t *testing.T) {
 		t.Fatalf("names = %s", got)
 	}
 	acme, ok := ts.Tenant("acme")
-	if !ok || acme.LINE.ChannelSecret.Reveal() != "s3cr3t-line" || acme.WeCom.CorpID != "wx5823bf96d3bd56c7" ||
-		acme.WeChat.EncodingAESKey != "" || len(acme.Standard.Secrets) != 1 || acme.Forward.URL != "https://example.test/hook" {
+	if !ok {
+		t.Fatal("no tenant acme")
+	}
+	ln, _ := acme.Settings(line.Name)
+	wc, _ := acme.Settings(wecom.Name)
+	wx, _ := acme.Settings(wechat.Name)
+	sw, _ := acme.Settings(standard.Name)
+	if ln.(*line.Settings).ChannelSecret.Reveal() != "s3cr3t-line" || wc.(*wecom.Settings).CorpID != "wx5823bf96d3bd56c7" ||
+		wx.(*wechat.Settings).EncodingAESKey != "" || len(sw.(*standard.Settings).Secrets) != 1 || acme.Forward.URL != "https://example.test/hook" {
 		t.Fatalf("acme = %+v", acme)
+	}
+	if got := strings.Join(acme.Providers(), ","); got != "line,standard,wechat,wecom" {
+		t.Fatalf("acme's providers = %s", got)
+	}
+	beta, _ := ts.Tenant("beta")
+	if _, ok := beta.Settings(wecom.Name); ok || strings.Join(beta.Providers(), ",") != "line" {
+		t.Fatalf("beta's providers = %v", beta.Providers())
 	}
 	if _, ok := ts.Tenant("nobody"); ok {
 		t.Fatal("unknown tenant found")
@@ -67,8 +86,8 @@ func TestParseErrorsNameTheFieldAndHideSecrets(t *testing.T) {
 func TestSecretNeverPrints(t *testing.T) {
 	s := Secret("hunter2")
 	var buf bytes.Buffer
-	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "secret", s, "line", LINE{ChannelSecret: s})
-	out := buf.String() + fmt.Sprint(s) + fmt.Sprintf("%v %+v %#v %s", s, LINE{s}, LINE{s}, s)
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "secret", s, "line", line.Settings{ChannelSecret: s})
+	out := buf.String() + fmt.Sprint(s) + fmt.Sprintf("%v %+v %#v %s", s, line.Settings{ChannelSecret: s}, line.Settings{ChannelSecret: s}, s)
 	if strings.Contains(out, "hunter2") {
 		t.Fatalf("secret printed: %s", out)
 	}

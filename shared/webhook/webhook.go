@@ -8,16 +8,6 @@ import (
 	"time"
 )
 
-// Provider names. They are the {provider} segment of the route
-// /webhooks/{provider}/{tenant} and the value stored in the record's
-// `provider` attribute.
-const (
-	LINE     = "line"
-	WeCom    = "wecom"
-	WeChat   = "wechat"
-	Standard = "standard"
-)
-
 // Request is one HTTP delivery exactly as it arrived: the method, the route's
 // path parameters, the decoded query, the headers and the exact body bytes.
 // Providers verify signatures over these bytes and never re-serialise them.

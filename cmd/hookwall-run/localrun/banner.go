@@ -3,11 +3,12 @@ package localrun
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/providers"
 )
 
 // banner is what the runner prints once it is ready.
@@ -16,6 +17,9 @@ type banner struct {
 	localForward, demo                          bool
 	table, queue, dlq, ddb, sqs                 string
 	started, functions                          []string
+	// configured are the providers the tenant configures in the tenants
+	// document (nil: unknown, as when the document does not load).
+	configured []string
 }
 
 // Command is a printed command to send a demo event.
@@ -24,8 +28,8 @@ type Command struct {
 }
 
 // sendCommands returns the ready-to-paste commands that send one signed demo
-// event per provider: the same command twice sends the same event, so the
-// second is a duplicate.
+// event per provider of the registry: the same command twice sends the same
+// event, so the second is a duplicate.
 func sendCommands(sys System, cfg Config, b banner) []Command {
 	exe := sys.Executable
 	// Flags only where a fresh shell's defaults differ (another port or run
@@ -37,11 +41,9 @@ func sendCommands(sys System, cfg Config, b banner) []Command {
 	}
 	at := strconv.FormatInt(time.Now().Unix(), 10)
 	var cmds []Command
-	for _, p := range []struct{ label, provider string }{
-		{"LINE", webhook.LINE}, {"WeCom", webhook.WeCom}, {"Standard Webhooks", webhook.Standard}, {"WeChat", webhook.WeChat},
-	} {
-		cmds = append(cmds, Command{Label: p.label, Provider: p.provider,
-			Line: shellWord(exe) + " send " + p.provider + " -id " + NewDemoID(p.provider) + " -at " + at + extra})
+	for _, p := range providers.All() {
+		cmds = append(cmds, Command{Label: p.Label, Provider: p.Name,
+			Line: shellWord(exe) + " send " + p.Name + " -id " + shellWord(NewDemoID(p.Name)) + " -at " + at + extra})
 	}
 	return cmds
 }
@@ -50,7 +52,7 @@ func printBanner(sys System, cfg Config, b banner) {
 	w := sys.Stderr
 	rel := func(p string) string { return shortPath(sys.WorkDir, p) }
 	fmt.Fprintf(w, "\nHookwall is running locally (one process: %s).\n\n", strings.Join(b.functions, ", "))
-	fmt.Fprintf(w, "  receiver   %s/webhooks/{line,wecom,wechat,standard}/%s\n", b.base, DefaultTenant)
+	fmt.Fprintf(w, "  receiver   %s/webhooks/{%s}/%s\n", b.base, strings.Join(providers.Names(), ","), DefaultTenant)
 	fmt.Fprintf(w, "  page       %s%s   (recent events, history, steps, replay)\n", b.base, PagePath)
 	switch {
 	case b.localForward && b.demo:
@@ -69,8 +71,8 @@ func printBanner(sys System, cfg Config, b banner) {
 	fmt.Fprintf(w, "  table      %s on %s; queues %s and %s on %s\n", b.table, b.ddb, b.queue, b.dlq, b.sqs)
 	fmt.Fprintf(w, "\nSend a real signed event (paste into another terminal; the same command again is a duplicate: answered, not processed again):\n\n")
 	for _, c := range sendCommands(sys, cfg, b) {
-		if c.Provider == webhook.WeChat && !b.demo {
-			continue
+		if !b.demo && b.configured != nil && !slices.Contains(b.configured, c.Provider) {
+			continue // the tenant has no such section: the command would be refused.
 		}
 		fmt.Fprintf(w, "  %-18s %s\n", c.Label, c.Line)
 	}

@@ -1,18 +1,18 @@
 package localrun
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookwall/hookwall/cmd/internal/repo"
 )
 
 // Module is the module path the runner looks for to find the repository root.
-const Module = "github.com/hookwall/hookwall"
+const Module = repo.Module
 
 // Defaults of the runner's settings.
 const (
@@ -157,35 +157,11 @@ func or(v, def string) string {
 }
 
 // FindRoot returns the nearest directory at or above dir whose go.mod
-// declares this module.
+// declares this module ([repo.FindRoot]).
 func FindRoot(dir string) (string, error) {
-	d, err := filepath.Abs(dir)
+	root, err := repo.FindRoot(dir)
 	if err != nil {
-		return "", fmt.Errorf("localrun: %w", err)
+		return "", fmt.Errorf("localrun: %w: run it from the repository (or set HOOKWALL_ROOT)", err)
 	}
-	for {
-		if isModuleRoot(filepath.Join(d, "go.mod")) {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", fmt.Errorf("localrun: no go.mod of %s at or above %s: run it from the repository (or set HOOKWALL_ROOT)", Module, dir)
-		}
-		d = parent
-	}
-}
-
-func isModuleRoot(gomod string) bool {
-	f, err := os.Open(gomod)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "module ") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "module ")) == Module
-		}
-	}
-	return false
+	return root, nil
 }

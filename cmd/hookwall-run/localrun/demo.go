@@ -5,33 +5,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/hookwall/hookwall/shared/providers"
 )
 
-// Demo secrets: made up, the same as infra/local/tenants.json, so the
-// samples of `make events` verify against the runner too. Never use them
+// DemoForwardSecret signs what the demo tenant forwards (Standard
+// Webhooks): made up, the same as infra/local/tenants.json's. Never use it
 // anywhere real.
-const (
-	DemoLINEChannelSecret = "5e1f0c1d6a2b4e9f8a7b6c5d4e3f2a10"
-	DemoWXToken           = "HookwallLocalToken"
-	DemoWeComAESKey       = "HookwallLocalDemoKeyNotASecret0123456789abc"
-	DemoWeComCorpID       = "ww0000000000000001"
-	DemoWeChatAppID       = "wx0000000000000001"
-	DemoWeChatAESKey      = "HookwallLocalWeChatKeyNotASecret0123456789a"
-	DemoStandardSecret    = "whsec_gaTG2ftU1oeRGcKSkQLETLLJ3aPA+Hbw"
-	DemoForwardSecret     = DemoStandardSecret
-)
+const DemoForwardSecret = "whsec_gaTG2ftU1oeRGcKSkQLETLLJ3aPA+Hbw"
 
-// DemoTenants returns the demo tenants document: tenant "demo" with LINE,
-// WeCom, WeChat (safe mode) and Standard Webhooks, forwarding every event to
-// forwardURL signed with DemoForwardSecret.
+// DemoTenants returns the demo tenants document: tenant "demo" with every
+// provider of the registry, each with its made-up demo settings (the same
+// as infra/local/tenants.json's, so the samples of `make events` verify
+// against the runner too), forwarding every event to forwardURL signed
+// with DemoForwardSecret.
 func DemoTenants(forwardURL string) ([]byte, error) {
-	doc := map[string]any{"tenants": map[string]any{DefaultTenant: map[string]any{
-		"line":     map[string]any{"channelSecret": DemoLINEChannelSecret},
-		"wecom":    map[string]any{"token": DemoWXToken, "encodingAESKey": DemoWeComAESKey, "corpId": DemoWeComCorpID},
-		"wechat":   map[string]any{"token": DemoWXToken, "appId": DemoWeChatAppID, "encodingAESKey": DemoWeChatAESKey},
-		"standard": map[string]any{"secrets": []string{DemoStandardSecret}},
-		"forward":  map[string]any{"url": forwardURL, "secret": DemoForwardSecret},
-	}}}
+	demo := map[string]any{"forward": map[string]any{"url": forwardURL, "secret": DemoForwardSecret}}
+	for _, p := range providers.All() {
+		demo[p.Name] = p.Demo.Settings
+	}
+	doc := map[string]any{"tenants": map[string]any{DefaultTenant: demo}}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("localrun: demo tenants: %w", err)

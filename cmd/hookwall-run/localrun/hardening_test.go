@@ -382,18 +382,18 @@ func TestLogTapSweepsAndDurations(t *testing.T) {
 	}
 }
 
-// Issue 16 polish: "send slack" and "send" alone are usage errors (exit 2
+// Issue 16 polish: "send myspace" and "send" alone are usage errors (exit 2
 // in main) with the providers listed; -h is the full help, an exit 0.
 func TestSendUsage(t *testing.T) {
 	env := func(k string) string { return map[string]string{"HOOKWALL_ROOT": t.TempDir()}[k] }
-	for _, args := range [][]string{{"slack"}, {}, {"-id", "x"}, {"line", "-nope"}, {"line", "extra"}} {
+	for _, args := range [][]string{{"myspace"}, {}, {"-id", "x"}, {"line", "-nope"}, {"line", "extra"}} {
 		var out, errOut bytes.Buffer
 		err := SendCommand(context.Background(), args, env, t.TempDir(), "", &out, &errOut)
 		var ue *UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("send %v: %v, want a usage error", args, err)
 		}
-		if !strings.Contains(errOut.String(), "Providers: line, wecom, wechat, standard") || !strings.Contains(errOut.String(), "-tenants") {
+		if !strings.Contains(errOut.String(), "Providers: "+strings.Join(SendProviders(), ", ")) || !strings.Contains(errOut.String(), "-tenants") {
 			t.Errorf("send %v: the usage text is missing:\n%s", args, errOut.String())
 		}
 	}

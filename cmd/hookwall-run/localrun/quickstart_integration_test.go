@@ -208,7 +208,7 @@ func TestQuickStart(t *testing.T) {
 	}
 }
 
-// "hookwall-run send slack" is a usage error (exit 2, the providers
+// "hookwall-run send myspace" is a usage error (exit 2, the providers
 // listed); -h is the help (exit 0, on stdout).
 func TestSendExitCodes(t *testing.T) {
 	bin, err := runnerBin()
@@ -230,8 +230,8 @@ func TestSendExitCodes(t *testing.T) {
 		}
 		return code, stdout.String(), stderr.String()
 	}
-	for _, args := range [][]string{{"send", "slack"}, {"send"}, {"nonsense"}} {
-		if code, _, stderr := run(args...); code != 2 || !strings.Contains(stderr, "line, wecom, wechat, standard") {
+	for _, args := range [][]string{{"send", "myspace"}, {"send"}, {"nonsense"}} {
+		if code, _, stderr := run(args...); code != 2 || !strings.Contains(stderr, strings.Join(SendProviders(), ", ")) {
 			t.Errorf("%v: exit %d, stderr:\n%s", args, code, stderr)
 		}
 	}

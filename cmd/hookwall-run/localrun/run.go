@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if rerr != nil {
 		return fmt.Errorf("localrun: receiver configuration: %w", rerr)
 	}
-	ps, pwarn, perr := settings.LoadProcessor(getenv, procwiring.Defaults())
+	ps, pwarn, perr := settings.LoadProcessor(getenv)
 	if perr != nil {
 		return fmt.Errorf("localrun: processor configuration: %w", perr)
 	}
@@ -277,8 +277,12 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		"TABLE_NAME": rs.TableName, "QUEUE_URL": ps.QueueURL, "DLQ_URL": ps.DLQURL, "AWS_REGION": awsCfg.Region,
 		"HOOKWALL_TENANTS_FILE": tenantsFile,
 	}}
+	var configured []string
 	if doc, err := tenants.LoadFile(tenantsFile); err == nil {
 		d.Tenants = doc.Names()
+		if t, ok := doc.Tenant(DefaultTenant); ok {
+			configured = t.Providers()
+		}
 	}
 	ddbURL, sqsURL := getenv("AWS_ENDPOINT_URL_DYNAMODB"), getenv("AWS_ENDPOINT_URL_SQS")
 	d.Env["AWS_ENDPOINT_URL_DYNAMODB"], d.Env["AWS_ENDPOINT_URL_SQS"] = ddbURL, sqsURL
@@ -295,7 +299,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		base: baseURL, forward: forwardURL, localForward: fwdLn != nil, tenants: tenantsFile, demo: cfg.TenantsFile == "",
 		outcomes: outcomes, forwarded: forwarded, table: rs.TableName, queue: queueName(ps.QueueURL), dlq: queueName(ps.DLQURL),
 		ddb: getenv("AWS_ENDPOINT_URL_DYNAMODB"), sqs: getenv("AWS_ENDPOINT_URL_SQS"), started: svc.started,
-		functions: functionNames(pollers, schedules),
+		functions: functionNames(pollers, schedules), configured: configured,
 	})
 	if !human { // on a terminal the banner says it
 		log.Info("hookwall-run: ready", slog.String("url", baseURL), slog.String("page", baseURL+PagePath),

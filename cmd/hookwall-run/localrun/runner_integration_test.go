@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookwall/hookwall/cmd/internal/localstack"
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -533,8 +534,9 @@ func TestMakeRunStopsTheServicesItStarted(t *testing.T) {
 		t.Errorf("the banner does not say the services stop with it:\n%s", r.stderr.String())
 	}
 	pids := map[string]int{}
-	for _, n := range []string{"ddb", "sqs"} {
-		if pids[n] = livePID(filepath.Join(stackDir, n+".pid")); pids[n] == 0 {
+	for _, svc := range localstack.Services() {
+		n := svc.Name
+		if pids[n] = localstack.LivePID(svc.PIDFile(stackDir)); pids[n] == 0 {
 			t.Fatalf("%s: not running from %s", n, stackDir)
 		}
 	}

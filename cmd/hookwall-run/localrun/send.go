@@ -3,7 +3,6 @@ package localrun
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,59 +15,43 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/signer"
 	"github.com/hookwall/hookwall/shared/tenants"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// SendProviders are the providers [Send] has a demo event for.
-var SendProviders = []string{webhook.LINE, webhook.WeCom, webhook.WeChat, webhook.Standard}
+// SendProviders returns the providers [Send] has a demo event for: every
+// provider of the registry.
+func SendProviders() []string { return providers.Names() }
 
-// NewDemoID returns a fresh event id of provider's kind: LINE a
-// webhookEventId, WeCom and WeChat a numeric MsgId, Standard Webhooks a
-// webhook-id.
+// NewDemoID returns a fresh event id of provider's kind (its demo's ID
+// with a random tag): a LINE webhookEventId, a WeCom or WeChat numeric
+// MsgId, a Standard Webhooks webhook-id, and so on. It returns "" for an
+// unknown provider.
 func NewDemoID(provider string) string {
-	switch provider {
-	case webhook.WeCom, webhook.WeChat:
-		n, _ := rand.Int(rand.Reader, big.NewInt(9e18))
-		return strconv.FormatInt(n.Int64()+1e17, 10)
-	case webhook.Standard:
-		return "msg_" + rand.Text()
-	default:
-		return rand.Text()
+	p, ok := providers.Lookup(provider)
+	if !ok {
+		return ""
 	}
+	n, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	return p.Demo.ID(strings.ToLower(rand.Text()[:8]), n.Uint64())
 }
 
-// DemoBody returns the body of a demo event for provider: a LINE text
-// message, a WeCom text message, a WeChat text message or a Standard
-// Webhooks order.paid, with event id id at time at. The same id and time
-// give the same body, so sending it again is a duplicate.
+// DemoBody returns the body of provider's demo event with event id id at
+// time at (its demo's Body: a LINE text message, a WeCom text message, a
+// Standard Webhooks order.paid, ...). The same id and time give the same
+// body, so sending it again is a duplicate.
 func DemoBody(provider, id string, at time.Time) ([]byte, error) {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	switch provider {
-	case webhook.LINE:
-		return []byte(`{"destination":"U00000000000000000000000000000001","events":[{"type":"message",` +
-			`"message":{"type":"text","id":"534897012345678901","quoteToken":"q1","text":"Hello from make run"},` +
-			`"webhookEventId":` + q(id) + `,"deliveryContext":{"isRedelivery":false},"timestamp":` + strconv.FormatInt(at.UnixMilli(), 10) + `,` +
-			`"source":{"type":"user","userId":"U4af4980629aaaaaaaaaaaaaaaaaaaaaaa"},"replyToken":"b60d432864f44d079f6d8efe86cf404b","mode":"active"}]}`), nil
-	case webhook.WeCom:
-		return []byte(`<xml><ToUserName><![CDATA[` + DemoWeComCorpID + `]]></ToUserName><FromUserName><![CDATA[ZhangSan]]></FromUserName>` +
-			`<CreateTime>` + strconv.FormatInt(at.Unix(), 10) + `</CreateTime><MsgType><![CDATA[text]]></MsgType>` +
-			`<Content><![CDATA[Hello from make run]]></Content><MsgId>` + id + `</MsgId><AgentID>1000002</AgentID></xml>`), nil
-	case webhook.WeChat:
-		return []byte(`<xml><ToUserName><![CDATA[gh_0000000000001]]></ToUserName><FromUserName><![CDATA[oKzKivH6hwSntH4tXK9ieGIoh47G]]></FromUserName>` +
-			`<CreateTime>` + strconv.FormatInt(at.Unix(), 10) + `</CreateTime><MsgType><![CDATA[text]]></MsgType>` +
-			`<Content><![CDATA[Hello from make run]]></Content><MsgId>` + id + `</MsgId></xml>`), nil
-	case webhook.Standard:
-		return []byte(`{"type":"order.paid","timestamp":` + q(at.UTC().Format(time.RFC3339)) +
-			`,"data":{"orderId":` + q(id) + `,"amount":4200}}`), nil
+	p, ok := providers.Lookup(provider)
+	if !ok {
+		return nil, fmt.Errorf("localrun: no demo event for provider %q (want one of %s)", provider, strings.Join(SendProviders(), ", "))
 	}
-	return nil, fmt.Errorf("localrun: no demo event for provider %q (want one of %s)", provider, strings.Join(SendProviders, ", "))
+	return p.Demo.Body([]string{id}, at, false), nil
 }
 
 // SendOptions say which demo event [Send] sends where.
 type SendOptions struct {
-	// Provider is line, wecom, wechat or standard.
+	// Provider is the provider's route name (one of [SendProviders]).
 	Provider string
 	// ID is the event id (empty: a new one, so a new event).
 	ID string
@@ -103,11 +86,9 @@ func Send(ctx context.Context, o SendOptions, out io.Writer) error {
 	if !ok {
 		return fmt.Errorf("localrun: send: no tenant %q in %s", o.Tenant, o.TenantsFile)
 	}
-	opts := signer.Options{}
-	if o.Provider == webhook.Standard {
-		opts.MessageID = o.ID
-	}
-	sreq, err := signer.Sign(t, o.Provider, body, opts)
+	// The id is the event's, whether in the body or, for Standard
+	// Webhooks, the webhook-id header.
+	sreq, err := signer.Sign(t, o.Provider, body, signer.Options{MessageID: o.ID})
 	if err != nil {
 		return fmt.Errorf("localrun: send: %w", err)
 	}
@@ -148,7 +129,7 @@ func sendUsage(w io.Writer, fs *flag.FlagSet) {
 		"receiver of `make run` (found through its %s; -url to name another).\n"+
 		"Without -id, each send is a new event; it prints the command that sends the same event again\n"+
 		"(the same -id and -at): a duplicate, answered but not processed again.\n\n"+
-		"Providers: %s\n\nFlags:\n", DiscoveryFile, strings.Join(SendProviders, ", "))
+		"Providers: %s\n\nFlags:\n", DiscoveryFile, strings.Join(SendProviders(), ", "))
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
@@ -165,7 +146,7 @@ func SendCommand(ctx context.Context, args []string, getenv func(string) string,
 	fs.SetOutput(io.Discard)
 	var o SendOptions
 	var at int64
-	fs.StringVar(&o.ID, "id", "", "event id (LINE webhookEventId, WeCom/WeChat MsgId, Standard webhook-id); empty: a new event")
+	fs.StringVar(&o.ID, "id", "", "event id in the platform's format (LINE webhookEventId, WeCom/WeChat MsgId, Standard webhook-id, ...); empty: a new event")
 	fs.Int64Var(&at, "at", 0, "the event's time, unix seconds; 0: now")
 	fs.StringVar(&o.URL, "url", "", "the receiver's base URL (default: the running runner's, from its "+DiscoveryFile+"; else http://127.0.0.1:$PORT)")
 	fs.StringVar(&o.TenantsFile, "tenants", "", "tenants document (default: the running runner's; else $HOOKWALL_TENANTS_FILE, else .local/run/tenants.json)")
@@ -184,11 +165,11 @@ func SendCommand(ctx context.Context, args []string, getenv func(string) string,
 		}
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usage("name a provider first (one of %s)", strings.Join(SendProviders, ", "))
+		return usage("name a provider first (one of %s)", strings.Join(SendProviders(), ", "))
 	}
 	o.Provider = args[0]
-	if !slices.Contains(SendProviders, o.Provider) {
-		return usage("no demo event for provider %q: want one of %s", o.Provider, strings.Join(SendProviders, ", "))
+	if !slices.Contains(SendProviders(), o.Provider) {
+		return usage("no demo event for provider %q: want one of %s", o.Provider, strings.Join(SendProviders(), ", "))
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -9,9 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hookwall/hookwall/cmd/internal/localstack"
 )
 
 // services are the local DynamoDB Local and SQS server, as
@@ -23,18 +24,13 @@ type services struct {
 	started []string          // "ddb", "sqs": the ones this run started
 }
 
-// serviceNames are the services of scripts/lib.sh with their PID file
-// names and what they are.
-var serviceNames = []struct{ name, desc string }{{"ddb", "DynamoDB Local"}, {"sqs", "SQS server"}}
-
 // scriptEnv is the environment of the stack scripts: the runner's own, with
 // the names and ports of its configuration and its env file.
 func (s *services) scriptEnv() []string {
-	env := append(os.Environ(),
-		"TABLE_NAME="+s.cfg.TableName, "QUEUE_NAME="+s.cfg.QueueName, "DLQ_NAME="+s.cfg.DLQName,
-		"DDB_PORT="+strconv.Itoa(s.cfg.DDBPort), "SQS_PORT="+strconv.Itoa(s.cfg.SQSPort),
-		"STACK_RUN_DIR="+s.cfg.StackRunDir, "STACK_ENV_FILE="+filepath.Join(s.cfg.RunDir, "env.sh"))
-	return env
+	return localstack.Env{DDBPort: s.cfg.DDBPort, SQSPort: s.cfg.SQSPort, RunDir: s.cfg.StackRunDir,
+		EnvFile: filepath.Join(s.cfg.RunDir, "env.sh"),
+		Extra:   []string{"TABLE_NAME=" + s.cfg.TableName, "QUEUE_NAME=" + s.cfg.QueueName, "DLQ_NAME=" + s.cfg.DLQName},
+	}.Environ(os.Environ())
 }
 
 // up runs scripts/services-up.sh (install if needed, start what is not
@@ -42,8 +38,8 @@ func (s *services) scriptEnv() []string {
 // those whose PID file names a live process now and did not before.
 func (s *services) up(ctx context.Context) error {
 	before := map[string]int{}
-	for _, n := range serviceNames {
-		before[n.name] = livePID(filepath.Join(s.cfg.StackRunDir, n.name+".pid"))
+	for _, svc := range localstack.Services() {
+		before[svc.Name] = localstack.LivePID(svc.PIDFile(s.cfg.StackRunDir))
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.Root, "scripts", "services-up.sh"))
 	cmd.Dir = s.cfg.Root
@@ -55,9 +51,9 @@ func (s *services) up(ctx context.Context) error {
 	// stops what it started itself when it fails. Don't kill it halfway.
 	cmd.Cancel = func() error { return nil }
 	err := cmd.Run()
-	for _, n := range serviceNames {
-		if pid := livePID(filepath.Join(s.cfg.StackRunDir, n.name+".pid")); pid != 0 && pid != before[n.name] {
-			s.started = append(s.started, n.name)
+	for _, svc := range localstack.Services() {
+		if pid := localstack.LivePID(svc.PIDFile(s.cfg.StackRunDir)); pid != 0 && pid != before[svc.Name] {
+			s.started = append(s.started, svc.Name)
 		}
 	}
 	if err != nil {
@@ -85,26 +81,6 @@ func (s *services) down() error {
 	}
 	s.started = nil
 	return nil
-}
-
-// livePID returns the PID in file if that process is alive (not a zombie), else 0.
-func livePID(file string) int {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-		return 0
-	}
-	return pid
 }
 
 // parseExports reads the "export K=V" lines services-up prints.

@@ -2,11 +2,11 @@ package samlocal
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // banner is what `make sam-local` prints once it is ready.
@@ -15,8 +15,11 @@ type banner struct {
 	table, queue, dlq, ddb, sqs, runDir                   string
 	localForward, demo                                    bool
 	pollers                                               []*localrun.Poller
-	sweepEvery                                            time.Duration
-	started                                               []string
+	// configured are the providers the demo tenant has in the tenants
+	// document (nil: unknown).
+	configured []string
+	sweepEvery time.Duration
+	started    []string
 }
 
 func printBanner(sys System, b banner) {
@@ -28,7 +31,7 @@ func printBanner(sys System, b banner) {
 	}
 	sources = append(sources, "sweeper every "+b.sweepEvery.String())
 	fmt.Fprintf(w, "\nHookwall is running in Lambda containers (sam local, %s, image %s).\n\n", b.arch, b.image)
-	fmt.Fprintf(w, "  receiver   %s/webhooks/{%s}/%s   (sam local start-api → ReceiverFunction)\n", b.api, strings.Join(localrun.SendProviders, ","), localrun.DefaultTenant)
+	fmt.Fprintf(w, "  receiver   %s/webhooks/{%s}/%s   (sam local start-api → ReceiverFunction)\n", b.api, strings.Join(localrun.SendProviders(), ","), localrun.DefaultTenant)
 	fmt.Fprintf(w, "  events API %s/events/{provider}/{tenant}/{id}   (IAM on AWS; sam local does not check it)\n", b.api)
 	fmt.Fprintf(w, "  functions  %s   (sam local start-lambda: ProcessorFunction, CompensatorFunction)\n", b.lambda)
 	fmt.Fprintf(w, "  sources    %s\n", strings.Join(sources, "; "))
@@ -47,8 +50,8 @@ func printBanner(sys System, b banner) {
 	fmt.Fprintf(w, "  logs       this terminal (api | and lambda | lines: the functions' own logs), %s/{%s,%s}\n", rel(b.runDir), APILog, LambdaLog)
 	fmt.Fprintf(w, "\nSend a real signed event (paste into another terminal; the same command again is a duplicate: answered, not processed again):\n\n")
 	for _, c := range localrun.SendCommandLines(sys.RunnerBin, sys.WorkDir, b.api, b.tenants) {
-		if c.Provider == webhook.WeChat && !b.demo {
-			continue
+		if !b.demo && b.configured != nil && !slices.Contains(b.configured, c.Provider) {
+			continue // the tenant has no such section: the command would be refused
 		}
 		fmt.Fprintf(w, "  %-18s %s\n", c.Label, c.Line)
 	}

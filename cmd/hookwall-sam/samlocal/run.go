@@ -420,8 +420,12 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		"AWS_ENDPOINT_URL_SQS": st.Env["AWS_ENDPOINT_URL_SQS"],
 		"AWS_ACCESS_KEY_ID":    st.Env["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY": st.Env["AWS_SECRET_ACCESS_KEY"],
 	}}
+	var configured []string
 	if d, err := tenants.LoadFile(tenantsFile); err == nil {
 		info.Tenants = d.Names()
+		if t, ok := d.Tenant(localrun.DefaultTenant); ok {
+			configured = t.Providers()
+		}
 	}
 	discovery, err := runfile.Write(cfg.Run.RunDir, info)
 	if err != nil {
@@ -435,7 +439,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		tenants: tenantsFile, demo: cfg.Run.TenantsFile == "", image: st.SAM.Image, arch: cfg.Arch,
 		table: cfg.Run.TableName, queue: cfg.Run.QueueName, dlq: cfg.Run.DLQName,
 		ddb: st.Env["AWS_ENDPOINT_URL_DYNAMODB"], sqs: st.Env["AWS_ENDPOINT_URL_SQS"],
-		pollers: pollers, sweepEvery: sweepEvery, started: st.Started(), runDir: cfg.Run.RunDir,
+		pollers: pollers, sweepEvery: sweepEvery, started: st.Started(), runDir: cfg.Run.RunDir, configured: configured,
 	})
 	if !human {
 		log.Info("hookwall-sam: ready", slog.String("api", apiBase), slog.String("lambda", lambdaBase),

@@ -41,8 +41,8 @@ import (
 )
 
 // business stands for the forward target: it answers 400 (permanent) to
-// the events whose key contains refuse, 200 to the others, and counts the
-// deliveries of each key.
+// the events whose key contains the id given to refuseKey, 200 to the
+// others, and counts the deliveries of each key.
 type business struct {
 	refuse string
 	mu     sync.Mutex
@@ -56,12 +56,20 @@ func (b *business) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewDecoder(r.Body).Decode(&env)
 	b.mu.Lock()
 	b.got[env.Key]++
+	refuse := b.refuse != "" && strings.Contains(env.Key, b.refuse)
 	b.mu.Unlock()
-	if b.refuse != "" && strings.Contains(env.Key, b.refuse) {
+	if refuse {
 		http.Error(w, "refused by the test", http.StatusBadRequest)
 		return
 	}
 	io.WriteString(w, `{"ok":true}`)
+}
+
+// refuseKey makes the business refuse the events whose key contains id.
+func (b *business) refuseKey(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refuse = id
 }
 
 // keyFor returns the key of the first delivery whose key is of provider's
@@ -133,7 +141,7 @@ func TestSAMLocal(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	biz := &business{refuse: "FAILTEST", got: map[string]int{}}
+	biz := &business{got: map[string]int{}}
 	fwd := httptest.NewServer(biz)
 	defer fwd.Close()
 
@@ -248,7 +256,7 @@ func TestSAMLocal(t *testing.T) {
 	keys := map[string]string{}
 	at := time.Now().Truncate(time.Second)
 	ids := map[string]string{}
-	for _, p := range signer.Providers {
+	for _, p := range signer.Providers() {
 		ids[p] = localrun.NewDemoID(p)
 		took := send(p, ids[p], at)
 		receiverTimes = append(receiverTimes, took)
@@ -259,7 +267,7 @@ func TestSAMLocal(t *testing.T) {
 	}
 
 	// A duplicate: answered with success, not processed again.
-	dup := signer.Providers[0]
+	dup := signer.Providers()[0]
 	took := send(dup, ids[dup], at)
 	receiverTimes = append(receiverTimes, took)
 	time.Sleep(8 * time.Second) // several batching windows: a wrongly enqueued duplicate would be delivered by now
@@ -274,9 +282,11 @@ func TestSAMLocal(t *testing.T) {
 
 	// A permanently failing event: FAILED by the processor, dead-lettered,
 	// compensated by the compensator's container (DEAD: nothing to undo).
-	failID := "FAILTEST" + localrun.NewDemoID(webhook.LINE)[:18]
-	send(webhook.LINE, failID, time.Now())
-	failKey := waitDelivery(webhook.LINE, failID, 3*time.Minute)
+	failProvider := signer.Providers()[0]
+	failID := localrun.NewDemoID(failProvider)
+	biz.refuseKey(failID)
+	send(failProvider, failID, time.Now())
+	failKey := waitDelivery(failProvider, failID, 3*time.Minute)
 	v = view(failKey, webhook.StatusDead, 3*time.Minute)
 	hist := path(v)
 	if !strings.Contains(hist, "FAILED/processor") || !strings.Contains(hist, "DEAD/compensator") {

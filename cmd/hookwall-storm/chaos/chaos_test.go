@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookwall/hookwall/cmd/internal/localstack"
 )
 
 // startStack starts a private stack on free ports and stops it in t.Cleanup
@@ -52,7 +54,7 @@ func startStack(t *testing.T) *Stack {
 			t.Errorf("Stop: %v", err)
 		}
 		for _, pid := range []int{s.DynamoPID, s.SQSPID} {
-			if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil && (cmdlineHas(pid, ddbMarker) || cmdlineHas(pid, sqsMarker)) {
+			if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil && (cmdlineHas(pid, localstack.DynamoDB.Marker) || cmdlineHas(pid, localstack.SQS.Marker)) {
 				t.Errorf("pid %d still running after Stop", pid)
 			}
 		}

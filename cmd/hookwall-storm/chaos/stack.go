@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hookwall/hookwall/cmd/internal/localstack"
+	"github.com/hookwall/hookwall/cmd/internal/repo"
 )
 
 // Stack is a private DynamoDB Local + SQS server pair started by
@@ -36,20 +38,13 @@ type Stack struct {
 	scriptEnv []string // environment both scripts run with
 }
 
-// Process markers as scripts/lib.sh's pid_marker: a PID is only signalled
-// while its command line still contains the marker (guards PID reuse).
-const (
-	ddbMarker = "DdbLocal127"
-	sqsMarker = "sqs-server.js"
-)
-
 // Ports of the shared stack that a private stack must never take.
 var sharedPorts = map[int]bool{8000: true, 9324: true}
 
 // StartStack starts a private stack with run dir dir (created if missing;
 // made absolute) and waits until both servers answer and the table and
 // queues exist. It finds the repo root by walking up from the working
-// directory to the go.mod next to scripts/services-up.sh. ctx bounds the
+// directory to the go.mod of this module ([repo.FindRoot]). ctx bounds the
 // start (DynamoDB Local may take tens of seconds on a loaded machine; the
 // script itself gives up after SERVICES_START_TIMEOUT, default 90 s). On any
 // error whatever was started is stopped again.
@@ -71,7 +66,7 @@ func StartStack(ctx context.Context, dir string, ddbPort, sqsPort int) (*Stack, 
 	if err != nil {
 		return nil, fmt.Errorf("chaos: start stack: working dir: %w", err)
 	}
-	root, err := findRepoRoot(wd)
+	root, err := repo.FindRoot(wd)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: start stack: %w", err)
 	}
@@ -80,12 +75,8 @@ func StartStack(ctx context.Context, dir string, ddbPort, sqsPort int) (*Stack, 
 		SQSURL:    fmt.Sprintf("http://127.0.0.1:%d", sqsPort),
 		Dir:       absDir,
 		root:      root,
-		scriptEnv: append(os.Environ(),
-			"DDB_PORT="+strconv.Itoa(ddbPort),
-			"SQS_PORT="+strconv.Itoa(sqsPort),
-			"STACK_RUN_DIR="+absDir,
-			"STACK_ENV_FILE="+filepath.Join(absDir, "env.sh"),
-		),
+		scriptEnv: localstack.Env{DDBPort: ddbPort, SQSPort: sqsPort, RunDir: absDir,
+			EnvFile: filepath.Join(absDir, "env.sh")}.Environ(os.Environ()),
 	}
 	if err := s.runScript(ctx, "services-up.sh"); err != nil {
 		return nil, s.failStart(err)
@@ -120,11 +111,11 @@ func (s *Stack) load() error {
 	}
 	// services-up.sh writes no PID file when something it did not start
 	// already answers on the port: that is not a private stack.
-	if s.DynamoPID, err = readPID(filepath.Join(s.Dir, "ddb.pid")); err != nil {
-		return fmt.Errorf("DynamoDB Local (is something else on %s?): %w", s.DynamoURL, err)
+	if s.DynamoPID, err = localstack.ReadPID(localstack.DynamoDB.PIDFile(s.Dir)); err != nil {
+		return fmt.Errorf("%s (is something else on %s?): %w", localstack.DynamoDB.Desc, s.DynamoURL, err)
 	}
-	if s.SQSPID, err = readPID(filepath.Join(s.Dir, "sqs.pid")); err != nil {
-		return fmt.Errorf("SQS server (is something else on %s?): %w", s.SQSURL, err)
+	if s.SQSPID, err = localstack.ReadPID(localstack.SQS.PIDFile(s.Dir)); err != nil {
+		return fmt.Errorf("%s (is something else on %s?): %w", localstack.SQS.Desc, s.SQSURL, err)
 	}
 	return nil
 }
@@ -134,10 +125,8 @@ func (s *Stack) load() error {
 // stack's env, which stops the processes its PID files name and waits for
 // them to exit. Calling Stop again is harmless.
 func (s *Stack) Stop() error {
-	for _, p := range []struct {
-		file, marker string
-	}{{"ddb.pid", ddbMarker}, {"sqs.pid", sqsMarker}} {
-		if pid, err := readPID(filepath.Join(s.Dir, p.file)); err == nil && cmdlineHas(pid, p.marker) {
+	for _, svc := range localstack.Services() {
+		if pid, err := localstack.ReadPID(svc.PIDFile(s.Dir)); err == nil && cmdlineHas(pid, svc.Marker) {
 			_ = syscall.Kill(pid, syscall.SIGCONT) // best effort; services-down reports real trouble
 		}
 	}

@@ -76,50 +76,9 @@ func TestCheckPorts(t *testing.T) {
 	}
 }
 
-func TestFindRepoRoot(t *testing.T) {
-	root := t.TempDir()
-	deep := filepath.Join(root, "a", "b")
-	for _, d := range []string{filepath.Join(root, "scripts"), deep} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// go.mod alone (as in a nested module) is not enough.
-	for _, f := range []string{filepath.Join(root, "a", "go.mod"), filepath.Join(root, "go.mod"),
-		filepath.Join(root, "scripts", "services-up.sh")} {
-		if err := os.WriteFile(f, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := findRepoRoot(deep)
-	if err != nil || got != root {
-		t.Errorf("findRepoRoot(%s) = %q, %v; want %q", deep, got, err, root)
-	}
-	if _, err := findRepoRoot(t.TempDir()); err == nil {
-		t.Error("findRepoRoot outside a repo: want error")
-	}
-	// This package lives in the real repo.
-	wd, _ := os.Getwd()
-	if _, err := findRepoRoot(wd); err != nil {
-		t.Errorf("findRepoRoot(%s): %v", wd, err)
-	}
-}
-
-func TestReadPIDAndTail(t *testing.T) {
+func TestTailFile(t *testing.T) {
 	dir := t.TempDir()
-	f := filepath.Join(dir, "x.pid")
-	for content, ok := range map[string]bool{"123\n": true, "abc": false, "-4": false, "": false} {
-		if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		pid, err := readPID(f)
-		if ok != (err == nil) || (ok && pid != 123) {
-			t.Errorf("readPID(%q) = %d, %v", content, pid, err)
-		}
-	}
-	if _, err := readPID(filepath.Join(dir, "missing.pid")); err == nil {
-		t.Error("readPID(missing): want error")
-	}
+	f := filepath.Join(dir, "x.log")
 	if err := os.WriteFile(f, []byte("1\n2\n3\n4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/provider/wecom"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -108,9 +111,9 @@ func TestRescuers(t *testing.T) {
 func synthetic() Facts {
 	t0 := time.Unix(1000, 0)
 	items := []Item{
-		{Index: 0, Provider: webhook.Standard, Keys: []string{"a"}, Copies: 1},
-		{Index: 1, Provider: webhook.WeCom, Keys: []string{"b"}, Copies: 2},
-		{Index: 2, Provider: webhook.LINE, Keys: []string{"c1", "c2"}, Copies: 1},
+		{Index: 0, Provider: standard.Name, Keys: []string{"a"}, Copies: 1},
+		{Index: 1, Provider: wecom.Name, Keys: []string{"b"}, Copies: 2},
+		{Index: 2, Provider: line.Name, Keys: []string{"c1", "c2"}, Copies: 1},
 	}
 	ok := func(k string) *RecordFacts { return &RecordFacts{Status: webhook.StatusSucceeded} }
 	return Facts{

@@ -12,7 +12,6 @@ import (
 
 	"github.com/hookwall/hookwall/shared/signer"
 	"github.com/hookwall/hookwall/shared/tenants"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Attempt kinds: the platform's first delivery, its own retries, and the
@@ -99,7 +98,7 @@ func (g *generator) deliver(ctx context.Context, i int) {
 		case n > 0:
 			kind = KindRetry
 		}
-		a := g.post(ctx, it, pol, n > 0 && pol.Redelivery)
+		a := g.post(ctx, it, pol, n)
 		a.Kind, a.Copy = kind, d.Copy
 		d.Attempts++
 		g.mu.Lock()
@@ -127,14 +126,16 @@ func (g *generator) deliver(ctx context.Context, i int) {
 	g.mu.Unlock()
 }
 
-// post signs the item now (as the platform would, each attempt) and sends it.
-func (g *generator) post(ctx context.Context, it *Item, pol Policy, redelivery bool) Attempt {
+// post signs the item now (as the platform would, each attempt) and sends
+// it: attempt n, 0 for the first, marked as a retry where the platform
+// marks one.
+func (g *generator) post(ctx context.Context, it *Item, pol Policy, n int) Attempt {
 	a := Attempt{Item: it.Index, At: time.Now()}
-	opts := signer.Options{}
-	if it.Provider == webhook.Standard {
-		opts.MessageID = it.IDs[0]
+	opts := signer.Options{MessageID: it.IDs[0]} // the delivery id, where the platform sends one outside the body
+	if pol.Redelivery {
+		opts.Retry = n
 	}
-	sreq, err := signer.Sign(g.tenant, it.Provider, it.Body(redelivery), opts)
+	sreq, err := signer.Sign(g.tenant, it.Provider, it.Body(n > 0 && pol.Redelivery), opts)
 	if err != nil {
 		return a
 	}

@@ -6,7 +6,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/provider/wechat"
+	"github.com/hookwall/hookwall/shared/provider/wecom"
 )
 
 // Options configure one storm. [Defaults] fills what is unset.
@@ -74,12 +77,17 @@ type Options struct {
 	Keep bool
 }
 
+// DefaultProviders returns the providers of a default storm: the mix the
+// figures of docs/PERFORMANCE.md were measured on. -providers takes any
+// provider of the registry.
+func DefaultProviders() []string { return []string{line.Name, wecom.Name, wechat.Name, standard.Name} }
+
 // Defaults returns the default options: 1,000 items, 16 at once, 30% twice,
 // 10% three times, all four providers.
 func Defaults() Options {
 	return Options{
 		Label: "storm", N: 1000, C: 16, Dup2: 0.3, Dup3: 0.1, Concurrent: 0.5, Multi: 0.3, Seed: 42,
-		Providers: []string{webhook.LINE, webhook.WeCom, webhook.WeChat, webhook.Standard},
+		Providers: DefaultProviders(),
 		Target:    TargetConfig{Dedupe: true},
 		Deadline:  5 * time.Minute, Settle: 5 * time.Minute,
 		Steps: -1, BatchSize: 10, Pollers: 4, Visibility: 30, MaxReceive: 10, SweepEvery: 10 * time.Second,

@@ -3,14 +3,15 @@ package storm
 import (
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/providers"
 )
 
 // Policy is how a platform retries a delivery that was not answered 2xx:
 // the waits before each retry, and how long it waits for an answer. The
 // waits are the platforms' schedules compressed so a storm converges in
-// minutes (LINE's redelivery, WeCom's and WeChat's three retries within
-// 5 s, Standard Webhooks' exponential backoff).
+// minutes (the Retry of each provider's demo in the registry: LINE's redelivery,
+// WeCom's and WeChat's three retries within 5 s, Standard Webhooks'
+// exponential backoff, ...).
 type Policy struct {
 	// Name names the policy in the report.
 	Name string
@@ -18,33 +19,22 @@ type Policy struct {
 	Retries []time.Duration
 	// Timeout is how long the platform waits for an answer.
 	Timeout time.Duration
-	// Redelivery says a retry is marked as such in the body (LINE's
-	// deliveryContext.isRedelivery).
+	// Redelivery says a retry is marked as such (in the body, as LINE's
+	// deliveryContext.isRedelivery, or in headers, as Slack's
+	// X-Slack-Retry-Num).
 	Redelivery bool
 }
 
-// PolicyFor returns the provider's retry policy.
-func PolicyFor(provider string) Policy {
-	switch provider {
-	case webhook.LINE:
-		// LINE: redelivery (isRedelivery true) with growing gaps; it waits
-		// 2 s for an answer.
-		return Policy{Name: "line redelivery", Retries: durations(1, 2, 4, 8), Timeout: 2 * time.Second, Redelivery: true}
-	case webhook.WeCom, webhook.WeChat:
-		// WeCom and WeChat: 3 retries within 5 s; they wait 5 s.
-		return Policy{Name: provider + " 3 retries in 5s", Retries: durations(1, 1.5, 2), Timeout: 5 * time.Second}
-	default:
-		// Standard Webhooks: exponential backoff (compressed).
-		return Policy{Name: "standard exponential", Retries: durations(0.5, 1, 2, 4, 8, 16), Timeout: 15 * time.Second}
+// PolicyFor returns the provider's retry policy, from the provider
+// registry: its demo's retry schedule and its answer deadline. An unknown
+// provider gets a policy without retries.
+func PolicyFor(name string) Policy {
+	p, ok := providers.Lookup(name)
+	if !ok {
+		return Policy{Name: name + " (unknown provider)", Timeout: 15 * time.Second}
 	}
-}
-
-func durations(secs ...float64) []time.Duration {
-	out := make([]time.Duration, len(secs))
-	for i, s := range secs {
-		out[i] = time.Duration(s * float64(time.Second))
-	}
-	return out
+	r := p.Demo.Retry
+	return Policy{Name: r.Policy, Retries: r.Waits, Timeout: p.AnswerWithin, Redelivery: r.Marked}
 }
 
 // ManualEvery is the gap between manual redeliveries, once the platform's

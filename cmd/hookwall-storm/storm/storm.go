@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/cmd/internal/cpuclock"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/store"
 )
 
@@ -22,6 +24,11 @@ import (
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.N <= 0 || o.C <= 0 || len(o.Providers) == 0 {
 		return nil, errors.New("storm: N, C and Providers must be set (start from Defaults)")
+	}
+	for _, p := range o.Providers {
+		if _, ok := providers.Lookup(p); !ok {
+			return nil, fmt.Errorf("storm: provider %q: want one of %s", p, strings.Join(providers.Names(), ", "))
+		}
 	}
 	prefix := RandomPrefix()
 	db, sq, err := Admin(ctx, o.DDBEndpoint, o.SQSEndpoint)

@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/provider/wechat"
+	"github.com/hookwall/hookwall/shared/provider/wecom"
 )
 
 func post(t *testing.T, h http.Handler, key, idem string) int {
@@ -59,10 +62,10 @@ func TestTargetCountsEffectsAndAbsorbsReplays(t *testing.T) {
 }
 
 func TestPolicies(t *testing.T) {
-	if p := PolicyFor(webhook.LINE); !p.Redelivery || len(p.Retries) == 0 {
+	if p := PolicyFor(line.Name); !p.Redelivery || len(p.Retries) == 0 {
 		t.Errorf("LINE: %+v; want redelivery", p)
 	}
-	for _, prov := range []string{webhook.WeCom, webhook.WeChat} {
+	for _, prov := range []string{wecom.Name, wechat.Name} {
 		p := PolicyFor(prov)
 		var total float64
 		for _, d := range p.Retries {
@@ -72,7 +75,7 @@ func TestPolicies(t *testing.T) {
 			t.Errorf("%s: %+v; want 3 retries within 5 s", prov, p)
 		}
 	}
-	p := PolicyFor(webhook.Standard)
+	p := PolicyFor(standard.Name)
 	for i := 1; i < len(p.Retries); i++ {
 		if p.Retries[i] <= p.Retries[i-1] {
 			t.Errorf("standard: %v not growing", p.Retries)
@@ -81,7 +84,7 @@ func TestPolicies(t *testing.T) {
 }
 
 func TestLINEBodyMarksRedelivery(t *testing.T) {
-	it := Item{Index: 3, Provider: webhook.LINE, IDs: []string{"e1", "e2"}}
+	it := Item{Index: 3, Provider: line.Name, IDs: []string{"e1", "e2"}}
 	first, again := string(it.Body(false)), string(it.Body(true))
 	if strings.Count(first, `"isRedelivery":false`) != 2 || strings.Count(again, `"isRedelivery":true`) != 2 {
 		t.Errorf("bodies:\n%s\n%s", first, again)

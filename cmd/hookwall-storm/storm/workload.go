@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -75,7 +73,7 @@ func Workload(n int, providers []string, tenant string, dup2, dup3, concurrent, 
 		p := providers[i%len(providers)]
 		it := Item{Index: i, Provider: p, Copies: 1, At: at}
 		k := 1
-		if p == webhook.LINE && r.float() < multi {
+		if multiEvent(p) && r.float() < multi {
 			k = 2 + r.intn(2)
 		}
 		for j := range k {
@@ -115,56 +113,42 @@ func Workload(n int, providers []string, tenant string, dup2, dup3, concurrent, 
 	return items, jobs
 }
 
-// EventID returns the provider's id of event j of item i: a webhookEventId
-// (LINE), a numeric MsgId (WeCom, WeChat) or a webhook-id (Standard).
-func EventID(provider, prefix string, i, j int) string {
-	switch provider {
-	case webhook.WeCom, webhook.WeChat:
-		// prefix is hex; fold it into the number's high digits.
-		h, _ := strconv.ParseUint(prefix[:min(6, len(prefix))], 16, 64)
-		return strconv.FormatUint(1e17+h%1e5*1e11+uint64(i)*10+uint64(j), 10)
-	case webhook.Standard:
-		return fmt.Sprintf("msg_%s_%07d_%d", prefix, i, j)
-	default:
-		return fmt.Sprintf("01STORM%s%07d%d", strings.ToUpper(prefix), i, j)
-	}
+// multiEvent reports whether one delivery of provider may carry several events.
+func multiEvent(provider string) bool {
+	p, ok := providers.Lookup(provider)
+	return ok && p.Demo.MultiEvent
 }
 
-// EventKey is the Hookwall key the receiver derives for an event id (the
-// providers' dedup keys: shared/provider/*).
+// EventID returns the provider's id of event j of item i (its demo's ID,
+// tagged with prefix): a webhookEventId (LINE), a numeric MsgId (WeCom,
+// WeChat), a webhook-id (Standard), and so on.
+func EventID(provider, prefix string, i, j int) string {
+	p, ok := providers.Lookup(provider)
+	if !ok {
+		return fmt.Sprintf("%s-%07d-%d", prefix, i, j)
+	}
+	return p.Demo.ID(prefix, uint64(i)*10+uint64(j))
+}
+
+// EventKey is the Hookwall key the receiver derives for an event id (its
+// demo's Key: the provider's dedup key rule).
 func EventKey(provider, tenant, id string) string {
-	switch provider {
-	case webhook.WeCom:
-		return webhook.Key(provider, tenant, "msg:"+demoAgentID+":"+id)
-	case webhook.WeChat:
-		return webhook.Key(provider, tenant, "msg:"+id)
+	if p, ok := providers.Lookup(provider); ok {
+		id = p.Demo.Key(id)
 	}
 	return webhook.Key(provider, tenant, id)
 }
 
-// demoAgentID is the AgentID of the WeCom bodies.
-const demoAgentID = "1000002"
-
-// Body returns the item's body; redelivery sets LINE's
-// deliveryContext.isRedelivery (the receiver's payload hash leaves it out).
+// Body returns the item's body (its provider's demo body of the item's
+// events); redelivery marks it as a retry where the platform does so in the
+// body (LINE's deliveryContext.isRedelivery, which the receiver's payload
+// hash leaves out).
 func (it *Item) Body(redelivery bool) []byte {
-	if it.Provider != webhook.LINE {
-		b, _ := localrun.DemoBody(it.Provider, it.IDs[0], it.At)
-		return b
+	p, ok := providers.Lookup(it.Provider)
+	if !ok {
+		return nil
 	}
-	var sb strings.Builder
-	sb.WriteString(`{"destination":"U00000000000000000000000000000001","events":[`)
-	for j, id := range it.IDs {
-		if j > 0 {
-			sb.WriteByte(',')
-		}
-		fmt.Fprintf(&sb, `{"type":"message","message":{"type":"text","id":"5348970%011d","quoteToken":"q1","text":"storm %d/%d"},`+
-			`"webhookEventId":%q,"deliveryContext":{"isRedelivery":%t},"timestamp":%d,`+
-			`"source":{"type":"user","userId":"U4af4980629aaaaaaaaaaaaaaaaaaaaaaa"},"replyToken":"b60d432864f44d079f6d8efe86cf404b","mode":"active"}`,
-			it.Index*10+j, j+1, len(it.IDs), id, redelivery, it.At.UnixMilli())
-	}
-	sb.WriteString(`]}`)
-	return []byte(sb.String())
+	return p.Demo.Body(it.IDs, it.At, redelivery)
 }
 
 // RandomPrefix returns a fresh lower-case hex prefix for event ids and

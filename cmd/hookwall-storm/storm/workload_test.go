@@ -1,14 +1,19 @@
 package storm
 
 import (
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/provider/wechat"
+	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/providers"
 )
 
 func TestWorkloadMix(t *testing.T) {
-	providers := []string{webhook.LINE, webhook.WeCom, webhook.WeChat, webhook.Standard}
+	providers := []string{line.Name, wecom.Name, wechat.Name, standard.Name}
 	items, jobs := Workload(1000, providers, "demo", 0.3, 0.1, 0.5, 0.3, 7, "abcdef0123", time.Unix(0, 0))
 	copies := map[int]int{}
 	keys := map[string]bool{}
@@ -23,7 +28,7 @@ func TestWorkloadMix(t *testing.T) {
 		}
 		if len(it.Keys) > 1 {
 			multi++
-			if it.Provider != webhook.LINE {
+			if it.Provider != line.Name {
 				t.Errorf("%s item with %d events", it.Provider, len(it.Keys))
 			}
 		}
@@ -54,13 +59,38 @@ func TestWorkloadMix(t *testing.T) {
 
 func TestEventKeys(t *testing.T) {
 	for _, c := range []struct{ provider, id, want string }{
-		{webhook.LINE, "01X", "line#demo#01X"},
-		{webhook.WeCom, "123", "wecom#demo#msg:1000002:123"},
-		{webhook.WeChat, "123", "wechat#demo#msg:123"},
-		{webhook.Standard, "msg_1", "standard#demo#msg_1"},
+		{line.Name, "01X", "line#demo#01X"},
+		{wecom.Name, "123", "wecom#demo#msg:1000002:123"},
+		{wechat.Name, "123", "wechat#demo#msg:123"},
+		{standard.Name, "msg_1", "standard#demo#msg_1"},
 	} {
 		if got := EventKey(c.provider, "demo", c.id); got != c.want {
 			t.Errorf("EventKey(%s, %s) = %s, want %s", c.provider, c.id, got, c.want)
+		}
+	}
+}
+
+// Every provider of the registry can be stormed: distinct ids and keys for
+// distinct events, a body carrying each id, and a policy with a timeout.
+func TestEveryProviderHasAWorkload(t *testing.T) {
+	names := providers.Names()
+	items, _ := Workload(200, names, "demo", 0.3, 0.1, 0.5, 0.3, 7, "abcdef0123", time.Unix(1700000000, 0))
+	keys := map[string]bool{}
+	for _, it := range items {
+		body := string(it.Body(false))
+		for j, id := range it.IDs {
+			if keys[it.Keys[j]] {
+				t.Fatalf("%s: key %s twice", it.Provider, it.Keys[j])
+			}
+			keys[it.Keys[j]] = true
+			if !strings.Contains(body, id) {
+				t.Errorf("%s: body lacks event id %s: %s", it.Provider, id, body)
+			}
+		}
+	}
+	for _, name := range names {
+		if p := PolicyFor(name); p.Timeout <= 0 || p.Name == "" {
+			t.Errorf("%s: policy %+v", name, p)
 		}
 	}
 }

@@ -8,13 +8,13 @@ import "github.com/hookwall/hookwall/shared/webhook"
 // https://developers.line.biz/en/reference/messaging-api/#webhook-event-objects).
 var (
 	// Message is a message event: a user sent text, an image, a sticker, ...
-	Message = webhook.NewType[MessageEvent](webhook.LINE, "message")
+	Message = webhook.NewType[MessageEvent](Name, "message")
 	// Follow is a follow event: the bot was added as a friend or unblocked.
-	Follow = webhook.NewType[FollowEvent](webhook.LINE, "follow")
+	Follow = webhook.NewType[FollowEvent](Name, "follow")
 	// Unfollow is an unfollow event: the bot was blocked. It has no reply token.
-	Unfollow = webhook.NewType[UnfollowEvent](webhook.LINE, "unfollow")
+	Unfollow = webhook.NewType[UnfollowEvent](Name, "unfollow")
 	// Postback is a postback event: the user tapped a postback action.
-	Postback = webhook.NewType[PostbackEvent](webhook.LINE, "postback")
+	Postback = webhook.NewType[PostbackEvent](Name, "postback")
 )
 
 // Source is where an event came from: a user, a group chat or a multi-person

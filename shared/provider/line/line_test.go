@@ -187,7 +187,7 @@ func TestTypedDecode(t *testing.T) {
 	for _, tp := range []struct{ got, want string }{
 		{line.Message.Name, "message"}, {line.Follow.Name, "follow"},
 		{line.Unfollow.Name, "unfollow"}, {line.Postback.Name, "postback"},
-		{line.Message.Provider, webhook.LINE},
+		{line.Message.Provider, line.Name},
 	} {
 		if tp.got != tp.want {
 			t.Errorf("type name %q, want %q", tp.got, tp.want)

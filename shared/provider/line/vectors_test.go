@@ -81,7 +81,7 @@ func post(body []byte, sig string) *webhook.Request {
 	h.Set("x-line-signature", sig)
 	return &webhook.Request{
 		Method:   http.MethodPost,
-		Provider: webhook.LINE,
+		Provider: line.Name,
 		Tenant:   "acme",
 		Header:   h,
 		Body:     body,

@@ -73,7 +73,7 @@ func request(c swCase) *webhook.Request {
 	}
 	return &webhook.Request{
 		Method:   http.MethodPost,
-		Provider: webhook.Standard,
+		Provider: standard.Name,
 		Tenant:   "acme",
 		Header:   h,
 		Body:     []byte(c.Body),

@@ -6,11 +6,11 @@ import "github.com/hookwall/hookwall/shared/webhook"
 // event's normalised JSON decoded into the Go type.
 var (
 	// Text is a text message (MsgType "text").
-	Text = webhook.NewType[TextMessage](webhook.WeChat, "text")
+	Text = webhook.NewType[TextMessage](Name, "text")
 	// Subscribe is a follow, possibly through a parametric QR code (Event "subscribe").
-	Subscribe = webhook.NewType[SubscribeEvent](webhook.WeChat, "subscribe")
+	Subscribe = webhook.NewType[SubscribeEvent](Name, "subscribe")
 	// Click is a custom-menu click (Event "CLICK").
-	Click = webhook.NewType[ClickEvent](webhook.WeChat, "CLICK")
+	Click = webhook.NewType[ClickEvent](Name, "CLICK")
 )
 
 // TextMessage is a text message from a user

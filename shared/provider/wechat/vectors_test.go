@@ -44,7 +44,7 @@ func TestVectors(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			p := c.parser(t)
 			for _, q := range c.Queries(t) {
-				req := c.Request(t, webhook.WeChat, q.Values)
+				req := c.Request(t, Name, q.Values)
 				if c.DecryptOnly {
 					// Official crypto vector: the plaintext is not a callback
 					// message. Check signature + decryption alone; Parse must

@@ -6,13 +6,13 @@ import "github.com/hookwall/hookwall/shared/webhook"
 // event's normalised JSON decoded into the Go type.
 var (
 	// Text is a text message (MsgType "text").
-	Text = webhook.NewType[TextMessage](webhook.WeCom, "text")
+	Text = webhook.NewType[TextMessage](Name, "text")
 	// ApprovalChanged is an approval state transition (Event "sys_approval_change").
-	ApprovalChanged = webhook.NewType[ApprovalChange](webhook.WeCom, "sys_approval_change")
+	ApprovalChanged = webhook.NewType[ApprovalChange](Name, "sys_approval_change")
 	// ContactChanged is a member, department or tag change (Event "change_contact").
-	ContactChanged = webhook.NewType[ContactChange](webhook.WeCom, "change_contact")
+	ContactChanged = webhook.NewType[ContactChange](Name, "change_contact")
 	// ExternalContactChanged is an external-contact change (Event "change_external_contact").
-	ExternalContactChanged = webhook.NewType[ExternalContactChange](webhook.WeCom, "change_external_contact")
+	ExternalContactChanged = webhook.NewType[ExternalContactChange](Name, "change_external_contact")
 )
 
 // TextMessage is a text message sent by a member to an app

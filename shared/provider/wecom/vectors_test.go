@@ -38,7 +38,7 @@ func TestVectors(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			p := c.parser(t)
 			for _, q := range c.Queries(t) {
-				d, err := p.Parse(context.Background(), c.Request(t, webhook.WeCom, q.Values))
+				d, err := p.Parse(context.Background(), c.Request(t, Name, q.Values))
 				if c.LenientOK && (err == nil) != c.Valid {
 					t.Logf("%s: lenient case: got err = %v", q.Name, err)
 					continue

@@ -141,30 +141,8 @@ func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration
 		}
 		return store.ClaimResult{Outcome: store.Duplicate, Record: found}, nil
 	}
-	rec := &store.Record{
-		Key:         ev.Key,
-		SK:          store.SKEvent,
-		Status:      webhook.StatusReceived,
-		Version:     1,
-		Provider:    ev.Provider,
-		Tenant:      ev.Tenant,
-		EventType:   ev.EventType,
-		ReceivedAt:  now.UnixMilli(),
-		UpdatedAt:   now.UnixMilli(),
-		EnqueuedAt:  now.UnixMilli(),
-		ExpiresAt:   now.Add(window).Unix(),
-		PayloadHash: ev.PayloadHash,
-		Payload:     store.Payload(slices.Clone(ev.Payload)),
-		PayloadRef:  ev.PayloadRef(),
-		TraceID:     ev.TraceID,
-		ClaimID:     newClaimID(),
-		SweepShard:  shardName(ev.Key),
-		SweepAt:     now.Add(s.sweepAfter).UnixMilli(),
-	}
-	s.addHistory(rec, now, "", "", 0, "")
-	if !ev.OccurredAt.IsZero() {
-		rec.OccurredAt = ev.OccurredAt.UnixMilli()
-	}
+	rec := ev.ClaimRecord(now, window, s.sweepAfter, s.function)
+	rec.Payload = store.Payload(slices.Clone(ev.Payload))
 	s.recs[ev.Key] = rec
 	return store.ClaimResult{Outcome: store.Claimed, Record: clone(rec)}, nil
 }

@@ -77,17 +77,16 @@ func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(
 	if err != nil {
 		return nil, fmt.Errorf("operation PutItem: %w", err)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.items[id]
-	if err := t.check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old,
-		in.ReturnValuesOnConditionCheckFailure == types.ReturnValuesOnConditionCheckFailureAllOld); err != nil {
+	old, _, err := t.write(id, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		in.ReturnValuesOnConditionCheckFailure, func(map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+			return maps.Clone(in.Item), nil
+		})
+	if err != nil {
 		return nil, fmt.Errorf("operation PutItem: %w", err)
 	}
-	t.items[id] = maps.Clone(in.Item)
 	out := &dynamodb.PutItemOutput{}
 	if in.ReturnValues == types.ReturnValueAllOld {
-		out.Attributes = maps.Clone(old)
+		out.Attributes = old
 	}
 	return out, nil
 }
@@ -105,32 +104,53 @@ func (t *Table) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ..
 	if err != nil {
 		return nil, fmt.Errorf("operation UpdateItem: %w", err)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.items[id]
-	if err := t.check(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old,
-		in.ReturnValuesOnConditionCheckFailure == types.ReturnValuesOnConditionCheckFailureAllOld); err != nil {
+	old, item, err := t.write(id, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		in.ReturnValuesOnConditionCheckFailure, func(old map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+			item := maps.Clone(old)
+			if item == nil {
+				item = maps.Clone(in.Key)
+			}
+			for _, s := range sets {
+				if slices.Contains(t.keys, s.name) {
+					return nil, validation("cannot update key attribute " + s.name)
+				}
+				item[s.name] = s.value
+			}
+			return item, nil
+		})
+	if err != nil {
 		return nil, fmt.Errorf("operation UpdateItem: %w", err)
 	}
-	item := maps.Clone(old)
-	if item == nil {
-		item = maps.Clone(in.Key)
-	}
-	for _, s := range sets {
-		if slices.Contains(t.keys, s.name) {
-			return nil, fmt.Errorf("operation UpdateItem: %w", validation("cannot update key attribute "+s.name))
-		}
-		item[s.name] = s.value
-	}
-	t.items[id] = item
 	out := &dynamodb.UpdateItemOutput{}
 	switch in.ReturnValues {
 	case types.ReturnValueAllNew:
-		out.Attributes = maps.Clone(item)
+		out.Attributes = item
 	case types.ReturnValueAllOld:
-		out.Attributes = maps.Clone(old)
+		out.Attributes = old
 	}
 	return out, nil
+}
+
+// write is the conditional write of PutItem and UpdateItem: under the lock,
+// when the condition (if any) holds on the item with id (nil if absent),
+// the item next makes of it replaces it. It returns copies of the old and
+// the new item. A failed condition is a
+// *types.ConditionalCheckFailedException, carrying the old item when onFail
+// is ALL_OLD.
+func (t *Table) write(id string, cond *string, names map[string]string, values map[string]types.AttributeValue,
+	onFail types.ReturnValuesOnConditionCheckFailure,
+	next func(old map[string]types.AttributeValue) (map[string]types.AttributeValue, error)) (old, item map[string]types.AttributeValue, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old = t.items[id]
+	if err := t.check(cond, names, values, old, onFail == types.ReturnValuesOnConditionCheckFailureAllOld); err != nil {
+		return nil, nil, err
+	}
+	if item, err = next(old); err != nil {
+		return nil, nil, err
+	}
+	t.items[id] = item
+	return maps.Clone(old), maps.Clone(item), nil
 }
 
 // keyOf checks the table name and the key, and encodes the key.
@@ -237,11 +257,7 @@ func evalTerm(term string, names map[string]string, values map[string]types.Attr
 	}
 	for _, op := range []string{" <> ", " = "} {
 		if lhs, rhs, ok := strings.Cut(term, op); ok {
-			name, err := resolveName(strings.TrimSpace(lhs), names)
-			if err != nil {
-				return false, err
-			}
-			v, err := resolveValue(strings.TrimSpace(rhs), values)
+			name, v, err := resolvePair(lhs, rhs, names, values)
 			if err != nil {
 				return false, err
 			}
@@ -272,17 +288,28 @@ func parseSet(expr string, names map[string]string, values map[string]types.Attr
 		if !ok {
 			return nil, unsupported(expr)
 		}
-		name, err := resolveName(strings.TrimSpace(lhs), names)
-		if err != nil {
-			return nil, err
-		}
-		v, err := resolveValue(strings.TrimSpace(rhs), values)
+		name, v, err := resolvePair(lhs, rhs, names, values)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, set{name: name, value: v})
 	}
 	return out, nil
+}
+
+// resolvePair resolves the two sides of "name = :value" (either side
+// padded with spaces): an attribute name (or #placeholder) and a value
+// placeholder.
+func resolvePair(lhs, rhs string, names map[string]string, values map[string]types.AttributeValue) (string, types.AttributeValue, error) {
+	name, err := resolveName(strings.TrimSpace(lhs), names)
+	if err != nil {
+		return "", nil, err
+	}
+	v, err := resolveValue(strings.TrimSpace(rhs), values)
+	if err != nil {
+		return "", nil, err
+	}
+	return name, v, nil
 }
 
 func resolveName(s string, names map[string]string) (string, error) {

@@ -146,12 +146,7 @@ var claimCases = []testCase{
 		}
 	}},
 	{"unclaim leaves a record whose enqueue another delivery took over", func(t *testing.T, e *env) {
-		rec := e.claimed(t)
-		e.clk.Advance(Grace)
-		dup := *rec
-		if !held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
-			t.Fatalf("take over: got false, want true")
-		}
+		rec, _ := e.tookOver(t)
 		if held(t, "unclaim")(e.s.Unclaim(e.ctx, rec)) {
 			t.Fatalf("unclaim: got true, want false")
 		}
@@ -170,10 +165,7 @@ var takeOverCases = []testCase{
 	{"a take-over inside the grace is refused and writes nothing", func(t *testing.T, e *env) {
 		rec := e.claimed(t)
 		e.clk.Advance(Grace - time.Millisecond)
-		dup := *rec
-		if held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
-			t.Fatalf("got true, want false")
-		}
+		dup := e.takeOver(t, rec, false)
 		if dup.EnqueuedAt != rec.EnqueuedAt || dup.Status != webhook.StatusReceived {
 			t.Errorf("the caller's copy changed: %+v", dup)
 		}
@@ -203,10 +195,7 @@ var takeOverCases = []testCase{
 		rec := e.claimed(t)
 		e.leased(t, "w1")
 		e.clk.Advance(Grace)
-		dup := *rec
-		if held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
-			t.Fatalf("got true, want false")
-		}
+		dup := e.takeOver(t, rec, false)
 		if dup.Status != webhook.StatusProcessing || dup.Version != 2 {
 			t.Errorf("got %s version %d, want PROCESSING version 2", dup.Status, dup.Version)
 		}
@@ -217,11 +206,7 @@ var takeOverCases = []testCase{
 			t.Fatalf("unclaim failed")
 		}
 		e.clk.Advance(Grace)
-		dup := *rec
-		if held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
-			t.Fatalf("got true, want false")
-		}
-		if dup.Status != "" {
+		if dup := e.takeOver(t, rec, false); dup.Status != "" {
 			t.Errorf("got status %q, want empty (gone)", dup.Status)
 		}
 	}},
@@ -229,47 +214,49 @@ var takeOverCases = []testCase{
 		rec := e.claimed(t)
 		e.leased(t, "w1")
 		e.clk.Advance(Window + 2*time.Second)
-		dup := *rec
-		if held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)) {
-			t.Fatalf("got true, want false")
-		}
-		if dup.Status != "" {
+		if dup := e.takeOver(t, rec, false); dup.Status != "" {
 			t.Errorf("got status %q, want empty (gone)", dup.Status)
 		}
 	}},
 	{"a reverted take-over lets the next duplicate take over at once", func(t *testing.T, e *env) {
-		rec := e.claimed(t)
-		e.clk.Advance(Grace)
-		a := *rec
-		prev := a.EnqueuedAt
-		if !held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &a, Grace)) {
-			t.Fatalf("take over: got false")
-		}
-		if err := e.s.RevertEnqueue(e.ctx, &a, prev); err != nil {
+		rec, a := e.tookOver(t)
+		if err := e.s.RevertEnqueue(e.ctx, &a, rec.EnqueuedAt); err != nil {
 			t.Fatalf("revert: %v", err)
 		}
-		if got := e.mustGet(t); got.EnqueuedAt != prev {
-			t.Errorf("enqueuedAt after revert: got %d, want %d", got.EnqueuedAt, prev)
+		if got := e.mustGet(t); got.EnqueuedAt != rec.EnqueuedAt {
+			t.Errorf("enqueuedAt after revert: got %d, want %d", got.EnqueuedAt, rec.EnqueuedAt)
 		}
-		b := *rec
-		if !held(t, "take over again")(e.s.TakeOverEnqueue(e.ctx, &b, Grace)) {
-			t.Errorf("the next duplicate could not take over")
-		}
+		e.takeOver(t, rec, true) // the next duplicate
 	}},
 	{"a revert after the record moved on changes nothing", func(t *testing.T, e *env) {
-		rec := e.claimed(t)
-		e.clk.Advance(Grace)
-		a := *rec
-		prev := a.EnqueuedAt
-		if !held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &a, Grace)) {
-			t.Fatalf("take over: got false")
-		}
+		rec, a := e.tookOver(t)
 		e.leased(t, "w1")
-		if err := e.s.RevertEnqueue(e.ctx, &a, prev); err != nil {
+		if err := e.s.RevertEnqueue(e.ctx, &a, rec.EnqueuedAt); err != nil {
 			t.Fatalf("revert: %v", err)
 		}
 		if got := e.mustGet(t); got.EnqueuedAt != a.EnqueuedAt || got.Status != webhook.StatusProcessing {
 			t.Errorf("got %s enqueued at %d, want PROCESSING enqueued at %d", got.Status, got.EnqueuedAt, a.EnqueuedAt)
 		}
 	}},
+}
+
+// takeOver has a duplicate of rec try to take its enqueue over, fails the
+// test unless the store answers won, and returns the duplicate's copy of rec
+// as the store left it (updated with what it found).
+func (e *env) takeOver(t *testing.T, rec *store.Record, won bool) store.Record {
+	t.Helper()
+	dup := *rec
+	if got := held(t, "take over")(e.s.TakeOverEnqueue(e.ctx, &dup, Grace)); got != won {
+		t.Fatalf("take over: got %v, want %v", got, won)
+	}
+	return dup
+}
+
+// tookOver claims key and, after the grace, has a duplicate take its
+// enqueue over: it returns the claimed record and the duplicate's copy.
+func (e *env) tookOver(t *testing.T) (rec *store.Record, dup store.Record) {
+	t.Helper()
+	rec = e.claimed(t)
+	e.clk.Advance(Grace)
+	return rec, e.takeOver(t, rec, true)
 }

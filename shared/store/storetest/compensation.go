@@ -8,24 +8,17 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
+// acquireComp takes key's compensation lease for owner.
 func (e *env) acquireComp(t *testing.T, owner string) webhook.Acquisition {
 	t.Helper()
-	acq, err := e.s.AcquireCompensation(e.ctx, key, owner, e.clk.Now().Add(LeaseFor))
-	if err != nil {
-		t.Fatalf("acquire compensation: %v", err)
-	}
-	return acq
+	return e.take(t, "acquire compensation", Store.AcquireCompensation, owner)
 }
 
 // compensating takes the compensation lease for owner and fails the test
 // unless it got it.
 func (e *env) compensating(t *testing.T, owner string) webhook.Acquisition {
 	t.Helper()
-	acq := e.acquireComp(t, owner)
-	if acq.Outcome != webhook.Acquired {
-		t.Fatalf("acquire compensation by %s: got %v (status %s), want acquired", owner, acq.Outcome, acq.Status)
-	}
-	return acq
+	return e.taken(t, "acquire compensation", Store.AcquireCompensation, owner)
 }
 
 // failed claims key, leases it to w1, journals one step and fails it.

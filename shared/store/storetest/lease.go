@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -170,28 +172,26 @@ var leaseCases = []testCase{
 			t.Errorf("the completed record expired with the claim's window, not at retainUntil")
 		}
 	}},
-	{"retry moves to RETRY with the last error and drops the lease", func(t *testing.T, e *env) {
+	givenBack("retry", webhook.StatusRetry, Store.Retry),
+	givenBack("fail", webhook.StatusFailed, Store.Fail),
+}
+
+// givenBack is the case of op, a fenced write that ends a processing
+// attempt with an error: it moves the record to status at version 3 with
+// the error as lastError, and drops the lease.
+func givenBack(op string, status webhook.Status, write func(Store, context.Context, webhook.Lease, string) (bool, error)) testCase {
+	return testCase{fmt.Sprintf("%s moves to %s with the last error and drops the lease", op, status), func(t *testing.T, e *env) {
 		e.claimed(t)
 		l := e.leased(t, "w1")
-		if !held(t, "retry")(e.s.Retry(e.ctx, l, "crm down")) {
-			t.Fatalf("retry: lease lost")
+		const why = "crm down"
+		if !held(t, op)(write(e.s, e.ctx, l, why)) {
+			t.Fatalf("%s: lease lost", op)
 		}
 		got := e.mustGet(t)
-		if got.Status != webhook.StatusRetry || got.Version != 3 || got.LastError != "crm down" || got.LeaseOwner != "" || got.LeaseUntil != 0 {
-			t.Errorf("got %+v, want RETRY, version 3, the last error, no lease", got)
+		if got.Status != status || got.Version != 3 || got.LastError != why || got.LeaseOwner != "" || got.LeaseUntil != 0 {
+			t.Errorf("got %+v, want %s, version 3, the last error, no lease", got, status)
 		}
-	}},
-	{"fail moves to FAILED with the last error and drops the lease", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
-		if !held(t, "fail")(e.s.Fail(e.ctx, l, "blocked")) {
-			t.Fatalf("fail: lease lost")
-		}
-		got := e.mustGet(t)
-		if got.Status != webhook.StatusFailed || got.Version != 3 || got.LastError != "blocked" || got.LeaseOwner != "" || got.LeaseUntil != 0 {
-			t.Errorf("got %+v, want FAILED, version 3, the last error, no lease", got)
-		}
-	}},
+	}}
 }
 
 // writes tries every fenced write with l and returns which were held.

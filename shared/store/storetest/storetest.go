@@ -212,23 +212,40 @@ func (e *env) mustGet(t *testing.T) *store.Record {
 	return rec
 }
 
-func (e *env) acquire(t *testing.T, owner string) webhook.Acquisition {
+// acquireFunc takes a lease: [Store.Acquire] or [Store.AcquireCompensation].
+type acquireFunc func(s Store, ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
+
+// take takes key's lease for owner for LeaseFor with acquire (op names it
+// in failures) and fails the test on an error.
+func (e *env) take(t *testing.T, op string, acquire acquireFunc, owner string) webhook.Acquisition {
 	t.Helper()
-	acq, err := e.s.Acquire(e.ctx, key, owner, e.clk.Now().Add(LeaseFor))
+	acq, err := acquire(e.s, e.ctx, key, owner, e.clk.Now().Add(LeaseFor))
 	if err != nil {
-		t.Fatalf("acquire: %v", err)
+		t.Fatalf("%s: %v", op, err)
 	}
 	return acq
+}
+
+// taken is take that also fails the test unless it got the lease.
+func (e *env) taken(t *testing.T, op string, acquire acquireFunc, owner string) webhook.Acquisition {
+	t.Helper()
+	acq := e.take(t, op, acquire, owner)
+	if acq.Outcome != webhook.Acquired {
+		t.Fatalf("%s by %s: got outcome %v (status %s), want acquired", op, owner, acq.Outcome, acq.Status)
+	}
+	return acq
+}
+
+// acquire takes key's processing lease for owner.
+func (e *env) acquire(t *testing.T, owner string) webhook.Acquisition {
+	t.Helper()
+	return e.take(t, "acquire", Store.Acquire, owner)
 }
 
 // leased acquires key for owner and fails the test unless it got the lease.
 func (e *env) leased(t *testing.T, owner string) webhook.Lease {
 	t.Helper()
-	acq := e.acquire(t, owner)
-	if acq.Outcome != webhook.Acquired {
-		t.Fatalf("acquire by %s: got outcome %v (status %s), want acquired", owner, acq.Outcome, acq.Status)
-	}
-	return acq.Lease
+	return e.taken(t, "acquire", Store.Acquire, owner).Lease
 }
 
 // held fails the test on an error and returns held.

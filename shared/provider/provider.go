@@ -1,0 +1,276 @@
+package provider
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Provider is one webhook platform, as its package registers it.
+type Provider struct {
+	// Name is the route name: the {provider} segment of
+	// /webhooks/{provider}/{tenant}, the key of the provider's section in
+	// each tenant of the tenants document, and the first part of its event
+	// keys (provider#tenant#dedupKey). Lower case letters and digits.
+	// Required; a stored key depends on it, so it never changes.
+	Name string
+	// Label is the platform's name for people ("LINE", "Standard Webhooks"). Required.
+	Label string
+	// Docs is the URL of the platform's webhook documentation the package
+	// follows. Required.
+	Docs string
+	// Signature says in one line how a delivery is signed, for `hookwall
+	// sign --help` ("X-Line-Signature over the JSON body"). Optional (the
+	// help falls back to Label); a "\n" starts a continuation line.
+	Signature string
+	// NewSettings returns a new, empty tenant section (a pointer to a struct
+	// with JSON tags): the tenants loader decodes a tenant's
+	// "<Name>": {...} object into it, refusing unknown fields, and then
+	// calls its Validate. The tenant-secret schema. Required.
+	NewSettings func() Settings
+	// DedupKey says, in words, which part of a delivery is the dedup key of
+	// its events ("the event's webhookEventId"). The parser applies the
+	// rule; this is its documentation for the CLI, the docs and reviewers.
+	// Required.
+	DedupKey string
+	// Reply is the success answer the platform expects for a delivery whose
+	// events are all handed off (a URL-verification handshake is answered
+	// with what its parser returns). The parser returns it; tests check
+	// that it does. Status is required.
+	Reply webhook.Reply
+	// AnswerWithin is how long the platform waits for the answer before it
+	// counts the delivery as failed and retries. Required; the receiver's
+	// budget must fit in it (a test checks every provider).
+	AnswerWithin time.Duration
+	// Modes are the signing variants [SignOptions.Mode] may name (WeChat:
+	// safe, compat, plain); empty when the platform has one way to send.
+	Modes []string
+	// Demo describes made-up events for `make run`, hookwall-storm and
+	// tests. Required.
+	Demo Demo
+}
+
+// Settings is one tenant's configuration of one provider: the value
+// [Provider.NewSettings] returns, filled from the tenant's section of the
+// tenants document. Implementations keep secrets in [Secret] fields, so
+// they never print.
+type Settings interface {
+	// Validate returns the section's problems; none means usable. Each
+	// names the field as written in the document, relative to the section
+	// ("channelSecret", "secrets[0]"); the loader reports it as
+	// `tenant "acme": <provider>.<field>: <why>`. Never include a secret.
+	Validate() []Problem
+	// Parser returns the verifying parser of the tenant's deliveries. It is
+	// called once per cold start, after Validate found no problem.
+	Parser(opts ParserOptions) (webhook.Parser, error)
+	// Sign returns the request the platform would send for body (the
+	// platform's body before any encryption: the JSON it posts, or the
+	// message XML), signed (and encrypted) with these settings. Errors
+	// wrap [ErrBadBody] for a body the platform could not have sent and
+	// [ErrNotConfigured] for a mode these settings cannot use.
+	Sign(body []byte, opts SignOptions) (*Request, error)
+}
+
+// Handshaker is implemented by the [Settings] of a platform with a
+// URL-verification handshake of its own (WeCom's and WeChat's GET with an
+// echostr, Slack's url_verification POST): Handshake returns the request
+// the platform sends to check the endpoint, carrying challenge, which the
+// receiver's answer must echo.
+type Handshaker interface {
+	Handshake(challenge string, opts SignOptions) (*Request, error)
+}
+
+// Problem is one thing wrong in a tenant's section of the tenants document.
+type Problem struct {
+	// Field is the field at fault, relative to the section ("token",
+	// "secrets[0]"); "" for the section as a whole.
+	Field string
+	// Why says what is wrong, without the value ("required").
+	Why string
+}
+
+// ParserOptions tune every parser the receiver builds.
+type ParserOptions struct {
+	// Tolerance is the accepted distance between a signed timestamp and now.
+	// Zero means the provider's default (five minutes for every provider
+	// today); negative disables the check where the platform allows it.
+	Tolerance time.Duration
+}
+
+// SignOptions tune [Settings.Sign] and [Handshaker.Handshake]. Fields a
+// provider does not use are ignored.
+type SignOptions struct {
+	// Mode is one of [Provider.Modes] ("": the provider's default).
+	Mode string
+	// Now is the signing time. The caller sets it.
+	Now time.Time
+	// Nonce is the nonce of providers that sign one ("": random).
+	Nonce string
+	// MessageID is the delivery id of providers that carry one outside the
+	// body (Standard Webhooks' webhook-id; "": random).
+	MessageID string
+	// Retry is the delivery attempt: 0 for the first, n for the n-th retry,
+	// for providers that mark retries in headers (Slack's X-Slack-Retry-Num).
+	Retry int
+	// Random is the source of nonces, ids and encryption prefixes. The
+	// caller sets it (crypto/rand.Reader, or a fixed reader in tests).
+	Random io.Reader
+}
+
+// Request is a signed request as the platform would send it to the route
+// /webhooks/{provider}/{tenant}.
+type Request struct {
+	// Method is POST, or GET for a handshake that is one.
+	Method string
+	// Query holds the query parameters (never nil).
+	Query url.Values
+	// Header holds the headers that matter: Content-Type and the signature
+	// (never nil).
+	Header http.Header
+	// Body is the exact body that was signed.
+	Body []byte
+}
+
+// NewRequest returns an empty request with method.
+func NewRequest(method string) *Request {
+	return &Request{Method: method, Query: url.Values{}, Header: http.Header{}}
+}
+
+// Demo describes the made-up events of a provider: what `make run` offers
+// to send, what hookwall-storm sends in bulk, what tests build.
+type Demo struct {
+	// Settings is the demo tenant's section: a value that marshals to the
+	// JSON of the section in the tenants document (made-up secrets that
+	// pass Validate). Secret fields marshal as "REDACTED", so use plain
+	// strings (a map or a struct of strings).
+	Settings any
+	// ID returns an event id in the platform's format, different for each
+	// (tag, n): tag is 1 to 16 lower-case letters and digits. It need not be
+	// random; callers that want a new event pass a random tag.
+	ID func(tag string, n uint64) string
+	// Body returns the platform's body of a delivery carrying the events
+	// ids (one unless MultiEvent), that happened at at. The same arguments
+	// give the same body. retry marks the delivery as a retry where the
+	// platform marks it in the body (LINE's isRedelivery); it must not
+	// change the events' payload hashes.
+	Body func(ids []string, at time.Time, retry bool) []byte
+	// Key returns the dedup key the receiver derives for the event id of a
+	// Body (often id itself).
+	Key func(id string) string
+	// MultiEvent says one delivery may carry several events.
+	MultiEvent bool
+	// Retry is the platform's retry schedule, for hookwall-storm.
+	Retry Retry
+}
+
+// Retry is how a platform retries a delivery that was not answered 2xx
+// within [Provider.AnswerWithin].
+type Retry struct {
+	// Policy names the schedule in reports ("3 retries in 5s").
+	Policy string
+	// Waits are the waits before each retry, in order, compressed to
+	// seconds where the platform's are minutes, so a storm converges.
+	Waits []time.Duration
+	// Marked says a retry is marked as one (in the body, see [Demo.Body],
+	// or in headers, see [SignOptions.Retry]).
+	Marked bool
+}
+
+// Errors of [Settings.Sign] and [Handshaker.Handshake].
+var (
+	// ErrBadBody: the body is not one the platform could have sent.
+	ErrBadBody = errors.New("bad body")
+	// ErrNotConfigured: the tenant lacks the provider's settings, or its
+	// settings cannot serve the requested mode or handshake.
+	ErrNotConfigured = errors.New("not configured for this tenant")
+)
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]*Provider{}
+	sorted   []*Provider
+)
+
+var nameRule = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
+
+// reserved are the names a provider cannot take: the tenants document's
+// other keys of a tenant.
+var reserved = []string{"forward"}
+
+// Register adds p to the registry. A provider package calls it from its
+// init function; shared/providers imports the package. It panics (a
+// programmer's error, found by any test that imports shared/providers) if
+// p lacks a required field or its name is taken.
+func Register(p Provider) {
+	if err := p.check(); err != nil {
+		panic(fmt.Sprintf("provider: register %q: %v", p.Name, err))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[p.Name]; dup {
+		panic(fmt.Sprintf("provider: register %q: name taken", p.Name))
+	}
+	p.Modes = slices.Clone(p.Modes)
+	registry[p.Name] = &p
+	sorted = append(sorted, &p)
+	slices.SortFunc(sorted, func(a, b *Provider) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// check reports the first required field p lacks.
+func (p *Provider) check() error {
+	d := p.Demo
+	switch {
+	case !nameRule.MatchString(p.Name):
+		return errors.New("Name must match " + nameRule.String())
+	case slices.Contains(reserved, p.Name):
+		return errors.New("Name is reserved: " + p.Name)
+	case p.Label == "", p.Docs == "", p.DedupKey == "":
+		return errors.New("Label, Docs and DedupKey are required")
+	case p.NewSettings == nil || p.NewSettings() == nil || reflect.TypeOf(p.NewSettings()).Kind() != reflect.Pointer:
+		return errors.New("NewSettings is required and returns a pointer to a new settings value")
+	case p.Reply.Status == 0:
+		return errors.New("Reply.Status is required")
+	case p.AnswerWithin <= 0:
+		return errors.New("AnswerWithin is required")
+	case d.Settings == nil || d.ID == nil || d.Body == nil || d.Key == nil:
+		return errors.New("Demo.Settings, ID, Body and Key are required")
+	}
+	return nil
+}
+
+// Lookup returns the provider registered as name.
+func Lookup(name string) (*Provider, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	p, ok := registry[name]
+	return p, ok
+}
+
+// All returns the registered providers, sorted by name. The caller must
+// not modify them.
+func All() []*Provider {
+	mu.RLock()
+	defer mu.RUnlock()
+	return slices.Clone(sorted)
+}
+
+// Names returns the registered route names, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, len(sorted))
+	for i, p := range sorted {
+		names[i] = p.Name
+	}
+	return names
+}
