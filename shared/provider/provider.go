@@ -83,11 +83,24 @@ type Settings interface {
 
 // Handshaker is implemented by the [Settings] of a platform with a
 // URL-verification handshake of its own (WeCom's and WeChat's GET with an
-// echostr, Slack's url_verification POST): Handshake returns the request
-// the platform sends to check the endpoint, carrying challenge, which the
-// receiver's answer must echo.
+// echostr, Slack's and Feishu's url_verification POST).
 type Handshaker interface {
+	// Handshake returns the request the platform sends to check the
+	// endpoint, carrying challenge.
 	Handshake(challenge string, opts SignOptions) (*Request, error)
+	// HandshakeReply returns the answer the platform expects to the
+	// handshake carrying challenge: the challenge itself ([EchoReply]) for
+	// WeCom, WeChat and Slack, {"challenge":"..."} for Feishu. The parser
+	// answers a handshake with it, and the conformance test and the signer
+	// compare the receiver's answer with it (status, body, and content type
+	// where set).
+	HandshakeReply(challenge string) webhook.Reply
+}
+
+// EchoReply is the handshake answer of a platform that wants the challenge
+// itself back: 200, text/plain, challenge.
+func EchoReply(challenge string) webhook.Reply {
+	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte(challenge)}
 }
 
 // Problem is one thing wrong in a tenant's section of the tenants document.

@@ -23,7 +23,7 @@ func init() {
 		Label: "Feishu / Lark",
 		Docs:  "https://open.feishu.cn/document/ukTMukTMukTM/uYDNxYjL2QTM24iN0EjN/event-subscription-configure-/encrypt-key-encryption-configuration-case",
 		Signature: "the event JSON with the verificationToken; with an encryptKey, encrypted and signed (X-Lark-Signature);\n" +
-			"a url_verification body ({\"challenge\":\"...\",\"type\":\"url_verification\"}) is the handshake",
+			"the handshake (--verify) is a url_verification body, encrypted like an event but unsigned",
 		NewSettings:  func() provider.Settings { return new(Settings) },
 		DedupKey:     "the event's header.event_id (schema 1.0: \"v1:\" + uuid)",
 		Reply:        successReply(),
@@ -132,6 +132,22 @@ func (s *Settings) Sign(body []byte, opts provider.SignOptions) (*provider.Reque
 	r.Header.Set(SignatureHeader, Signature(ts, nonce, c.EncryptKey, r.Body))
 	return r, nil
 }
+
+// Handshake returns the url_verification POST Feishu sends when the
+// request URL is set, carrying challenge: {"challenge": ..., "token": ...,
+// "type": "url_verification"}, encrypted (and unsigned, as Feishu sends it)
+// when the tenant has an Encrypt Key, plain otherwise (see [Settings.Sign]).
+func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*provider.Request, error) {
+	body, err := json.Marshal(map[string]string{"challenge": challenge, "type": typeURLVerification})
+	if err != nil {
+		return nil, fmt.Errorf("feishu: handshake: %w", err)
+	}
+	return s.Sign(body, opts)
+}
+
+// HandshakeReply returns the answer Feishu expects to a url_verification:
+// 200 {"challenge": challenge}, in JSON.
+func (s *Settings) HandshakeReply(challenge string) webhook.Reply { return challengeReply(challenge) }
 
 // withToken returns plaintext with the verification token set, unchanged
 // if it already carries it, and whether it is a url_verification. Errors

@@ -89,6 +89,12 @@ func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*prov
 	return s.Sign(body, opts)
 }
 
+// HandshakeReply returns challenge itself as plain text
+// ([provider.EchoReply]), one of the answers Slack accepts.
+func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
+	return provider.EchoReply(challenge)
+}
+
 // demoBody returns an app_mention event_callback with event_id ids[0],
 // shaped as Slack's example (https://api.slack.com/events/app_mention).
 func demoBody(ids []string, at time.Time, _ bool) []byte {

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hookwall/hookwall/shared/provider"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -165,8 +166,7 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		if env.Challenge == nil || !validText(*env.Challenge, MaxChallengeBytes) {
 			return nil, fmt.Errorf("slack: url_verification without a usable challenge: %w", webhook.ErrMalformed)
 		}
-		return &webhook.Delivery{Verification: true, Reply: webhook.Reply{
-			Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte(*env.Challenge)}}, nil
+		return &webhook.Delivery{Verification: true, Reply: provider.EchoReply(*env.Challenge)}, nil
 	case TypeAppRateLimited:
 		return &webhook.Delivery{Verification: true, Reply: okReply()}, nil
 	case TypeEventCallback:

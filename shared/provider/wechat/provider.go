@@ -161,6 +161,12 @@ func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*prov
 	return r, nil
 }
 
+// HandshakeReply returns challenge itself ([provider.EchoReply]), the
+// answer WeChat expects.
+func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
+	return provider.EchoReply(challenge)
+}
+
 // demoBody returns a text message to the demo account, of the first id.
 func demoBody(ids []string, at time.Time, _ bool) []byte {
 	return []byte(`<xml><ToUserName><![CDATA[gh_0000000000001]]></ToUserName><FromUserName><![CDATA[oKzKivH6hwSntH4tXK9ieGIoh47G]]></FromUserName>` +

@@ -105,6 +105,12 @@ func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*prov
 	return r, nil
 }
 
+// HandshakeReply returns challenge itself ([provider.EchoReply]), the
+// answer WeCom expects.
+func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
+	return provider.EchoReply(challenge)
+}
+
 // sealed encrypts msg for the CorpID and returns the request with method
 // whose query signs the ciphertext (msg_signature, timestamp, nonce), and
 // the ciphertext.
