@@ -31,17 +31,7 @@ const (
 )
 
 // String returns the outcome's name.
-func (o ClaimOutcome) String() string {
-	switch o {
-	case Claimed:
-		return "claimed"
-	case Duplicate:
-		return "duplicate"
-	case Conflict:
-		return "conflict"
-	}
-	return "unknown"
-}
+func (o ClaimOutcome) String() string { return outcomeName(o, "claimed", "duplicate", "conflict") }
 
 // NewEvent is what the receiver knows of an event it wants to claim.
 type NewEvent struct {

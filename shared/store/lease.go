@@ -317,17 +317,6 @@ func (t *Table) transition(ctx context.Context, l webhook.Lease, leased, to webh
 	return held, err
 }
 
-// fenced maps a conditional write's error: a failed condition is held=false.
-func fenced(err error, op, key string) (bool, error) {
-	if err == nil {
-		return true, nil
-	}
-	if _, ok := conditionFailed(err); ok {
-		return false, nil
-	}
-	return false, fmt.Errorf("store: %s %s: %w", op, key, err)
-}
-
 func avString(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
 
 func avInt(n int64) types.AttributeValue {

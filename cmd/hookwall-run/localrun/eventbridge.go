@@ -8,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"time"
 )
@@ -76,16 +74,12 @@ func (e *EventBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			t := time.Unix(0, int64(*en.Time*1e9)).UTC()
 			o.Time = &t
 		}
-		if json.Valid([]byte(en.Detail)) {
-			o.Detail = json.RawMessage(en.Detail)
-		} else {
-			o.Detail, _ = json.Marshal(en.Detail)
-		}
+		o.Detail = rawJSON([]byte(en.Detail))
 		lines[i] = o
 		ids[i] = map[string]string{"EventId": o.ID}
 	}
-	if err := e.append(lines); err != nil {
-		awsJSONError(w, http.StatusInternalServerError, "InternalException", err.Error())
+	if err := appendJSONLines(&e.mu, e.Path, lines...); err != nil {
+		awsJSONError(w, http.StatusInternalServerError, "InternalException", "outcomes file: "+err.Error())
 		return
 	}
 	for _, o := range lines {
@@ -93,32 +87,6 @@ func (e *EventBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	_ = json.NewEncoder(w).Encode(map[string]any{"FailedEntryCount": 0, "Entries": ids})
-}
-
-func (e *EventBridge) append(lines []Outcome) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	f, err := os.OpenFile(e.Path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("outcomes file: %w", err)
-	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	for _, o := range lines {
-		if err := enc.Encode(o); err != nil {
-			f.Close()
-			return fmt.Errorf("outcomes file: %w", err)
-		}
-	}
-	_, err = f.WriteString(b.String())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("outcomes file: %w", err)
-	}
-	return nil
 }
 
 func (e *EventBridge) logOutcome(ctx context.Context, o Outcome) {

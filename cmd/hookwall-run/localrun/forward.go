@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,11 +58,7 @@ func (f *ForwardTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if json.Unmarshal(body, &env) == nil {
 		rec.Key = env.Key
 	}
-	if json.Valid(body) {
-		rec.Body = body
-	} else {
-		rec.Body, _ = json.Marshal(string(body))
-	}
+	rec.Body = rawJSON(body)
 	if f.Secret != "" {
 		rec.Signature = "bad"
 		ts, _ := strconv.ParseInt(r.Header.Get(standard.TimestampHeader), 10, 64)
@@ -75,7 +70,7 @@ func (f *ForwardTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if err := f.append(rec); err != nil {
+	if err := appendJSONLines(&f.mu, f.Path, rec); err != nil {
 		f.Log.ErrorContext(r.Context(), "forward target: record the request", slog.Any("error", err))
 	}
 	f.Log.LogAttrs(r.Context(), slog.LevelInfo, StageForwarded, slog.String(AttrStage, StageForwarded),
@@ -85,22 +80,4 @@ func (f *ForwardTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Method, r.URL.Path, rec.Signature, rec.IdempotencyKey)))
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, `{"ok":true}`)
-}
-
-func (f *ForwardTarget) append(rec Forwarded) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	file, err := os.OpenFile(f.Path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = file.Write(append(b, '\n'))
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
