@@ -18,13 +18,12 @@ import (
 )
 
 func init() {
-	provider.Register(provider.Provider{
+	provider.Register[Settings](provider.Provider{
 		Name:  Name,
 		Label: "Feishu / Lark",
 		Docs:  "https://open.feishu.cn/document/ukTMukTMukTM/uYDNxYjL2QTM24iN0EjN/event-subscription-configure-/encrypt-key-encryption-configuration-case",
 		Signature: "the event JSON with the verificationToken; with an encryptKey, encrypted and signed (X-Lark-Signature);\n" +
 			"the handshake (--verify) is a url_verification body, encrypted like an event but unsigned",
-		NewSettings:  func() provider.Settings { return new(Settings) },
 		DedupKey:     "the event's header.event_id (schema 1.0: \"v1:\" + uuid)",
 		Reply:        successReply(),
 		AnswerWithin: 3 * time.Second,
@@ -32,7 +31,6 @@ func init() {
 			Settings: map[string]string{"verificationToken": "demoVerificationToken0000000000", "encryptKey": "demoEncryptKey000000000000000000"},
 			ID:       demoID,
 			Body:     demoBody,
-			Key:      func(id string) string { return id },
 			// 15 s, 5 min, 1 h and 6 h, compressed.
 			Retry: provider.Retry{Policy: "feishu 15s/5m/1h/6h", Waits: []time.Duration{1500 * time.Millisecond,
 				5 * time.Second, 10 * time.Second, 20 * time.Second}},

@@ -108,7 +108,7 @@ func TestForwardOncePerKeyUnderRedeliveryAndCrashes(t *testing.T) {
 
 func TestForwardServesEveryEventType(t *testing.T) {
 	_, srv, reg := setup(t)
-	rep := processtest.Run(t, reg, wecom.Text, wecom.TextMessage{MsgType: "text", Content: "hi"}, processtest.Tenant("acme"))
+	rep := processtest.Run(t, reg, wecom.Text, wecom.TextMessage{Header: wecom.Header{MsgType: "text"}, Content: "hi"}, processtest.Tenant("acme"))
 	if rep.Status != webhook.StatusSucceeded || srv.Total() != 1 || rep.Verdicts[dispatch.Succeeded] != 1 {
 		t.Errorf("wecom text: got %s, verdicts %v, %d POSTs; want SUCCEEDED, 1 POST", rep.Status, rep.Verdicts, srv.Total())
 	}
