@@ -2,6 +2,7 @@ package provider
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,6 +96,31 @@ type Handshaker interface {
 	// compare the receiver's answer with it (status, body, and content type
 	// where set).
 	HandshakeReply(challenge string) webhook.Reply
+}
+
+// SignJSON returns s.Sign of the JSON of v: the handshake of a platform
+// whose URL verification is a JSON POST signed like any delivery (Slack's
+// and Feishu's url_verification).
+func SignJSON(s Settings, v any, opts SignOptions) (*Request, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadBody, err)
+	}
+	return s.Sign(body, opts)
+}
+
+// CheckPost returns the error a POST-only parser answers a request with
+// before reading it: a nil request wraps [webhook.ErrMalformed], another
+// method than POST [webhook.ErrMethodNotAllowed] (405); name, the
+// provider's, prefixes it.
+func CheckPost(name string, req *webhook.Request) error {
+	if req == nil {
+		return fmt.Errorf("%s: nil request: %w", name, webhook.ErrMalformed)
+	}
+	if req.Method != http.MethodPost {
+		return fmt.Errorf("%s: method %.10q: %w", name, req.Method, webhook.ErrMethodNotAllowed)
+	}
+	return nil
 }
 
 // EchoReply is the handshake answer of a platform that wants the challenge

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -97,5 +98,39 @@ func TestRegisterRefusesIncompleteProviders(t *testing.T) {
 	}
 	if _, ok := Lookup("incomplete"); ok {
 		t.Fatal("an incomplete provider was registered")
+	}
+}
+
+func TestCheckPost(t *testing.T) {
+	if err := CheckPost("fake", nil); !errors.Is(err, webhook.ErrMalformed) || !strings.HasPrefix(err.Error(), "fake: ") {
+		t.Errorf("nil request: %v, want fake: … ErrMalformed", err)
+	}
+	if err := CheckPost("fake", &webhook.Request{Method: http.MethodGet}); !errors.Is(err, webhook.ErrMethodNotAllowed) {
+		t.Errorf("GET: %v, want ErrMethodNotAllowed", err)
+	}
+	if err := CheckPost("fake", &webhook.Request{Method: strings.Repeat("X", 100)}); err == nil || len(err.Error()) > 80 {
+		t.Errorf("a long method: %v, want an error quoting at most 10 bytes of it", err)
+	}
+	if err := CheckPost("fake", &webhook.Request{Method: http.MethodPost}); err != nil {
+		t.Errorf("POST: %v", err)
+	}
+}
+
+// bodySigner signs by returning the body it was given.
+type bodySigner struct{ fakeSettings }
+
+func (*bodySigner) Sign(body []byte, _ SignOptions) (*Request, error) {
+	r := NewRequest(http.MethodPost)
+	r.Body = body
+	return r, nil
+}
+
+func TestSignJSON(t *testing.T) {
+	r, err := SignJSON(&bodySigner{}, map[string]string{"type": "url_verification", "challenge": "c<1>"}, SignOptions{})
+	if err != nil || string(r.Body) != `{"challenge":"c\u003c1\u003e","type":"url_verification"}` {
+		t.Fatalf("SignJSON: %s, %v", r.Body, err)
+	}
+	if _, err := SignJSON(&bodySigner{}, func() {}, SignOptions{}); !errors.Is(err, ErrBadBody) {
+		t.Errorf("a value without JSON: %v, want ErrBadBody", err)
 	}
 }

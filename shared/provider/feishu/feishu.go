@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/provider"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -74,11 +75,8 @@ func New(c Config) (*Parser, error) {
 // (not authenticated), [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed]
 // (authentic, but not an event).
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if req == nil {
-		return nil, fmt.Errorf("feishu: nil request: %w", webhook.ErrMalformed)
-	}
-	if req.Method != http.MethodPost {
-		return nil, fmt.Errorf("feishu: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	if err := provider.CheckPost(Name, req); err != nil {
+		return nil, err
 	}
 	var (
 		plain  []byte

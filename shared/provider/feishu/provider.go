@@ -136,11 +136,7 @@ func (s *Settings) Sign(body []byte, opts provider.SignOptions) (*provider.Reque
 // "type": "url_verification"}, encrypted (and unsigned, as Feishu sends it)
 // when the tenant has an Encrypt Key, plain otherwise (see [Settings.Sign]).
 func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*provider.Request, error) {
-	body, err := json.Marshal(map[string]string{"challenge": challenge, "type": typeURLVerification})
-	if err != nil {
-		return nil, fmt.Errorf("feishu: handshake: %w", err)
-	}
-	return s.Sign(body, opts)
+	return provider.SignJSON(s, map[string]string{"challenge": challenge, "type": typeURLVerification}, opts)
 }
 
 // HandshakeReply returns the answer Feishu expects to a url_verification:

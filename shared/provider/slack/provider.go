@@ -80,11 +80,7 @@ func (s *Settings) Sign(body []byte, opts provider.SignOptions) (*provider.Reque
 // Handshake returns the url_verification POST Slack sends when the Request
 // URL is set, carrying challenge.
 func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*provider.Request, error) {
-	body, err := json.Marshal(map[string]string{"type": TypeURLVerification, "challenge": challenge})
-	if err != nil {
-		return nil, fmt.Errorf("slack: %w", err)
-	}
-	return s.Sign(body, opts)
+	return provider.SignJSON(s, map[string]string{"type": TypeURLVerification, "challenge": challenge}, opts)
 }
 
 // HandshakeReply returns challenge itself as plain text

@@ -143,11 +143,8 @@ type envelope struct {
 // [webhook.ErrBadSignature] (missing or malformed headers, no match),
 // [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if req == nil {
-		return nil, fmt.Errorf("slack: nil request: %w", webhook.ErrMalformed)
-	}
-	if req.Method != http.MethodPost {
-		return nil, fmt.Errorf("slack: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	if err := provider.CheckPost(Name, req); err != nil {
+		return nil, err
 	}
 	if err := p.verify(req); err != nil {
 		return nil, err

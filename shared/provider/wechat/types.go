@@ -16,18 +16,11 @@ var (
 	Click = webhook.NewType[ClickEvent](Name, "CLICK")
 )
 
-// Header is what every message and event carries ([wxmsg.Header]).
-type Header = wxmsg.Header
-
-// EventHeader is the Header of an event with its Event type
-// ([wxmsg.EventHeader]).
-type EventHeader = wxmsg.EventHeader
-
 // TextMessage is a text message from a user
 // (https://developers.weixin.qq.com/doc/offiaccount/Message_Management/Receiving_standard_messages.html).
 // MsgID is a 64-bit decimal kept as a string.
 type TextMessage struct {
-	Header
+	wxmsg.Header
 	Content string `json:"Content"`
 	MsgID   string `json:"MsgId"`
 }
@@ -36,13 +29,13 @@ type TextMessage struct {
 // "qrscene_" + the scene value and Ticket the QR ticket
 // (https://developers.weixin.qq.com/doc/offiaccount/Message_Management/Receiving_event_pushes.html).
 type SubscribeEvent struct {
-	EventHeader
+	wxmsg.EventHeader
 	EventKey string `json:"EventKey"`
 	Ticket   string `json:"Ticket"`
 }
 
 // ClickEvent is a click on a custom-menu item; EventKey is the item's key.
 type ClickEvent struct {
-	EventHeader
+	wxmsg.EventHeader
 	EventKey string `json:"EventKey"`
 }

@@ -18,18 +18,11 @@ var (
 	ExternalContactChanged = webhook.NewType[ExternalContactChange](Name, "change_external_contact")
 )
 
-// Header is what every message and event carries ([wxmsg.Header]).
-type Header = wxmsg.Header
-
-// EventHeader is the Header of an event with its Event type
-// ([wxmsg.EventHeader]).
-type EventHeader = wxmsg.EventHeader
-
 // TextMessage is a text message sent by a member to an app
 // (https://developer.work.weixin.qq.com/document/path/90239). All values are
 // strings as in the XML; MsgID is a 64-bit decimal.
 type TextMessage struct {
-	Header
+	wxmsg.Header
 	Content string `json:"Content"`
 	MsgID   string `json:"MsgId"`
 	AgentID string `json:"AgentID"`
@@ -38,7 +31,7 @@ type TextMessage struct {
 // ApprovalChange is the sys_approval_change event, sent once per state
 // transition of an approval (https://developer.work.weixin.qq.com/document/path/90376).
 type ApprovalChange struct {
-	EventHeader
+	wxmsg.EventHeader
 	AgentID      string       `json:"AgentID"`
 	ApprovalInfo ApprovalInfo `json:"ApprovalInfo"`
 }
@@ -65,7 +58,7 @@ type Applyer struct {
 // update_user, delete_user, create_party, update_party, delete_party or
 // update_tag (https://developer.work.weixin.qq.com/document/path/90970).
 type ContactChange struct {
-	EventHeader
+	wxmsg.EventHeader
 	ChangeType string `json:"ChangeType"`
 	// UserID and NewUserID identify a member (user changes).
 	UserID    string `json:"UserID"`
@@ -92,7 +85,7 @@ type ContactChange struct {
 // del_external_contact, del_follow_user or transfer_fail
 // (https://developer.work.weixin.qq.com/document/path/92130).
 type ExternalContactChange struct {
-	EventHeader
+	wxmsg.EventHeader
 	ChangeType     string `json:"ChangeType"`
 	UserID         string `json:"UserID"`
 	ExternalUserID string `json:"ExternalUserID"`
