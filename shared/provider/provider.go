@@ -90,7 +90,7 @@ type Handshaker interface {
 	// endpoint, carrying challenge.
 	Handshake(challenge string, opts SignOptions) (*Request, error)
 	// HandshakeReply returns the answer the platform expects to the
-	// handshake carrying challenge: the challenge itself ([EchoReply]) for
+	// handshake carrying challenge: the challenge itself ([webhook.EchoReply]) for
 	// WeCom, WeChat and Slack, {"challenge":"..."} for Feishu. The parser
 	// answers a handshake with it, and the conformance test and the signer
 	// compare the receiver's answer with it (status, body, and content type
@@ -107,26 +107,6 @@ func SignJSON(s Settings, v any, opts SignOptions) (*Request, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadBody, err)
 	}
 	return s.Sign(body, opts)
-}
-
-// CheckPost returns the error a POST-only parser answers a request with
-// before reading it: a nil request wraps [webhook.ErrMalformed], another
-// method than POST [webhook.ErrMethodNotAllowed] (405); name, the
-// provider's, prefixes it.
-func CheckPost(name string, req *webhook.Request) error {
-	if req == nil {
-		return fmt.Errorf("%s: nil request: %w", name, webhook.ErrMalformed)
-	}
-	if req.Method != http.MethodPost {
-		return fmt.Errorf("%s: method %.10q: %w", name, req.Method, webhook.ErrMethodNotAllowed)
-	}
-	return nil
-}
-
-// EchoReply is the handshake answer of a platform that wants the challenge
-// itself back: 200, text/plain, challenge.
-func EchoReply(challenge string) webhook.Reply {
-	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte(challenge)}
 }
 
 // Problem is one thing wrong in a tenant's section of the tenants document.

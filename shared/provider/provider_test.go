@@ -101,21 +101,6 @@ func TestRegisterRefusesIncompleteProviders(t *testing.T) {
 	}
 }
 
-func TestCheckPost(t *testing.T) {
-	if err := CheckPost("fake", nil); !errors.Is(err, webhook.ErrMalformed) || !strings.HasPrefix(err.Error(), "fake: ") {
-		t.Errorf("nil request: %v, want fake: … ErrMalformed", err)
-	}
-	if err := CheckPost("fake", &webhook.Request{Method: http.MethodGet}); !errors.Is(err, webhook.ErrMethodNotAllowed) {
-		t.Errorf("GET: %v, want ErrMethodNotAllowed", err)
-	}
-	if err := CheckPost("fake", &webhook.Request{Method: strings.Repeat("X", 100)}); err == nil || len(err.Error()) > 80 {
-		t.Errorf("a long method: %v, want an error quoting at most 10 bytes of it", err)
-	}
-	if err := CheckPost("fake", &webhook.Request{Method: http.MethodPost}); err != nil {
-		t.Errorf("POST: %v", err)
-	}
-}
-
 // bodySigner signs by returning the body it was given.
 type bodySigner struct{ fakeSettings }
 

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/provider"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -75,7 +74,7 @@ func New(c Config) (*Parser, error) {
 // (not authenticated), [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed]
 // (authentic, but not an event).
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if err := provider.CheckPost(Name, req); err != nil {
+	if err := webhook.CheckPost(Name, req); err != nil {
 		return nil, err
 	}
 	var (

@@ -16,7 +16,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/hookwall/hookwall/shared/provider"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -83,7 +82,7 @@ func okReply() webhook.Reply {
 // Errors wrap [webhook.ErrMethodNotAllowed] (not a POST),
 // [webhook.ErrBadSignature] or [webhook.ErrMalformed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if err := provider.CheckPost(Name, req); err != nil {
+	if err := webhook.CheckPost(Name, req); err != nil {
 		return nil, err
 	}
 	m := p.getMAC()

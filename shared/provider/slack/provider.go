@@ -84,9 +84,9 @@ func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*prov
 }
 
 // HandshakeReply returns challenge itself as plain text
-// ([provider.EchoReply]), one of the answers Slack accepts.
+// ([webhook.EchoReply]), one of the answers Slack accepts.
 func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
-	return provider.EchoReply(challenge)
+	return webhook.EchoReply(challenge)
 }
 
 // demoBody returns an app_mention event_callback with event_id ids[0],

@@ -16,7 +16,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/hookwall/hookwall/shared/provider"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -143,7 +142,7 @@ type envelope struct {
 // [webhook.ErrBadSignature] (missing or malformed headers, no match),
 // [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if err := provider.CheckPost(Name, req); err != nil {
+	if err := webhook.CheckPost(Name, req); err != nil {
 		return nil, err
 	}
 	if err := p.verify(req); err != nil {
@@ -163,7 +162,7 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		if env.Challenge == nil || !validText(*env.Challenge, MaxChallengeBytes) {
 			return nil, fmt.Errorf("slack: url_verification without a usable challenge: %w", webhook.ErrMalformed)
 		}
-		return &webhook.Delivery{Verification: true, Reply: provider.EchoReply(*env.Challenge)}, nil
+		return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(*env.Challenge)}, nil
 	case TypeAppRateLimited:
 		return &webhook.Delivery{Verification: true, Reply: okReply()}, nil
 	case TypeEventCallback:

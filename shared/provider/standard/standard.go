@@ -18,7 +18,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/hookwall/hookwall/shared/provider"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -157,7 +156,7 @@ func DecodeSecret(secret string) ([]byte, error) {
 // [webhook.ErrBadSignature] (missing headers, non-integer timestamp, no
 // matching signature), [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if err := provider.CheckPost(Name, req); err != nil {
+	if err := webhook.CheckPost(Name, req); err != nil {
 		return nil, err
 	}
 	id := req.Header.Get(IDHeader)

@@ -160,10 +160,10 @@ func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*prov
 	return r, nil
 }
 
-// HandshakeReply returns challenge itself ([provider.EchoReply]), the
+// HandshakeReply returns challenge itself ([webhook.EchoReply]), the
 // answer WeChat expects.
 func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
-	return provider.EchoReply(challenge)
+	return webhook.EchoReply(challenge)
 }
 
 // demoBody returns a text message to the demo account, of the first id.

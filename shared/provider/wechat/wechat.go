@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/provider"
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
 	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
@@ -79,7 +78,7 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		if echo == "" {
 			return nil, fmt.Errorf("wechat: missing echostr: %w", webhook.ErrMalformed)
 		}
-		return &webhook.Delivery{Verification: true, Reply: provider.EchoReply(echo)}, nil
+		return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(echo)}, nil
 	case "POST":
 		plain, err := p.DecryptBody(req)
 		if err != nil {

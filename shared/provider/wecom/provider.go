@@ -104,10 +104,10 @@ func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*prov
 	return r, nil
 }
 
-// HandshakeReply returns challenge itself ([provider.EchoReply]), the
+// HandshakeReply returns challenge itself ([webhook.EchoReply]), the
 // answer WeCom expects.
 func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
-	return provider.EchoReply(challenge)
+	return webhook.EchoReply(challenge)
 }
 
 // sealed encrypts msg for the CorpID and returns the request with method

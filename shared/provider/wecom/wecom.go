@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/provider"
 	"github.com/hookwall/hookwall/shared/provider/wxcrypto"
 	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
@@ -83,7 +82,7 @@ func (p *Parser) verifyURL(req *webhook.Request) (*webhook.Delivery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wecom: url verification: %w", err)
 	}
-	return &webhook.Delivery{Verification: true, Reply: provider.EchoReply(string(plain))}, nil
+	return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(string(plain))}, nil
 }
 
 // DecryptBody verifies a POST's query signature and timestamp over the
