@@ -255,7 +255,8 @@ func newProcessor(t *testing.T, s *stack) *processor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: dlq,
+		Kernel: dispatch.Kernel{Queue: mainQ}}); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -267,7 +268,7 @@ func (p *processor) drain(t *testing.T, s *stack) []dispatch.Verdict {
 	t.Helper()
 	var verdicts []dispatch.Verdict
 	for _, m := range awstest.Drain(t, s.sq, s.queues.URL) {
-		res := p.d.Process(context.Background(), dispatch.Message{MessageID: aws.ToString(m.MessageId),
+		res := p.d.Handle(context.Background(), dispatch.Message{MessageID: aws.ToString(m.MessageId),
 			ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: []byte(aws.ToString(m.Body))})
 		verdicts = append(verdicts, res.Verdict)
 		if res.Ack {

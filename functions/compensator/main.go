@@ -8,5 +8,6 @@ import (
 )
 
 func main() {
-	startup.Run("compensator", settings.LoadCompensator, wiring.Defaults(), wiring.Build, func(h *wiring.Handler) any { return h.Handle })
+	startup.Run("compensator", startup.WithDefaults(settings.LoadCompensator, wiring.Defaults()), wiring.Build,
+		func(h *wiring.Handler) any { return h.Handle })
 }

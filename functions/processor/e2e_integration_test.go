@@ -123,7 +123,7 @@ func TestEndToEndReceiverQueueProcessorForward(t *testing.T) {
 	ps, _, err := settings.LoadProcessor(func(k string) string {
 		return map[string]string{"TABLE_NAME": tableName, "QUEUE_URL": queues.URL, "DLQ_URL": queues.DLQURL,
 			"HOOKWALL_TENANTS_FILE": tenants, "HOOKWALL_LEASE": "5s"}[k]
-	}, wiring.Defaults())
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,5 +8,5 @@ import (
 )
 
 func main() {
-	startup.Run("processor", settings.LoadProcessor, wiring.Defaults(), wiring.Build, func(h *wiring.Handler) any { return h.Handle })
+	startup.Run("processor", settings.LoadProcessor, wiring.Build, func(h *wiring.Handler) any { return h.Handle })
 }

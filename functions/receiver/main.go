@@ -8,5 +8,6 @@ import (
 )
 
 func main() {
-	startup.Run("receiver", settings.LoadReceiver, intake.Defaults(), intake.Build, func(h *intake.Handler) any { return h.HandleAPIGateway })
+	startup.Run("receiver", startup.WithDefaults(settings.LoadReceiver, intake.Defaults()), intake.Build,
+		func(h *intake.Handler) any { return h.HandleAPIGateway })
 }

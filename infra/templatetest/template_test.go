@@ -15,7 +15,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	processorwiring "github.com/hookwall/hookwall/functions/processor/wiring"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
@@ -450,10 +449,10 @@ func checkReceiveCount(root *yaml.Node) []error {
 		return []error{fmt.Errorf("HOOKWALL_MAX_ATTEMPTS: %w", err)}
 	}
 	var errs []error
-	if def := processorwiring.Defaults().MaxAttempts; attempts != float64(def) {
+	if def := dispatch.DefaultMaxAttempts; attempts != float64(def) {
 		errs = append(errs, fmt.Errorf("HOOKWALL_MAX_ATTEMPTS defaults to %g in the template, %d in the processor", attempts, def))
 	}
-	if mrc <= attempts || mrc <= float64(processorwiring.Defaults().MaxAttempts) {
+	if mrc <= attempts || mrc <= float64(dispatch.DefaultMaxAttempts) {
 		errs = append(errs, fmt.Errorf("maxReceiveCount %g is not above the processor's attempts %g", mrc, attempts))
 	}
 	return errs

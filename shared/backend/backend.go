@@ -13,7 +13,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/awsconf"
 	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/tenants"
@@ -42,7 +42,7 @@ type Backend struct {
 	Table      *store.Table
 	Queue, DLQ *queue.Queue
 	// Publisher publishes outcome events (nil: publishing off).
-	Publisher dispatch.Publisher
+	Publisher kernel.Publisher
 
 	tableName string
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
@@ -67,8 +67,8 @@ func newRig(t *testing.T, errFor func(id string) error, more func(r *process.Reg
 	if more != nil {
 		more(rg.reg, rg)
 	}
-	cfg := Config{Registry: rg.reg, Store: rg.store, Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics,
-		Now: rg.clock.Now, Jitter: func(n int64) int64 { return n - 1 }, LeaseDuration: time.Minute}
+	cfg := Config{Registry: rg.reg, Store: rg.store, Kernel: Kernel{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics,
+		Now: rg.clock.Now, Jitter: func(n int64) int64 { return n - 1 }, LeaseDuration: time.Minute}}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -92,13 +92,13 @@ func (rg *rig) undone() []string {
 
 const key = "line#acme#ev1"
 
-func message(t *testing.T, env webhook.Envelope) dispatch.Message {
+func message(t *testing.T, env webhook.Envelope) kernel.Message {
 	t.Helper()
 	b, err := json.Marshal(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dispatch.Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
+	return kernel.Message{MessageID: "m1", ReceiptHandle: "rh1", Body: b}
 }
 
 func envelope() webhook.Envelope {
@@ -122,7 +122,7 @@ func (rg *rig) failedWithSteps() {
 func TestUndoesNewestFirstThenCompensated(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	rg.failedWithSteps()
-	res := rg.c.Compensate(context.Background(), message(t, envelope()))
+	res := rg.c.Handle(context.Background(), message(t, envelope()))
 
 	if res.Verdict != Compensated || !res.Ack || res.Err != nil {
 		t.Fatalf("got %s (ack %v, %v), want compensated and acked", res.Verdict, res.Ack, res.Err)
@@ -150,7 +150,7 @@ func TestUndoesNewestFirstThenCompensated(t *testing.T) {
 func TestUndoGetsTheStepAndItsOwnKey(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	rg.failedWithSteps()
-	rg.c.Compensate(context.Background(), message(t, envelope()))
+	rg.c.Handle(context.Background(), message(t, envelope()))
 	rg.mu.Lock()
 	defer rg.mu.Unlock()
 	u := rg.calls[2] // a/one
@@ -174,7 +174,7 @@ func TestTiesUndoInReverseJournalOrder(t *testing.T) {
 	for _, s := range []string{"s1", "s2", "s3"} {
 		rg.store.step(key, "a", s, at, "")
 	}
-	rg.c.Compensate(context.Background(), message(t, envelope()))
+	rg.c.Handle(context.Background(), message(t, envelope()))
 	if got, want := rg.undone(), []string{"a/s3", "a/s2", "a/s1"}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -190,7 +190,7 @@ func TestResumesAfterJournaledUndos(t *testing.T) {
 	r.status, r.owner, r.until, r.compensations = webhook.StatusCompensating, "dead", rg.clock.Now().Add(-time.Second), 1
 	rg.store.mu.Unlock()
 
-	res := rg.c.Compensate(context.Background(), message(t, envelope()))
+	res := rg.c.Handle(context.Background(), message(t, envelope()))
 	if res.Verdict != Compensated || res.Attempt != 2 || res.From != webhook.StatusCompensating {
 		t.Fatalf("got %s on attempt %d from %s, want compensated on attempt 2 from COMPENSATING", res.Verdict, res.Attempt, res.From)
 	}
@@ -208,7 +208,7 @@ func TestOutcomes(t *testing.T) {
 		name       string
 		errFor     func(string) error
 		setup      func(rg *rig)
-		want       Verdict
+		want       kernel.Verdict
 		wantAck    bool
 		wantStatus webhook.Status
 		wantError  string // in the record's lastError
@@ -241,19 +241,19 @@ func TestOutcomes(t *testing.T) {
 				return nil
 			},
 			setup: (*rig).failedWithSteps,
-			want:  Retried, wantStatus: webhook.StatusCompensating, wantError: "undo b/two: status 503",
+			want:  kernel.Retried, wantStatus: webhook.StatusCompensating, wantError: "undo b/two: status 503",
 			wantUndone: []string{"a/three", "b/two"}},
 		{name: "a terminal record is acknowledged and left alone",
 			setup: func(rg *rig) { rg.store.put(key, fakeRecord{status: webhook.StatusSucceeded}) },
-			want:  AlreadyDone, wantAck: true, wantStatus: webhook.StatusSucceeded},
+			want:  kernel.Duplicate, wantAck: true, wantStatus: webhook.StatusSucceeded},
 		{name: "a missing record is acknowledged",
-			setup: func(*rig) {}, want: Absent, wantAck: true},
+			setup: func(*rig) {}, want: kernel.Absent, wantAck: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rg := newRig(t, tc.errFor, nil)
 			tc.setup(rg)
-			res := rg.c.Compensate(context.Background(), message(t, envelope()))
+			res := rg.c.Handle(context.Background(), message(t, envelope()))
 			if res.Verdict != tc.want || res.Ack != tc.wantAck {
 				t.Fatalf("got %s (ack %v, %v), want %s (ack %v)", res.Verdict, res.Ack, res.Err, tc.want, tc.wantAck)
 			}
@@ -289,9 +289,9 @@ func TestTransientErrorsRetryWithBackoffUntilTheLimit(t *testing.T) {
 	rg.failedWithSteps()
 	var waits []time.Duration
 	for attempt := 1; attempt <= 3; attempt++ {
-		res := rg.c.Compensate(context.Background(), message(t, envelope()))
+		res := rg.c.Handle(context.Background(), message(t, envelope()))
 		if attempt < 3 {
-			if res.Verdict != Retried || res.Ack || res.Attempt != attempt {
+			if res.Verdict != kernel.Retried || res.Ack || res.Attempt != attempt {
 				t.Fatalf("attempt %d: got %s (ack %v) on attempt %d, want retried", attempt, res.Verdict, res.Ack, res.Attempt)
 			}
 			d, _ := rg.queue.visibility("rh1")
@@ -328,8 +328,8 @@ func TestLiveLeaseComesBack(t *testing.T) {
 			r := rg.store.recs[key]
 			r.status, r.owner, r.until = st, "other", rg.clock.Now().Add(10*time.Second)
 			rg.store.mu.Unlock()
-			res := rg.c.Compensate(context.Background(), message(t, envelope()))
-			if res.Verdict != Busy || res.Ack || res.RetryAfter != 11*time.Second {
+			res := rg.c.Handle(context.Background(), message(t, envelope()))
+			if res.Verdict != kernel.Busy || res.Ack || res.RetryAfter != 11*time.Second {
 				t.Fatalf("got %s (ack %v) after %v, want busy, not acked, back after 11s", res.Verdict, res.Ack, res.RetryAfter)
 			}
 			if d, ok := rg.queue.visibility("rh1"); !ok || d != 11*time.Second {
@@ -342,7 +342,7 @@ func TestLiveLeaseComesBack(t *testing.T) {
 			rg.store.mu.Lock()
 			r.status, r.owner = webhook.StatusFailed, ""
 			rg.store.mu.Unlock()
-			if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Compensated {
+			if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Compensated {
 				t.Errorf("on its return: got %s, want compensated", res.Verdict)
 			}
 		})
@@ -352,8 +352,8 @@ func TestLiveLeaseComesBack(t *testing.T) {
 func TestMalformedIsKeptForAnOperator(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	for _, body := range []string{`not json`, `{"provider":"line"}`} {
-		res := rg.c.Compensate(context.Background(), dispatch.Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
-		if res.Verdict != Malformed || res.Ack {
+		res := rg.c.Handle(context.Background(), kernel.Message{MessageID: "m", ReceiptHandle: "rh-bad", Body: []byte(body)})
+		if res.Verdict != kernel.Malformed || res.Ack {
 			t.Errorf("%s: got %s (ack %v), want malformed, not acked", body, res.Verdict, res.Ack)
 		}
 		if d, _ := rg.queue.visibility("rh-bad"); d != webhook.MaxQueueDelay {
@@ -373,7 +373,7 @@ func TestPayloadFromTheRecord(t *testing.T) {
 	rg.store.mu.Unlock()
 	env := envelope()
 	env.Payload, env.PayloadInRecord = nil, true
-	rg.c.Compensate(context.Background(), message(t, env))
+	rg.c.Handle(context.Background(), message(t, env))
 	rg.mu.Lock()
 	defer rg.mu.Unlock()
 	if len(rg.calls) == 0 || string(rg.calls[0].Envelope.Payload) != `{"userId":"from-record"}` || rg.calls[0].Envelope.PayloadInRecord {
@@ -389,9 +389,9 @@ func TestPanicIsRetried(t *testing.T) {
 		return nil
 	}, nil)
 	rg.failedWithSteps()
-	res := rg.c.Compensate(context.Background(), message(t, envelope()))
+	res := rg.c.Handle(context.Background(), message(t, envelope()))
 	var pe *registry.PanicError
-	if res.Verdict != Retried || !errors.As(res.Err, &pe) {
+	if res.Verdict != kernel.Retried || !errors.As(res.Err, &pe) {
 		t.Errorf("got %s (%v), want retried with a PanicError", res.Verdict, res.Err)
 	}
 }
@@ -400,8 +400,8 @@ func TestLostLeaseDiscardsTheOutcome(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	rg.failedWithSteps()
 	rg.store.saveLost = true
-	res := rg.c.Compensate(context.Background(), message(t, envelope()))
-	if res.Verdict != LeaseLost || res.Ack || res.Event != nil {
+	res := rg.c.Handle(context.Background(), message(t, envelope()))
+	if res.Verdict != kernel.LeaseLost || res.Ack || res.Event != nil {
 		t.Errorf("got %s (ack %v, event %v), want lease-lost, not acked, no outcome", res.Verdict, res.Ack, res.Event)
 	}
 	if got := rg.undone(); !slices.Equal(got, []string{"a/three"}) {
@@ -426,9 +426,9 @@ func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
 	rg.store.heartbeatLost = true
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res := rg.c.Compensate(ctx, message(t, envelope()))
+	res := rg.c.Handle(ctx, message(t, envelope()))
 	<-started
-	if res.Verdict != LeaseLost || !errors.Is(res.Err, registry.ErrLeaseLost) {
+	if res.Verdict != kernel.LeaseLost || !errors.Is(res.Err, registry.ErrLeaseLost) {
 		t.Errorf("got %s (%v), want lease-lost", res.Verdict, res.Err)
 	}
 	if ctx.Err() != nil {
@@ -443,8 +443,8 @@ func TestUndoTimeout(t *testing.T) {
 	})
 	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
 	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
-	res := rg.c.Compensate(context.Background(), message(t, envelope()))
-	if res.Verdict != Retried || !errors.Is(res.Err, context.DeadlineExceeded) {
+	res := rg.c.Handle(context.Background(), message(t, envelope()))
+	if res.Verdict != kernel.Retried || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Errorf("got %s (%v), want retried after the handler's timeout", res.Verdict, res.Err)
 	}
 }
@@ -458,16 +458,16 @@ func TestBatchPublishesOnce(t *testing.T) {
 	rg.store.put("line#acme#done", fakeRecord{status: webhook.StatusSucceeded})
 	done := envelope()
 	done.Key = "line#acme#done"
-	ms := []dispatch.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
+	ms := []kernel.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
 	for i := range ms {
 		ms[i].MessageID = strings.Repeat("m", i+1)
 	}
-	results := rg.c.CompensateBatch(context.Background(), ms, 3)
-	var got []Verdict
+	results := rg.c.Batch(context.Background(), ms, 3)
+	var got []kernel.Verdict
 	for _, r := range results {
 		got = append(got, r.Verdict)
 	}
-	if want := []Verdict{Compensated, Dead, AlreadyDone, Malformed}; !slices.Equal(got, want) {
+	if want := []kernel.Verdict{Compensated, Dead, kernel.Duplicate, kernel.Malformed}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	if len(rg.pub.calls) != 1 || len(rg.pub.calls[0]) != 2 {
@@ -493,7 +493,7 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 	}, func(c *Config) { c.Transport = srv.Client().Transport })
 	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
 	rg.store.step(key, "http", "create", rg.clock.Now(), "")
-	if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Compensated {
+	if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Compensated {
 		t.Fatalf("got %s (%v)", res.Verdict, res.Err)
 	}
 	if want := webhook.IdempotencyKey(key, "http", "$undo:create"); len(got) != 1 || got[0] != want {
@@ -502,7 +502,7 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	ok := Config{Registry: process.NewRegistry(), Store: newFakeStore(time.Now), Queue: &fakeQueue{}}
+	ok := Config{Registry: process.NewRegistry(), Store: newFakeStore(time.Now), Kernel: Kernel{Queue: &fakeQueue{}}}
 	if _, err := New(ok); err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +551,7 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 			rg.store.put(key, fakeRecord{status: from, until: rg.clock.Now().Add(-time.Second)})
 			rg.store.step(key, "c", "only", rg.clock.Now(), "") // journaled, no compensation: re-run skips it
 			for n := 1; n <= DefaultMaxRequeues; n++ {
-				res := rg.c.Compensate(context.Background(), message(t, envelope()))
+				res := rg.c.Handle(context.Background(), message(t, envelope()))
 				if res.Verdict != Requeued || !res.Ack || res.Attempt != n {
 					t.Fatalf("dead letter %d: got %s (ack %v, attempt %d, %v), want requeued", n, res.Verdict, res.Ack, res.Attempt, res.Err)
 				}
@@ -566,7 +566,7 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 			if len(rg.pub.all()) != 0 {
 				t.Errorf("a requeue published an outcome: %+v", rg.pub.all())
 			}
-			res := rg.c.Compensate(context.Background(), message(t, envelope()))
+			res := rg.c.Handle(context.Background(), message(t, envelope()))
 			if res.Verdict != Dead || !res.Ack {
 				t.Fatalf("after %d requeues: got %s, want dead", DefaultMaxRequeues, res.Verdict)
 			}
@@ -579,7 +579,7 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 		rq := &fakeRequeue{}
 		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })
 		rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "permanent: status 400"})
-		if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Dead || len(rq.sent) != 0 {
+		if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Dead || len(rq.sent) != 0 {
 			t.Errorf("got %s with %d requeued, want dead and none", res.Verdict, len(rq.sent))
 		}
 	})
@@ -587,7 +587,7 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 		rq := &fakeRequeue{}
 		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq; c.RequeueWithin = 10 * time.Minute })
 		rg.store.put(key, fakeRecord{status: webhook.StatusRetry}) // received 1,000 s before the clock
-		if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Dead || len(rq.sent) != 0 {
+		if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Dead || len(rq.sent) != 0 {
 			t.Errorf("got %s with %d requeued, want dead and none", res.Verdict, len(rq.sent))
 		}
 	})
@@ -595,15 +595,15 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 		rq := &fakeRequeue{err: errors.New("sqs down")}
 		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })
 		rg.store.put(key, fakeRecord{status: webhook.StatusRetry})
-		res := rg.c.Compensate(context.Background(), message(t, envelope()))
-		if res.Verdict != Errored || res.Ack {
+		res := rg.c.Handle(context.Background(), message(t, envelope()))
+		if res.Verdict != kernel.Errored || res.Ack {
 			t.Fatalf("got %s (ack %v), want errored, not acknowledged", res.Verdict, res.Ack)
 		}
 		if rec := rg.store.get(key); rec.status != webhook.StatusRetry {
 			t.Errorf("record %s, want RETRY (the next dead letter, or the sweeper, sends it)", rec.status)
 		}
 		rq.err = nil
-		if res := rg.c.Compensate(context.Background(), message(t, envelope())); res.Verdict != Requeued || len(rq.sent) != 1 {
+		if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Requeued || len(rq.sent) != 1 {
 			t.Errorf("the dead letter's return: got %s with %d sent, want requeued", res.Verdict, len(rq.sent))
 		}
 	})

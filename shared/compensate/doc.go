@@ -1,9 +1,10 @@
-// Package compensate is the compensator's engine: what the dead-letter path
+// Package compensate is the compensator's engine, a phase on the
+// leased-attempt kernel (shared/internal/kernel): what the dead-letter path
 // does with an event the processor gave up on (FAILED) or that SQS redrove
 // after maxReceiveCount deliveries (RECEIVED, RETRY or PROCESSING).
 //
-// Per dead-letter message ([Compensator.Compensate], or a batch with bounded
-// concurrency with [Compensator.CompensateBatch]):
+// Per dead-letter message (the Compensator's Handle, or a batch with bounded
+// concurrency with its Batch, both the kernel's):
 //
 //   - a record that is SUCCEEDED, COMPENSATED or DEAD is left alone and the
 //     message acknowledged; so is a message whose record is gone;
@@ -17,17 +18,20 @@
 //     compensation runs. Every journaled forward step of a handler that
 //     registered a compensation ([process.Compensate]) is
 //     undone, newest first, each in a compensation step journaled as
-//     "$undo:<step>" ([process.UndoStep]) with its own idempotency key, so a
+//     "$undo:<step>" (registry.UndoStep) with its own idempotency key, so a
 //     crash mid-compensation resumes where it stopped and no undo is sent
 //     twice. Then the record is COMPENSATED; with nothing to compensate, a
 //     [process.Permanent] undo error or the attempts exhausted, DEAD with the
 //     reason. Any other undo error is tried again with backoff (the
 //     message's visibility, full jitter, as the processor's retries).
 //
-// Every COMPENSATED and DEAD outcome is published ([dispatch.Publisher]:
-// hookwall.event.compensated, hookwall.event.dead) and counted in EMF.
+// The kernel takes the lease, keeps it, guards each undo, backs a retry off,
+// settles the attempt with the compensator's fenced write and treats a lost
+// lease as it does for the processor. Every COMPENSATED and DEAD outcome is
+// published (the [Kernel]'s Publisher: hookwall.event.compensated,
+// hookwall.event.dead) and counted in EMF.
 //
-// The package imports no AWS SDK. It declares the ports it needs ([Store];
-// dispatch.Visibility and dispatch.Publisher), which store.Table,
-// memstore.Store, queue.Queue and bus.Publisher satisfy.
+// The package imports no AWS SDK. It declares the ports it needs ([Store],
+// [Requeuer]; the kernel's queue visibility and publisher), which
+// store.Table, memstore.Store, queue.Queue and bus.Publisher satisfy.
 package compensate

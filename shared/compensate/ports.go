@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -37,8 +38,7 @@ type Store interface {
 	// RetryCompensation leaves the record COMPENSATING with lastError and
 	// the lease cleared, for the next attempt.
 	RetryCompensation(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
-	// Journal returns the journal entries of the lease's claim.
-	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
-	// SaveStep writes one journal entry.
-	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (held bool, err error)
+	// Journal reads the journal of the lease's claim; SaveStep writes one
+	// entry.
+	kernel.Journal
 }

@@ -3,7 +3,7 @@ package compensate_test
 import (
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
@@ -13,6 +13,7 @@ import (
 var (
 	_ compensate.Store    = (*store.Table)(nil)
 	_ compensate.Store    = (*memstore.Store)(nil)
-	_ dispatch.Visibility = (*queue.Queue)(nil)
-	_ dispatch.Publisher  = (*bus.Publisher)(nil)
+	_ compensate.Requeuer = (*queue.Queue)(nil)
+	_ kernel.Visibility   = (*queue.Queue)(nil)
+	_ kernel.Publisher    = (*bus.Publisher)(nil)
 )

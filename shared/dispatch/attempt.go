@@ -2,68 +2,76 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
-	"github.com/hookwall/hookwall/shared/lease"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// attempt is one attempt at one event: the lease, the heartbeat, the journal.
+// attempt is one attempt at one event: its handlers and their journal,
+// under the kernel's lease and heartbeat.
 type attempt struct {
-	d      *Dispatcher
-	lease  webhook.Lease
-	env    webhook.Envelope
-	log    *slog.Logger
-	keep   lease.Keeper    // the heartbeat; lost lease
-	failed *registry.Entry // the handler whose error ended the attempt
+	d       *Dispatcher
+	a       *kernel.Attempt
+	regs    []*registry.Entry // the handlers that run, in order
+	loadErr error             // the payload could not be loaded
+	failed  *registry.Entry   // the handler whose error ended the attempt
 
 	mu      sync.Mutex
 	loaded  bool
 	journal map[string]webhook.JournalEntry // by handler + "#" + step
 }
 
-func (a *attempt) failedName() string {
-	if a.failed == nil {
+func (t *attempt) failedName() string {
+	if t.failed == nil {
 		return ""
 	}
-	return a.failed.Name
+	return t.failed.Name
 }
 
-// run runs the handlers under the heartbeat and returns the first error.
-func (a *attempt) run(ctx context.Context, regs []*registry.Entry) error {
-	hctx, stop := a.keep.Start(ctx, a.d.cfg.LeaseDuration, a.d.cfg.FinishReserve, registry.ErrLeaseLost, a.log,
-		func(ctx context.Context) (bool, error) {
-			return a.d.cfg.Store.Heartbeat(ctx, a.lease, a.d.leaseUntil(ctx))
-		})
-	defer stop()
-
-	if a.lease.Attempt > 1 && len(regs) > 1 {
+// Run runs the handlers (ctx is cancelled when the lease is lost) and
+// returns the first error. An event no handler serves is counted, and with
+// UnhandledToDLQ fails permanently.
+func (t *attempt) Run(ctx context.Context, _ *Result) error {
+	a, cfg := t.a, &t.d.cfg
+	switch {
+	case t.loadErr != nil:
+		return t.loadErr
+	case len(t.regs) == 0:
+		cfg.Metrics.Count(MetricUnhandled, 1)
+		a.Log.WarnContext(ctx, "no handler for the event type")
+		if cfg.UnhandledToDLQ {
+			return registry.Permanent(fmt.Errorf("no handler for %s/%s", a.Env.Provider, a.Env.Type))
+		}
+		return nil
+	}
+	if a.Lease.Attempt > 1 && len(t.regs) > 1 {
 		// Completed handlers are to be skipped: read the journal now.
-		if err := a.load(hctx); err != nil {
+		if err := t.load(ctx); err != nil {
 			return err
 		}
 	}
-	for i, reg := range regs {
-		if a.keep.Lost() {
+	for i, reg := range t.regs {
+		if a.Lost() {
 			return registry.ErrLeaseLost
 		}
-		if a.journaled(reg.Name, webhook.DoneStep) {
-			a.d.cfg.Metrics.Count(MetricStepSkipped, 1)
-			a.log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.Name))
+		if t.journaled(reg.Name, webhook.DoneStep) {
+			cfg.Metrics.Count(MetricStepSkipped, 1)
+			a.Log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.Name))
 			continue
 		}
-		if err := a.runHandler(hctx, reg); err != nil {
-			a.failed = reg
+		if err := t.runHandler(ctx, reg); err != nil {
+			t.failed = reg
 			return err
 		}
-		if i < len(regs)-1 {
+		if i < len(t.regs)-1 {
 			// Mark the handler done so a retry caused by a later handler skips it.
-			if _, err := a.save(hctx, webhook.JournalEntry{Handler: reg.Name, Step: webhook.DoneStep}); err != nil {
-				a.failed = reg
+			if _, err := t.save(ctx, webhook.JournalEntry{Handler: reg.Name, Step: webhook.DoneStep}); err != nil {
+				t.failed = reg
 				return err
 			}
 		}
@@ -71,29 +79,14 @@ func (a *attempt) run(ctx context.Context, regs []*registry.Entry) error {
 	return nil
 }
 
-func (a *attempt) runHandler(ctx context.Context, reg *registry.Entry) (err error) {
-	timeout := reg.Timeout
-	if timeout == 0 {
-		timeout = a.d.cfg.Timeout
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	log := a.log.With(slog.String("handler", reg.Name))
-	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.env.Key), slog.String("handler", reg.Name))
-	defer func() {
-		if v := recover(); v != nil {
-			pe := &registry.PanicError{Value: v, Stack: debug.Stack()}
-			log.ErrorContext(ctx, "handler panicked", slog.Any("panic", v), slog.String("stack", string(pe.Stack)))
-			err = pe
-		}
-	}()
-	run := &handlerRun{att: a, handler: reg.Name, used: map[string]bool{}}
-	err = reg.Run(ctx, registry.Call{Envelope: a.env, Attempt: a.lease.Attempt, Log: log, Steps: run, Transport: a.d.transport})
-	if err == nil && ctx.Err() != nil && a.keep.Lost() {
-		err = registry.ErrLeaseLost
-	}
-	return err
+// runHandler runs one handler under its timeout, a panic turned into an
+// error to retry.
+func (t *attempt) runHandler(ctx context.Context, reg *registry.Entry) error {
+	a := t.a
+	log := a.Log.With(slog.String("handler", reg.Name))
+	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.Env.Key), slog.String("handler", reg.Name))
+	return a.Guard(ctx, reg.Timeout, log, func(ctx context.Context) error {
+		run := &handlerRun{att: t, handler: reg.Name, used: map[string]bool{}}
+		return reg.Run(ctx, registry.Call{Envelope: a.Env, Attempt: a.Lease.Attempt, Log: log, Steps: run, Transport: t.d.cfg.Transport})
+	})
 }

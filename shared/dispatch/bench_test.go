@@ -8,7 +8,7 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// benchProcess measures Dispatcher.Process of one event whose handler runs
+// benchProcess measures Dispatcher.Handle of one event whose handler runs
 // steps steps, against the in-memory fakes (so the figures are the
 // dispatcher's own cost plus the fakes', no I/O). The record is reset to
 // RECEIVED with an empty journal before each delivery, in place.
@@ -23,7 +23,7 @@ func benchProcess(b *testing.B, steps []string) {
 		}
 		return nil
 	})
-	d, err := New(Config{Registry: reg, Store: st, Queue: q, DLQ: q})
+	d, err := New(Config{Registry: reg, Store: st, DLQ: q, Kernel: Kernel{Queue: q}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func benchProcess(b *testing.B, steps []string) {
 		r.status, r.attempts = webhook.StatusReceived, 0
 		clear(st.journal[key])
 		st.mu.Unlock()
-		if res := d.Process(ctx, dv); res.Verdict != Succeeded {
+		if res := d.Handle(ctx, dv); res.Verdict != Succeeded {
 			b.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 		}
 	}

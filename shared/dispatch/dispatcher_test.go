@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
@@ -37,9 +38,9 @@ func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registr
 	rg := &rig{reg: process.NewRegistry(), store: newFakeStore(), queue: newFakeQueue(), pub: &fakePublisher{},
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
-	cfg := Config{Registry: rg.reg, Store: rg.store, Queue: rg.queue, DLQ: rg.queue, Publisher: rg.pub,
-		Metrics: rg.metrics, RetryBase: time.Second, RetryCap: time.Minute, MaxAttempts: 3,
-		Jitter: func(n int64) int64 { return n - 1 }}
+	cfg := Config{Registry: rg.reg, Store: rg.store, DLQ: rg.queue,
+		Kernel: Kernel{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics, RetryBase: time.Second,
+			RetryCap: time.Minute, MaxAttempts: 3, Jitter: func(n int64) int64 { return n - 1 }}}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -102,7 +103,7 @@ func TestOutcomes(t *testing.T) {
 			rg := newRig(t, nil, func(r *process.Registry) { process.Handle(r, "crm.follow", followType, fn) })
 			rg.store.put("k1", tt.status)
 			rg.store.recs["k1"].attempts = tt.attempts
-			res := rg.d.Process(context.Background(), delivery("k1", "line", "follow", payload))
+			res := rg.d.Handle(context.Background(), delivery("k1", "line", "follow", payload))
 			if res.Verdict != tt.wantVerdict || res.Ack != tt.wantAck {
 				t.Fatalf("got verdict %v ack %v (err %v), want %v ack %v", res.Verdict, res.Ack, res.Err, tt.wantVerdict, tt.wantAck)
 			}
@@ -128,7 +129,7 @@ func TestPanicIsAPanicError(t *testing.T) {
 		process.Handle(r, "p", followType, func(context.Context, *process.Event[follow]) error { panic("kaput") })
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	var pe *registry.PanicError
 	if !errors.As(res.Err, &pe) || pe.Value != "kaput" || !strings.Contains(string(pe.Stack), "runHandler") {
 		t.Fatalf("got err %v, want a *registry.PanicError with value and stack", res.Err)
@@ -144,8 +145,8 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 	})
 	rg.store.put("k", webhook.StatusProcessing)
 	rg.store.recs["k"].until = time.Now().Add(10 * time.Second)
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
-	if res.Verdict != BusyElsewhere || res.Ack {
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
+	if res.Verdict != Busy || res.Ack {
 		t.Fatalf("got %v ack %v, want busy, not acked", res.Verdict, res.Ack)
 	}
 	if v := rg.queue.visibility["rh-k"]; v < 10*time.Second || v > 12*time.Second {
@@ -153,7 +154,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 	}
 	// An expired lease is taken over.
 	rg.store.recs["k"].until = time.Now().Add(-time.Millisecond)
-	if res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
+	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Errorf("after expiry: got %v, want succeeded", res.Verdict)
 	}
 }
@@ -162,7 +163,7 @@ func TestUnknownType(t *testing.T) {
 	for _, toDLQ := range []bool{false, true} {
 		rg := newRig(t, func(c *Config) { c.UnhandledToDLQ = toDLQ }, func(*process.Registry) {})
 		rg.store.put("k", webhook.StatusReceived)
-		res := rg.d.Process(context.Background(), delivery("k", "line", "beacon", follow{}))
+		res := rg.d.Handle(context.Background(), delivery("k", "line", "beacon", follow{}))
 		wantVerdict, wantStatus, wantDead := Unhandled, webhook.StatusSucceeded, 0
 		if toDLQ {
 			wantVerdict, wantStatus, wantDead = Failed, webhook.StatusFailed, 1
@@ -185,7 +186,7 @@ func TestUnknownType(t *testing.T) {
 func TestMalformedBodyGoesToDLQ(t *testing.T) {
 	rg := newRig(t, nil, func(*process.Registry) {})
 	for _, body := range []string{"{", `{"key":""}`, `[]`} {
-		res := rg.d.Process(context.Background(), Message{MessageID: "m", Body: []byte(body)})
+		res := rg.d.Handle(context.Background(), Message{MessageID: "m", Body: []byte(body)})
 		if res.Verdict != Malformed || !res.Ack {
 			t.Errorf("body %q: got %v ack %v, want malformed, acked", body, res.Verdict, res.Ack)
 		}
@@ -197,7 +198,7 @@ func TestMalformedBodyGoesToDLQ(t *testing.T) {
 
 func TestMissingRecordIsAcked(t *testing.T) {
 	rg := newRig(t, nil, func(*process.Registry) {})
-	res := rg.d.Process(context.Background(), delivery("nope", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("nope", "line", "follow", follow{}))
 	if res.Verdict != Absent || !res.Ack {
 		t.Errorf("got %v ack %v, want absent, acked", res.Verdict, res.Ack)
 	}
@@ -234,46 +235,6 @@ func TestBadRegistrationsPanic(t *testing.T) {
 			}()
 			f()
 		}()
-	}
-}
-
-func TestBackoffBounds(t *testing.T) {
-	base, cap := 2*time.Second, 5*time.Minute
-	top := func(n int64) int64 { return n - 1 }
-	bottom := func(int64) int64 { return 0 }
-	for n := 1; n <= 80; n++ {
-		want := cap
-		if n <= 8 {
-			want = base << (n - 1)
-			want = min(want, cap)
-		}
-		if got := Backoff(n, base, cap, top); got != want {
-			t.Errorf("attempt %d: got max %v, want %v", n, got, want)
-		}
-		if got := Backoff(n, base, cap, bottom); got != 0 {
-			t.Errorf("attempt %d: got min %v, want 0", n, got)
-		}
-	}
-	// The dispatcher's default jitter stays within the bound and spreads
-	// over it (full jitter, not a constant).
-	var c Config
-	c.setDefaults()
-	seen := map[time.Duration]bool{}
-	var lo, hi int
-	for range 1000 {
-		got := Backoff(3, base, cap, c.Jitter)
-		if got < 0 || got > 8*time.Second {
-			t.Fatalf("got %v, want within [0, 8s]", got)
-		}
-		seen[got] = true
-		if got < 4*time.Second {
-			lo++
-		} else {
-			hi++
-		}
-	}
-	if len(seen) < 900 || lo < 400 || hi < 400 {
-		t.Fatalf("default jitter: %d distinct values, %d below and %d above the middle; want ~uniform", len(seen), lo, hi)
 	}
 }
 
@@ -330,13 +291,13 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	if res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Retried {
+	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Retried {
 		t.Fatalf("attempt 1: got %v, want retried", res.Verdict)
 	}
 	if n := rg.store.count("Journal"); n != 0 {
 		t.Errorf("attempt 1 read the journal %d times, want 0", n)
 	}
-	if res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
+	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("attempt 2: got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
 	if runs["create"] != 1 || runs["notify"] != 2 {
@@ -363,8 +324,8 @@ func TestCompletedHandlersAreSkippedOnRetry(t *testing.T) {
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Succeeded || aRuns != 1 || bRuns != 2 {
 		t.Errorf("got %v, a ran %d, b ran %d; want succeeded, 1, 2", res.Verdict, aRuns, bRuns)
 	}
@@ -385,7 +346,7 @@ func TestStepNames(t *testing.T) {
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	if res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Failed {
+	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Failed {
 		t.Errorf("a step name used twice: got %v, want failed", res.Verdict)
 	}
 }
@@ -402,14 +363,15 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 	})
 	rg.store.put("k", webhook.StatusReceived)
 	rg.store.heartbeatLost = true
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
-	if res.Verdict != LeaseLost || res.Ack {
-		t.Fatalf("got %v ack %v, want lease-lost, not acked", res.Verdict, res.Ack)
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
+	// One lost-lease behaviour for both engines: Err is ErrLeaseLost.
+	if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, registry.ErrLeaseLost) {
+		t.Fatalf("got %v ack %v (%v), want lease-lost with ErrLeaseLost, not acked", res.Verdict, res.Ack, res.Err)
 	}
 	if n := rg.store.count("Complete") + rg.store.count("Retry") + rg.store.count("Fail"); n != 0 {
 		t.Errorf("got %d closing writes, want 0", n)
 	}
-	if got := rg.metrics.Counts()[MetricLeaseLost]; got != 1 {
+	if got := rg.metrics.Counts()[kernel.MetricLeaseLost]; got != 1 {
 		t.Errorf("got LeaseLost %v, want 1", got)
 	}
 }
@@ -424,7 +386,7 @@ func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	rg.d.Process(ctx, delivery("k", "line", "follow", follow{}))
+	rg.d.Handle(ctx, delivery("k", "line", "follow", follow{}))
 	if !until.Equal(deadline) {
 		t.Errorf("got leaseUntil %v, want the deadline %v", until, deadline)
 	}
@@ -448,7 +410,7 @@ func TestHandlerTimeout(t *testing.T) {
 		}, process.Timeout(10*time.Millisecond))
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Retried || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Errorf("got %v (%v), want retried with deadline exceeded", res.Verdict, res.Err)
 	}
@@ -481,7 +443,7 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 		})
 	})
 	rg.store.put("line#t1#e1", webhook.StatusReceived)
-	if res := rg.d.Process(context.Background(), delivery("line#t1#e1", "line", "follow", follow{})); res.Verdict != Succeeded {
+	if res := rg.d.Handle(context.Background(), delivery("line#t1#e1", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v)", res.Verdict, res.Err)
 	}
 	want := []string{"", webhook.IdempotencyKey("line#t1#e1", "crm.lead", "create")}
@@ -500,7 +462,7 @@ func TestProcessBatchPublishesOnce(t *testing.T) {
 		ds = append(ds, delivery(k, "line", "follow", follow{}))
 		ds = append(ds, delivery(k, "line", "follow", follow{})) // duplicate in the same batch
 	}
-	results := rg.d.ProcessBatch(context.Background(), ds, 4)
+	results := rg.d.Batch(context.Background(), ds, 4)
 	var ok int
 	for i, r := range results {
 		if r.MessageID != ds[i].MessageID {
@@ -524,8 +486,8 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Error("empty config: no error")
 	}
-	if _, err := New(Config{Registry: process.NewRegistry(), Store: newFakeStore(), Queue: newFakeQueue(), DLQ: newFakeQueue(),
-		RetryCap: 13 * time.Hour}); err == nil {
+	if _, err := New(Config{Registry: process.NewRegistry(), Store: newFakeStore(), DLQ: newFakeQueue(),
+		Kernel: Kernel{Queue: newFakeQueue(), RetryCap: 13 * time.Hour}}); err == nil {
 		t.Error("RetryCap above 12h: no error")
 	}
 }

@@ -25,9 +25,9 @@ import (
 
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
@@ -255,7 +255,8 @@ func TestEachEffectOnceUnderTripleDelivery(t *testing.T) {
 	process.Handle(reg, "crm.lead", followType, stepsHandler(fx.srv.URL, "create-lead", "notify"))
 	mainQ, _ := queue.New(queue.Config{Client: sc, URL: qs.URL})
 	dlq, _ := queue.New(queue.Config{Client: sc, URL: qs.DLQURL})
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq, LeaseDuration: 2 * time.Second})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: dlq,
+		Kernel: dispatch.Kernel{Queue: mainQ, LeaseDuration: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,15 +390,14 @@ func TestCrashAfterEachStep(t *testing.T) {
 					reg := process.NewRegistry()
 					process.Handle(reg, "shop.order", followType, stepsHandler(fx.srv.URL, steps...))
 					const lease = time.Minute // on clk: stepped over, never waited for
-					d, err := dispatch.New(dispatch.Config{Registry: reg, Queue: nopQueue{}, DLQ: nopQueue{},
-						Store: &faultAt{Store: s.table, step: step, journaled: journaled, dead: crash.dead},
-						Now:   clk.Now, LeaseDuration: lease})
+					d, err := dispatch.New(dispatch.Config{Registry: reg, DLQ: nopQueue{}, Store: &faultAt{Store: s.table, step: step, journaled: journaled, dead: crash.dead},
+						Kernel: dispatch.Kernel{Queue: nopQueue{}, Now: clk.Now, LeaseDuration: lease}})
 					if err != nil {
 						t.Fatal(err)
 					}
 					env := envelope("line#t1#order-1", followType.Name)
 					s.seed(t, env)
-					first := d.Process(context.Background(), body(t, env))
+					first := d.Handle(context.Background(), body(t, env))
 					if first.Ack || first.Verdict == dispatch.Succeeded {
 						t.Fatalf("attempt 1: got %v (ack %v), want an unacknowledged failure", first.Verdict, first.Ack)
 					}
@@ -405,12 +405,12 @@ func TestCrashAfterEachStep(t *testing.T) {
 						if rec := s.record(t, env.Key); rec.Status != webhook.StatusProcessing {
 							t.Fatalf("after a crash got %s, want PROCESSING with the lease left to run out", rec.Status)
 						}
-						if r := d.Process(context.Background(), body(t, env)); r.Verdict != dispatch.BusyElsewhere {
+						if r := d.Handle(context.Background(), body(t, env)); r.Verdict != dispatch.Busy {
 							t.Fatalf("redelivered inside the dead worker's lease: got %v, want busy", r.Verdict)
 						}
 						clk.Advance(lease + time.Second) // the dead worker's lease runs out
 					}
-					second := d.Process(context.Background(), body(t, env))
+					second := d.Handle(context.Background(), body(t, env))
 					if second.Verdict != dispatch.Succeeded {
 						t.Fatalf("attempt 2: got %v (%v), want succeeded", second.Verdict, second.Err)
 					}
@@ -461,18 +461,20 @@ func TestLeaseExpiryTakeover(t *testing.T) {
 		return nil
 	})
 	const lease = time.Minute // on clk: stepped over, never waited for
-	a, _ := dispatch.New(dispatch.Config{Registry: reg, Store: stalled{s.table}, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease, Now: clk.Now})
-	b, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{}, LeaseDuration: lease, Now: clk.Now})
+	a, _ := dispatch.New(dispatch.Config{Registry: reg, Store: stalled{s.table}, DLQ: nopQueue{},
+		Kernel: dispatch.Kernel{Queue: nopQueue{}, LeaseDuration: lease, Now: clk.Now}})
+	b, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: nopQueue{},
+		Kernel: dispatch.Kernel{Queue: nopQueue{}, LeaseDuration: lease, Now: clk.Now}})
 	env := envelope("line#t1#takeover", followType.Name)
 	s.seed(t, env)
 	resA := make(chan dispatch.Result)
-	go func() { resA <- a.Process(context.Background(), body(t, env)) }()
+	go func() { resA <- a.Handle(context.Background(), body(t, env)) }()
 	<-reached
-	if r := b.Process(context.Background(), body(t, env)); r.Verdict != dispatch.BusyElsewhere {
+	if r := b.Handle(context.Background(), body(t, env)); r.Verdict != dispatch.Busy {
 		t.Fatalf("B inside A's lease: got %v, want busy", r.Verdict)
 	}
 	clk.Advance(lease + time.Second) // A's lease runs out (its heartbeats never get through)
-	rb := b.Process(context.Background(), body(t, env))
+	rb := b.Handle(context.Background(), body(t, env))
 	if rb.Verdict != dispatch.Succeeded || rb.Attempt != 2 {
 		t.Fatalf("B after A's lease ran out: got %v attempt %d (%v), want succeeded on attempt 2", rb.Verdict, rb.Attempt, rb.Err)
 	}
@@ -515,8 +517,8 @@ func TestDeadLetterPaths(t *testing.T) {
 	})
 	mainQ, _ := queue.New(queue.Config{Client: sc, URL: qs.URL})
 	dlq, _ := queue.New(queue.Config{Client: sc, URL: qs.DLQURL})
-	d, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: mainQ, DLQ: dlq,
-		RetryBase: 10 * time.Millisecond, RetryCap: 20 * time.Millisecond})
+	d, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: dlq,
+		Kernel: dispatch.Kernel{Queue: mainQ, RetryBase: 10 * time.Millisecond, RetryCap: 20 * time.Millisecond}})
 	envs := []webhook.Envelope{envelope("line#t1#fails", failType.Name), envelope("line#t1#perm", permType.Name),
 		envelope("line#t1#panic", panicType.Name)}
 	s.seed(t, envs...)
@@ -573,11 +575,12 @@ func TestDynamoDBCallsPerEvent(t *testing.T) {
 			return post(ctx, ev, fx.srv.URL)
 		})
 	})
-	d, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, Queue: nopQueue{}, DLQ: nopQueue{}})
+	d, _ := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: nopQueue{},
+		Kernel: dispatch.Kernel{Queue: nopQueue{}}})
 	run := func(env webhook.Envelope, want dispatch.Verdict) map[string]int {
 		t.Helper()
 		s.ops.Take()
-		if r := d.Process(context.Background(), body(t, env)); r.Verdict != want {
+		if r := d.Handle(context.Background(), body(t, env)); r.Verdict != want {
 			t.Fatalf("%s: got %v (%v), want %v", env.Key, r.Verdict, r.Err, want)
 		}
 		return s.ops.Take()

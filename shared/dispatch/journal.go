@@ -10,10 +10,10 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-func (a *attempt) journaled(handler, step string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, ok := a.journal[handler+"#"+step]
+func (t *attempt) journaled(handler, step string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.journal[handler+"#"+step]
 	return ok
 }
 
@@ -22,41 +22,42 @@ func (a *attempt) journaled(handler, step string) bool {
 // the happy path skips the read; a replayed record starts again at attempt 1
 // but at a higher version, and keeps its journal unless replayed with fresh
 // steps (a new claim id), so it is read.
-func (a *attempt) load(ctx context.Context) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.loaded || (a.lease.Attempt <= 1 && a.lease.Version <= 2) {
+func (t *attempt) load(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.a.Lease
+	if t.loaded || (l.Attempt <= 1 && l.Version <= 2) {
 		return nil
 	}
-	entries, err := a.d.cfg.Store.Journal(ctx, a.lease)
+	entries, err := t.d.cfg.Store.Journal(ctx, l)
 	if err != nil {
 		return fmt.Errorf("load journal: %w", err)
 	}
-	a.journal = make(map[string]webhook.JournalEntry, len(entries))
+	t.journal = make(map[string]webhook.JournalEntry, len(entries))
 	for _, e := range entries {
-		a.journal[e.Handler+"#"+e.Step] = e
+		t.journal[e.Handler+"#"+e.Step] = e
 	}
-	a.loaded = true
+	t.loaded = true
 	return nil
 }
 
 // save journals e; held false means the lease is lost.
-func (a *attempt) save(ctx context.Context, e webhook.JournalEntry) (bool, error) {
-	e.CompletedAt = a.d.cfg.Now()
-	held, err := a.d.cfg.Store.SaveStep(ctx, a.lease, e)
+func (t *attempt) save(ctx context.Context, e webhook.JournalEntry) (bool, error) {
+	e.CompletedAt = t.d.cfg.Now()
+	held, err := t.d.cfg.Store.SaveStep(ctx, t.a.Lease, e)
 	if err != nil {
 		return false, fmt.Errorf("journal step %s/%s: %w", e.Handler, e.Step, err)
 	}
 	if !held {
-		a.keep.MarkLost()
+		t.a.MarkLost()
 		return false, registry.ErrLeaseLost
 	}
-	a.mu.Lock()
-	if a.journal == nil {
-		a.journal = map[string]webhook.JournalEntry{}
+	t.mu.Lock()
+	if t.journal == nil {
+		t.journal = map[string]webhook.JournalEntry{}
 	}
-	a.journal[e.Handler+"#"+e.Step] = e
-	a.mu.Unlock()
+	t.journal[e.Handler+"#"+e.Step] = e
+	t.mu.Unlock()
 	return true, nil
 }
 
@@ -71,7 +72,7 @@ type handlerRun struct {
 
 // Step implements [registry.Stepper].
 func (h *handlerRun) Step(ctx context.Context, name string, fn func(ctx context.Context, key string) ([]byte, error)) ([]byte, error) {
-	a := h.att
+	t := h.att
 	if err := registry.ValidStepName(name); err != nil {
 		return nil, err
 	}
@@ -82,29 +83,29 @@ func (h *handlerRun) Step(ctx context.Context, name string, fn func(ctx context.
 	if dup {
 		return nil, registry.Permanent(fmt.Errorf("step %q used twice in handler %s", name, h.handler))
 	}
-	if a.keep.Lost() {
+	if t.a.Lost() {
 		return nil, registry.ErrLeaseLost
 	}
-	if err := a.load(ctx); err != nil {
+	if err := t.load(ctx); err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	e, done := a.journal[h.handler+"#"+name]
-	a.mu.Unlock()
+	t.mu.Lock()
+	e, done := t.journal[h.handler+"#"+name]
+	t.mu.Unlock()
 	if done {
-		a.d.cfg.Metrics.Count(MetricStepSkipped, 1)
-		a.log.DebugContext(ctx, "step already journaled; skipped", slog.String("handler", h.handler), slog.String("step", name))
+		t.d.cfg.Metrics.Count(MetricStepSkipped, 1)
+		t.a.Log.DebugContext(ctx, "step already journaled; skipped", slog.String("handler", h.handler), slog.String("step", name))
 		return e.Result, nil
 	}
-	key := webhook.IdempotencyKey(a.env.Key, h.handler, name)
+	key := webhook.IdempotencyKey(t.a.Env.Key, h.handler, name)
 	result, err := fn(registry.WithIdempotencyKey(ctx, key), key)
 	if err != nil {
-		if a.keep.Lost() {
+		if t.a.Lost() {
 			return nil, registry.ErrLeaseLost
 		}
 		return nil, err
 	}
-	if _, err := a.save(ctx, webhook.JournalEntry{Handler: h.handler, Step: name, Result: result}); err != nil {
+	if _, err := t.save(ctx, webhook.JournalEntry{Handler: h.handler, Step: name, Result: result}); err != nil {
 		return nil, err
 	}
 	return result, nil

@@ -44,7 +44,7 @@ func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 		})
 	})
 	rg.store.put("k1", webhook.StatusReceived)
-	if res := rg.d.Process(context.Background(), leanDelivery("k1")); res.Verdict != Succeeded {
+	if res := rg.d.Handle(context.Background(), leanDelivery("k1")); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
 	if got != "U1" || ls.loads != 1 {
@@ -52,7 +52,7 @@ func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 	}
 	// A message with its payload is not read from the store.
 	rg.store.put("k2", webhook.StatusReceived)
-	if res := rg.d.Process(context.Background(), delivery("k2", "line", "follow", follow{UserID: "U2"})); res.Verdict != Succeeded {
+	if res := rg.d.Handle(context.Background(), delivery("k2", "line", "follow", follow{UserID: "U2"})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
 	if got != "U2" || ls.loads != 1 {
@@ -67,7 +67,7 @@ func TestPayloadThatCannotBeReadIsRetried(t *testing.T) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { ran = true; return nil })
 	})
 	rg.store.put("k1", webhook.StatusReceived)
-	res := rg.d.Process(context.Background(), leanDelivery("k1"))
+	res := rg.d.Handle(context.Background(), leanDelivery("k1"))
 	if res.Verdict != Retried || ran {
 		t.Errorf("got %v (%v), handler ran %v; want retried, not run", res.Verdict, res.Err, ran)
 	}

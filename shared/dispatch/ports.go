@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -13,21 +14,19 @@ import (
 // nothing was written; it is never reported as an error.
 type Store interface {
 	// Acquire takes the lease of key for owner until the given time: one
-	// conditional write from RECEIVED or RETRY, or from PROCESSING whose lease
-	// has run out, that increments attempts and version.
-	Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
-	// Heartbeat extends the lease to until.
-	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
+	// conditional write from RECEIVED or RETRY, or from PROCESSING whose
+	// lease has run out, that increments attempts and version. Heartbeat
+	// extends the lease.
+	kernel.Leases
+	// Journal reads the journal of the lease's claim; SaveStep writes one
+	// entry.
+	kernel.Journal
 	// Complete moves the record to SUCCEEDED, to be kept until retainUntil.
 	Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (held bool, err error)
 	// Retry moves the record to RETRY with lastError.
 	Retry(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
 	// Fail moves the record to FAILED with lastError.
 	Fail(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
-	// Journal returns the journal entries of the lease's claim (one read).
-	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
-	// SaveStep writes one journal entry (one write).
-	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (held bool, err error)
 }
 
 // PayloadLoader is implemented by a Store that may keep a large payload
@@ -41,23 +40,9 @@ type PayloadLoader interface {
 	LoadPayload(ctx context.Context, key string) ([]byte, error)
 }
 
-// Visibility changes when a queue message becomes visible again.
-type Visibility interface {
-	// ChangeVisibility makes the message with receiptHandle visible again after d.
-	ChangeVisibility(ctx context.Context, receiptHandle string, d time.Duration) error
-}
-
 // DeadLetters receives the messages that will not be processed again.
 type DeadLetters interface {
 	// SendDeadLetter sends body (the original message body) with the event
 	// key (empty if unknown) and the reason it was given up on.
 	SendDeadLetter(ctx context.Context, key string, body []byte, reason string) error
-}
-
-// Publisher publishes outcome events. A nil Publisher in [Config] turns
-// publishing off.
-type Publisher interface {
-	// Publish sends events, retrying the entries that failed; the error
-	// reports those that could not be sent at all.
-	Publish(ctx context.Context, events []webhook.Outcome) error
 }

@@ -61,7 +61,7 @@ func TestHandleAllGetsTheEnvelope(t *testing.T) {
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	res := rg.d.Process(context.Background(), delivery("k", "wecom", "anything", follow{UserID: "U1"}))
+	res := rg.d.Handle(context.Background(), delivery("k", "wecom", "anything", follow{UserID: "U1"}))
 	if res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
@@ -80,7 +80,7 @@ func TestCatchAllForOtherTenantsLeavesTheEventUnhandled(t *testing.T) {
 			process.ForTenants(func(tenant string) bool { return tenant == "acme" }))
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	res := rg.d.Process(context.Background(), delivery("k", "line", "beacon", follow{})) // tenant t1
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "beacon", follow{})) // tenant t1
 	if res.Verdict != Unhandled || !res.Ack || ran != 0 {
 		t.Errorf("got %v ack %v, handler ran %d times; want unhandled, acked, 0", res.Verdict, res.Ack, ran)
 	}
@@ -104,8 +104,8 @@ func TestCatchAllIsSkippedOnRetryOnceDone(t *testing.T) {
 		})
 	})
 	rg.store.put("k", webhook.StatusReceived)
-	rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
-	res := rg.d.Process(context.Background(), delivery("k", "line", "follow", follow{}))
+	rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
+	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Succeeded || fwd != 1 || typed != 2 {
 		t.Errorf("got %v, fwd ran %d, crm ran %d; want succeeded, 1, 2", res.Verdict, fwd, typed)
 	}

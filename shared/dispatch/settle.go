@@ -3,110 +3,108 @@ package dispatch
 import (
 	"context"
 	"log/slog"
-	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// finish writes the attempt's outcome, fenced on the lease.
-func (d *Dispatcher) finish(ctx context.Context, att *attempt, dv Message, regs []*registry.Entry, herr error, res Result) Result {
-	log, lease, env := att.log, att.lease, att.env
-	if att.keep.Lost() {
-		return d.leaseLost(ctx, att, res)
-	}
-	fctx, cancel := d.finishContext(ctx)
-	defer cancel()
-	now := d.cfg.Now()
-	ev := &webhook.Outcome{Key: env.Key, Provider: env.Provider, Tenant: env.Tenant, Type: env.Type,
-		ReceivedAt: env.ReceivedAt, TraceID: env.TraceID, Attempts: lease.Attempt, At: now}
-	res.Err = herr
+// Settle decides how the attempt ends, from the handlers' error herr:
+// SUCCEEDED (Unhandled when no handler served the event), FAILED on a
+// permanent error or with the attempts exhausted, otherwise RETRY with
+// backoff.
+func (t *attempt) Settle(_ context.Context, herr error) kernel.Settlement {
 	if herr == nil {
-		held, err := d.cfg.Store.Complete(fctx, lease, now.Add(d.cfg.Retention))
-		if err != nil {
-			log.ErrorContext(ctx, "complete", slog.Any("error", err))
-			res.Verdict, res.Err = Errored, err
-			return res
-		}
-		if !held {
-			return d.leaseLost(ctx, att, res)
-		}
-		if len(regs) > 0 {
-			d.cfg.Metrics.Count(MetricSucceeded, 1)
-		}
-		d.endToEnd(env, now)
-		log.InfoContext(ctx, "event succeeded", slog.String(obs.KeyStatus, webhook.StatusSucceeded.String()))
-		ev.Status = webhook.StatusSucceeded
-		res.Verdict, res.Ack, res.Event = Succeeded, true, ev
-		return res
+		return t.complete()
 	}
 	reason := lastError(herr)
-	if registry.IsPermanent(herr) || lease.Attempt >= d.maxAttempts(att.failed, regs) {
-		held, err := d.cfg.Store.Fail(fctx, lease, reason)
-		if err != nil {
-			log.ErrorContext(ctx, "fail", slog.Any("error", err))
-			res.Verdict, res.Err = Errored, err
+	if registry.IsPermanent(herr) || t.a.Lease.Attempt >= t.maxAttempts() {
+		return t.fail(herr, reason)
+	}
+	return t.retry(herr, reason)
+}
+
+// complete moves the record to SUCCEEDED.
+func (t *attempt) complete() kernel.Settlement {
+	a, cfg := t.a, &t.d.cfg
+	s := kernel.Settlement{Op: "complete",
+		Write: func(ctx context.Context) (bool, error) {
+			return cfg.Store.Complete(ctx, a.Lease, a.Now.Add(cfg.Retention))
+		},
+		Verdict: Unhandled, Ack: true,
+		Then: func(ctx, _ context.Context, res Result) Result {
+			if len(t.regs) > 0 {
+				cfg.Metrics.Count(MetricSucceeded, 1)
+			}
+			t.endToEnd()
+			a.Log.InfoContext(ctx, "event succeeded", slog.String(obs.KeyStatus, webhook.StatusSucceeded.String()))
 			return res
-		}
-		if !held {
-			return d.leaseLost(ctx, att, res)
-		}
-		d.cfg.Metrics.Count(MetricFailed, 1)
-		d.endToEnd(env, now)
-		log.ErrorContext(ctx, "event failed", slog.String(obs.KeyStatus, webhook.StatusFailed.String()),
-			slog.String("handler", att.failedName()), slog.Bool("permanent", registry.IsPermanent(herr)), slog.Any("error", herr))
-		ev.Status, ev.LastError = webhook.StatusFailed, reason
-		res.Verdict, res.Event = Failed, ev
-		if err := d.cfg.DLQ.SendDeadLetter(fctx, env.Key, dv.Body, reason); err != nil {
-			// The record is FAILED: the next delivery finds it so and dead-letters it.
-			log.ErrorContext(ctx, "send to dead-letter queue", slog.Any("error", err))
+		}}
+	if len(t.regs) > 0 {
+		s.Verdict, s.Event = Succeeded, a.Outcome(webhook.StatusSucceeded, "")
+	}
+	return s
+}
+
+// fail moves the record to FAILED with reason and sends the message to the
+// dead-letter queue.
+func (t *attempt) fail(herr error, reason string) kernel.Settlement {
+	a, cfg := t.a, &t.d.cfg
+	return kernel.Settlement{Op: "fail",
+		Write: func(ctx context.Context) (bool, error) {
+			return cfg.Store.Fail(ctx, a.Lease, reason)
+		},
+		Verdict: Failed, Event: a.Outcome(webhook.StatusFailed, reason),
+		Then: func(ctx, fctx context.Context, res Result) Result {
+			cfg.Metrics.Count(MetricFailed, 1)
+			t.endToEnd()
+			a.Log.ErrorContext(ctx, "event failed", slog.String(obs.KeyStatus, webhook.StatusFailed.String()),
+				slog.String("handler", t.failedName()), slog.Bool("permanent", registry.IsPermanent(herr)), slog.Any("error", herr))
+			if err := cfg.DLQ.SendDeadLetter(fctx, a.Env.Key, a.Message.Body, reason); err != nil {
+				// The record is FAILED: the next delivery finds it so and dead-letters it.
+				a.Log.ErrorContext(ctx, "send to dead-letter queue", slog.Any("error", err))
+				return res
+			}
+			res.Ack = true
 			return res
-		}
-		res.Ack = true
-		return res
-	}
-	held, err := d.cfg.Store.Retry(fctx, lease, reason)
-	if err != nil {
-		log.ErrorContext(ctx, "retry", slog.Any("error", err))
-		res.Verdict, res.Err = Errored, err
-		return res
-	}
-	if !held {
-		return d.leaseLost(ctx, att, res)
-	}
-	d.cfg.Metrics.Count(MetricRetried, 1)
-	res.Verdict = Retried
-	res.RetryAfter = Backoff(lease.Attempt, d.cfg.RetryBase, d.cfg.RetryCap, d.cfg.Jitter)
-	if err := d.cfg.Queue.ChangeVisibility(fctx, dv.ReceiptHandle, res.RetryAfter); err != nil {
-		log.WarnContext(ctx, "change visibility", slog.Any("error", err))
-	}
-	log.WarnContext(ctx, "event will be retried", slog.String(obs.KeyStatus, webhook.StatusRetry.String()),
-		slog.String("handler", att.failedName()), slog.Duration("retry_after", res.RetryAfter), slog.Any("error", herr))
-	return res
+		}}
 }
 
-func (d *Dispatcher) leaseLost(ctx context.Context, att *attempt, res Result) Result {
-	d.cfg.Metrics.Count(MetricLeaseLost, 1)
-	att.log.WarnContext(ctx, "lease lost; outcome discarded")
-	res.Verdict, res.Event = LeaseLost, nil
-	return res
+// retry moves the record to RETRY with reason; the kernel hides the message
+// for the backoff.
+func (t *attempt) retry(herr error, reason string) kernel.Settlement {
+	a, cfg := t.a, &t.d.cfg
+	return kernel.Settlement{Op: "retry",
+		Write: func(ctx context.Context) (bool, error) {
+			return cfg.Store.Retry(ctx, a.Lease, reason)
+		},
+		Verdict: Retried,
+		Then: func(ctx, _ context.Context, res Result) Result {
+			cfg.Metrics.Count(MetricRetried, 1)
+			a.Log.WarnContext(ctx, "event will be retried", slog.String(obs.KeyStatus, webhook.StatusRetry.String()),
+				slog.String("handler", t.failedName()), slog.Duration("retry_after", res.RetryAfter), slog.Any("error", herr))
+			return res
+		}}
 }
 
-func (d *Dispatcher) endToEnd(env webhook.Envelope, now time.Time) {
-	if !env.ReceivedAt.IsZero() {
-		d.cfg.Metrics.Duration(MetricEndToEndLatency, now.Sub(env.ReceivedAt))
+// endToEnd records the time from the receiver's acceptance to the outcome.
+func (t *attempt) endToEnd() {
+	if env := t.a.Env; !env.ReceivedAt.IsZero() {
+		t.d.cfg.Metrics.Duration(MetricEndToEndLatency, t.a.Now.Sub(env.ReceivedAt))
 	}
 }
 
-func (d *Dispatcher) maxAttempts(failed *registry.Entry, regs []*registry.Entry) int {
-	if failed != nil && failed.MaxAttempts > 0 {
-		return failed.MaxAttempts
+// maxAttempts is the attempt limit of the handler that failed: its own, the
+// configured one, or 1 for an event no handler serves.
+func (t *attempt) maxAttempts() int {
+	if t.failed != nil && t.failed.MaxAttempts > 0 {
+		return t.failed.MaxAttempts
 	}
-	if failed == nil && len(regs) == 0 {
+	if t.failed == nil && len(t.regs) == 0 {
 		return 1
 	}
-	return d.cfg.MaxAttempts
+	return t.d.cfg.MaxAttempts
 }
 
 func lastError(err error) string {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/handoff"
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -45,10 +46,11 @@ const (
 	DefaultEventAgeMargin = time.Hour
 	// DefaultGraceMargin is added to the budget for the default
 	// ReenqueueGrace: room for clock skew between receiver instances and for
-	// a send still in flight when its delivery's budget ran out.
-	DefaultGraceMargin = 1500 * time.Millisecond
+	// a send still in flight when its delivery's budget ran out. It and
+	// DefaultBudget are the kernel's, which the sweeper's grace agrees with.
+	DefaultGraceMargin = kernel.DefaultGraceMargin
 	DefaultMaxBody     = 1 << 20
-	DefaultBudget      = 1500 * time.Millisecond
+	DefaultBudget      = kernel.DefaultReceiveBudget
 	DefaultUndoTimeout = time.Second
 	// DefaultHandedOffMargin is how much shorter than ReenqueueGrace the
 	// default HandedOffTTL is.

@@ -48,7 +48,8 @@ func ExampleHandle() {
 	}, process.MaxAttempts(5), process.Timeout(20*time.Second))
 
 	st := memstore.New(memstore.Config{})
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, Queue: queueStub{}, DLQ: queueStub{}})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, DLQ: queueStub{},
+		Kernel: dispatch.Kernel{Queue: queueStub{}}})
 	if err != nil {
 		panic(err)
 	}
@@ -60,7 +61,7 @@ func ExampleHandle() {
 		ReceivedAt: time.Now(), Payload: json.RawMessage(`{"userId":"U1"}`)})
 	msg := dispatch.Message{MessageID: "m-1", ReceiptHandle: "rh-1", Body: body}
 	for range 3 {
-		res := d.Process(context.Background(), msg)
+		res := d.Handle(context.Background(), msg)
 		fmt.Println(res.Verdict, res.Ack)
 	}
 	fmt.Println("lead created", calls, "time")

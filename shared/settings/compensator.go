@@ -50,23 +50,19 @@ type Compensator struct {
 	Getenv func(string) string
 }
 
-// CompensatorDefaults are the compensator's defaults, which
-// [LoadCompensator] does not state itself: the compensator's
-// wiring.Defaults returns them from the engines' constants
-// (shared/compensate, shared/sweep).
+// CompensatorDefaults are the sweeper's defaults, which [LoadCompensator]
+// does not state itself: the compensator's wiring.Defaults returns them from
+// shared/sweep's constants. The lease, retry and retention defaults are the
+// engines' (shared/internal/kernel).
 type CompensatorDefaults struct {
-	Lease                time.Duration // HOOKWALL_LEASE
-	CompensationAttempts int           // HOOKWALL_COMPENSATION_ATTEMPTS
-	RetryBase            time.Duration // HOOKWALL_RETRY_BASE
-	RetryCap             time.Duration // HOOKWALL_RETRY_CAP
-	Retention            time.Duration // HOOKWALL_RETENTION
-	SweepLimit           int           // HOOKWALL_SWEEP_LIMIT
-	ReenqueueGrace       time.Duration // HOOKWALL_REENQUEUE_GRACE
-	SweepStuckAfter      time.Duration // HOOKWALL_SWEEP_STUCK_AFTER
+	SweepLimit      int           // HOOKWALL_SWEEP_LIMIT
+	ReenqueueGrace  time.Duration // HOOKWALL_REENQUEUE_GRACE
+	SweepStuckAfter time.Duration // HOOKWALL_SWEEP_STUCK_AFTER
 }
 
 // LoadCompensator reads the compensator's configuration through getenv
-// (os.Getenv in main), with def for what is unset, and validates it. The
+// (os.Getenv in main), with the engines' defaults (shared/internal/kernel)
+// and def for what is unset, and validates it. The
 // error joins one error per variable at fault, each naming it.
 func LoadCompensator(getenv func(string) string, def CompensatorDefaults) (Compensator, Warnings, error) {
 	r := newReader(getenv)
@@ -80,14 +76,10 @@ func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
 		!validEventBus(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
 		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
 	}
-	s.Lease, _ = r.durationIn("HOOKWALL_LEASE", "", 0, def.Lease, 3*time.Second, 15*time.Minute)
-	s.CompensationAttempts = int(r.integer("HOOKWALL_COMPENSATION_ATTEMPTS", "", int64(def.CompensationAttempts), 1, 100))
-	s.RetryBase, _ = r.durationIn("HOOKWALL_RETRY_BASE", "", 0, def.RetryBase, time.Second, maxVisibility)
-	s.RetryCap, _ = r.durationIn("HOOKWALL_RETRY_CAP", "", 0, def.RetryCap, time.Second, maxVisibility)
-	if s.RetryBase > s.RetryCap {
-		r.fail("HOOKWALL_RETRY_BASE (%s) is above HOOKWALL_RETRY_CAP (%s)", formatDuration(s.RetryBase), formatDuration(s.RetryCap))
-	}
-	s.Retention, _ = r.durationIn("HOOKWALL_RETENTION", "", 0, def.Retention, 24*time.Hour, 365*24*time.Hour)
+	s.Lease, _ = r.lease("", 0)
+	s.CompensationAttempts = r.attempts("HOOKWALL_COMPENSATION_ATTEMPTS", "")
+	s.RetryBase, s.RetryCap = r.retry("", "", 0)
+	s.Retention, _ = r.retention("", 0)
 	s.SweepLimit = int(r.integer("HOOKWALL_SWEEP_LIMIT", "", int64(def.SweepLimit), 1, 100000))
 	s.ReenqueueGrace, _ = r.durationIn("HOOKWALL_REENQUEUE_GRACE", "", 0, def.ReenqueueGrace, time.Second, time.Hour)
 	s.SweepStuckAfter, _ = r.durationIn("HOOKWALL_SWEEP_STUCK_AFTER", "", 0, def.SweepStuckAfter, time.Minute, 24*time.Hour)

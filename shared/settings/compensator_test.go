@@ -5,12 +5,13 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 )
 
-var testCompensatorDefaults = CompensatorDefaults{
-	Lease: 40 * time.Second, CompensationAttempts: 4, RetryBase: 3 * time.Second, RetryCap: 10 * time.Minute,
-	Retention: 72 * time.Hour, SweepLimit: 250, ReenqueueGrace: 4 * time.Second, SweepStuckAfter: 7 * time.Minute,
-}
+// testCompensatorDefaults are deliberately unlike the sweeper's real
+// defaults; the lease, retry and retention defaults are the kernel's.
+var testCompensatorDefaults = CompensatorDefaults{SweepLimit: 250, ReenqueueGrace: 4 * time.Second, SweepStuckAfter: 7 * time.Minute}
 
 func TestCompensatorDefaults(t *testing.T) {
 	s, warnings, err := LoadCompensator(processorEnv(), testCompensatorDefaults)
@@ -21,8 +22,9 @@ func TestCompensatorDefaults(t *testing.T) {
 		Common: Common{TableName: "hookwall-events", QueueURL: "http://127.0.0.1:9324/000000000000/hookwall-events",
 			TenantsSecretARN: "arn:aws:secretsmanager:eu-west-1:1:secret:t", LogLevel: slog.LevelInfo},
 		DLQURL: "http://127.0.0.1:9324/000000000000/hookwall-events-dlq",
-		Lease:  40 * time.Second, CompensationAttempts: 4, RetryBase: 3 * time.Second, RetryCap: 10 * time.Minute,
-		Retention: 72 * time.Hour, SweepLimit: 250, ReenqueueGrace: 4 * time.Second, SweepStuckAfter: 7 * time.Minute,
+		Lease:  kernel.DefaultLeaseDuration, CompensationAttempts: kernel.DefaultMaxAttempts, RetryBase: kernel.DefaultRetryBase,
+		RetryCap: kernel.DefaultRetryCap, Retention: kernel.DefaultRetention,
+		SweepLimit: 250, ReenqueueGrace: 4 * time.Second, SweepStuckAfter: 7 * time.Minute,
 	}
 	if s.Getenv == nil || s.Getenv("TABLE_NAME") != "hookwall-events" {
 		t.Error("Getenv is not the environment the configuration was read from")

@@ -32,7 +32,7 @@ var functions = []struct {
 	load      func(*reader)
 }{
 	{"receiver", "ReceiverFunction", func(r *reader) { loadReceiver(r, ReceiverDefaults{}) }},
-	{"processor", "ProcessorFunction", func(r *reader) { loadProcessor(r, ProcessorDefaults{}) }},
+	{"processor", "ProcessorFunction", func(r *reader) { loadProcessor(r) }},
 	{"compensator", "CompensatorFunction", func(r *reader) { loadCompensator(r, CompensatorDefaults{}) }},
 }
 

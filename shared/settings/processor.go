@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -46,21 +47,6 @@ type Processor struct {
 	Getenv func(string) string
 }
 
-// ProcessorDefaults are the processor's defaults, which [LoadProcessor] does
-// not state itself: the processor's wiring.Defaults returns them from the
-// engine's constants (dispatch.DefaultLeaseDuration, …).
-type ProcessorDefaults struct {
-	Concurrency int           // HOOKWALL_PROCESSOR_CONCURRENCY
-	Lease       time.Duration // HOOKWALL_LEASE
-	RetryBase   time.Duration // HOOKWALL_RETRY_BASE
-	RetryCap    time.Duration // HOOKWALL_RETRY_CAP
-	MaxAttempts int           // HOOKWALL_MAX_ATTEMPTS
-	Retention   time.Duration // HOOKWALL_RETENTION
-}
-
-// maxVisibility bounds the retry backoff.
-const maxVisibility = webhook.MaxQueueDelay
-
 // validEventBus reports whether v is an EventBridge bus name: 1 to 256 of
 // A-Z a-z 0-9 / . _ - (an ARN is accepted by the callers too).
 func validEventBus(v string) bool {
@@ -68,31 +54,28 @@ func validEventBus(v string) bool {
 }
 
 // LoadProcessor reads the processor's configuration through getenv
-// (os.Getenv in main), with def for what is unset, and validates it. The
+// (os.Getenv in main), with the engines' defaults (shared/internal/kernel)
+// for what is unset, and validates it against the kernel's bounds. The
 // error joins one error per variable at fault, each naming it; the warnings
 // report deprecated names in use.
-func LoadProcessor(getenv func(string) string, def ProcessorDefaults) (Processor, Warnings, error) {
+func LoadProcessor(getenv func(string) string) (Processor, Warnings, error) {
 	r := newReader(getenv)
-	s := loadProcessor(r, def)
+	s := loadProcessor(r)
 	return s, r.warnings, r.err("processor")
 }
 
-func loadProcessor(r *reader, def ProcessorDefaults) Processor {
+func loadProcessor(r *reader) Processor {
 	s := Processor{Common: r.common(), DLQURL: r.httpURL("DLQ_URL", true)}
 	if s.EventBusName = r.get("EVENT_BUS_NAME"); s.EventBusName != "" &&
 		!validEventBus(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
 		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
 	}
-	s.Concurrency = int(r.integer("HOOKWALL_PROCESSOR_CONCURRENCY", "PROCESSOR_CONCURRENCY", int64(def.Concurrency), 1, 100))
-	s.Lease, _ = r.durationIn("HOOKWALL_LEASE", "LEASE_SECONDS", time.Second, def.Lease, 3*time.Second, 15*time.Minute)
-	var baseFrom, capFrom string
-	s.RetryBase, baseFrom = r.durationIn("HOOKWALL_RETRY_BASE", "RETRY_BASE_SECONDS", time.Second, def.RetryBase, time.Second, maxVisibility)
-	s.RetryCap, capFrom = r.durationIn("HOOKWALL_RETRY_CAP", "RETRY_CAP_SECONDS", time.Second, def.RetryCap, time.Second, maxVisibility)
-	if s.RetryBase > s.RetryCap {
-		r.fail("%s (%s) is above %s (%s)", baseFrom, formatDuration(s.RetryBase), capFrom, formatDuration(s.RetryCap))
-	}
-	s.MaxAttempts = int(r.integer("HOOKWALL_MAX_ATTEMPTS", "MAX_ATTEMPTS", int64(def.MaxAttempts), 1, 100))
-	s.Retention, _ = r.durationIn("HOOKWALL_RETENTION", "RETENTION_DAYS", 24*time.Hour, def.Retention, 24*time.Hour, 365*24*time.Hour)
+	s.Concurrency = int(r.integer("HOOKWALL_PROCESSOR_CONCURRENCY", "PROCESSOR_CONCURRENCY", kernel.DefaultConcurrency,
+		kernel.MinConcurrency, kernel.MaxConcurrency))
+	s.Lease, _ = r.lease("LEASE_SECONDS", time.Second)
+	s.RetryBase, s.RetryCap = r.retry("RETRY_BASE_SECONDS", "RETRY_CAP_SECONDS", time.Second)
+	s.MaxAttempts = r.attempts("HOOKWALL_MAX_ATTEMPTS", "MAX_ATTEMPTS")
+	s.Retention, _ = r.retention("RETENTION_DAYS", 24*time.Hour)
 	s.UnhandledToDLQ = r.boolean("HOOKWALL_UNHANDLED_TO_DLQ", "UNHANDLED_TO_DLQ", false)
 	s.Getenv = r.getenv
 	return s

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -142,6 +143,36 @@ func (r *reader) durationIn(name, old string, oldUnit, def, lo, hi time.Duration
 		return def, from
 	}
 	return d, from
+}
+
+// lease reads HOOKWALL_LEASE (old: its deprecated name, in oldUnit) within
+// the kernel's lease bounds.
+func (r *reader) lease(old string, oldUnit time.Duration) (time.Duration, string) {
+	return r.durationIn("HOOKWALL_LEASE", old, oldUnit, kernel.DefaultLeaseDuration, kernel.MinLeaseDuration, kernel.MaxLeaseDuration)
+}
+
+// retry reads HOOKWALL_RETRY_BASE and HOOKWALL_RETRY_CAP (oldBase, oldCap:
+// their deprecated names, in oldUnit) within the kernel's retry bounds, the
+// base not above the cap.
+func (r *reader) retry(oldBase, oldCap string, oldUnit time.Duration) (base, cap time.Duration) {
+	base, baseFrom := r.durationIn("HOOKWALL_RETRY_BASE", oldBase, oldUnit, kernel.DefaultRetryBase, kernel.MinRetry, kernel.MaxRetry)
+	cap, capFrom := r.durationIn("HOOKWALL_RETRY_CAP", oldCap, oldUnit, kernel.DefaultRetryCap, kernel.MinRetry, kernel.MaxRetry)
+	if base > cap {
+		r.fail("%s (%s) is above %s (%s)", baseFrom, formatDuration(base), capFrom, formatDuration(cap))
+	}
+	return base, cap
+}
+
+// attempts reads an attempt limit (old: its deprecated name) within the
+// kernel's bounds.
+func (r *reader) attempts(name, old string) int {
+	return int(r.integer(name, old, kernel.DefaultMaxAttempts, kernel.MinMaxAttempts, kernel.MaxMaxAttempts))
+}
+
+// retention reads HOOKWALL_RETENTION (old: its deprecated name, in oldUnit)
+// within the kernel's bounds.
+func (r *reader) retention(old string, oldUnit time.Duration) (time.Duration, string) {
+	return r.durationIn("HOOKWALL_RETENTION", old, oldUnit, kernel.DefaultRetention, kernel.MinRetention, kernel.MaxRetention)
 }
 
 // integer reads a decimal integer in [lo, hi] from name or, when it is

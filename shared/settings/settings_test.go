@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 )
 
 // Test defaults, deliberately unlike the real ones: what the loaders return
@@ -15,10 +17,6 @@ var (
 		DedupWindow: 48 * time.Hour, Budget: time.Second, MaxBody: 4096, Tolerance: time.Minute,
 		GraceMargin: 2 * time.Second, EventAgeMargin: 2 * time.Hour,
 		HandedOffBytes: 1 << 20, HandedOffMargin: 250 * time.Millisecond,
-	}
-	testProcessorDefaults = ProcessorDefaults{
-		Concurrency: 7, Lease: 40 * time.Second, RetryBase: 3 * time.Second, RetryCap: 10 * time.Minute,
-		MaxAttempts: 4, Retention: 72 * time.Hour,
 	}
 )
 
@@ -112,13 +110,15 @@ func TestReceiverNamesEveryBadVariable(t *testing.T) {
 }
 
 func TestProcessorDefaults(t *testing.T) {
-	s, warnings, err := LoadProcessor(processorEnv(), testProcessorDefaults)
+	s, warnings, err := LoadProcessor(processorEnv())
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("got %v, warnings %v", err, warnings)
 	}
-	if s.Concurrency != 7 || s.Lease != 40*time.Second || s.RetryBase != 3*time.Second || s.RetryCap != 10*time.Minute ||
-		s.MaxAttempts != 4 || s.Retention != 72*time.Hour || s.UnhandledToDLQ || s.EventBusName != "" ||
-		s.DLQURL == "" || s.TenantsSecretARN == "" || s.Getenv == nil || s.Getenv("DLQ_URL") != s.DLQURL {
+	// The processor's defaults are the kernel's: stated there once, for every binary.
+	if s.Concurrency != kernel.DefaultConcurrency || s.Lease != kernel.DefaultLeaseDuration || s.RetryBase != kernel.DefaultRetryBase ||
+		s.RetryCap != kernel.DefaultRetryCap || s.MaxAttempts != kernel.DefaultMaxAttempts || s.Retention != kernel.DefaultRetention ||
+		s.UnhandledToDLQ || s.EventBusName != "" || s.DLQURL == "" || s.TenantsSecretARN == "" || s.Getenv == nil ||
+		s.Getenv("DLQ_URL") != s.DLQURL {
 		t.Errorf("got %+v", s)
 	}
 }
@@ -126,13 +126,13 @@ func TestProcessorDefaults(t *testing.T) {
 func TestProcessorSet(t *testing.T) {
 	s, warnings, err := LoadProcessor(processorEnv("HOOKWALL_PROCESSOR_CONCURRENCY", "20", "HOOKWALL_LEASE", "30s",
 		"HOOKWALL_RETRY_BASE", "500ms", "HOOKWALL_RETRY_CAP", "1h", "HOOKWALL_MAX_ATTEMPTS", "8", "HOOKWALL_RETENTION", "720h",
-		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes"), testProcessorDefaults)
+		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes"))
 	if err == nil || !strings.Contains(err.Error(), `HOOKWALL_RETRY_BASE=500ms: want 1s to 12h`) {
 		t.Errorf("retry base below 1s: got %v", err)
 	}
 	s, warnings, err = LoadProcessor(processorEnv("HOOKWALL_PROCESSOR_CONCURRENCY", "20", "HOOKWALL_LEASE", "30s",
 		"HOOKWALL_RETRY_BASE", "5s", "HOOKWALL_RETRY_CAP", "1h", "HOOKWALL_MAX_ATTEMPTS", "8", "HOOKWALL_RETENTION", "720h",
-		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes"), testProcessorDefaults)
+		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes"))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("got %v, warnings %v", err, warnings)
 	}
@@ -147,7 +147,7 @@ func TestProcessorSet(t *testing.T) {
 func TestProcessorDeprecatedNames(t *testing.T) {
 	s, warnings, err := LoadProcessor(processorEnv("PROCESSOR_CONCURRENCY", "3", "LEASE_SECONDS", "30",
 		"RETRY_BASE_SECONDS", "4", "RETRY_CAP_SECONDS", "900", "MAX_ATTEMPTS", "6", "RETENTION_DAYS", "14",
-		"UNHANDLED_TO_DLQ", "1"), testProcessorDefaults)
+		"UNHANDLED_TO_DLQ", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestProcessorDeprecatedNames(t *testing.T) {
 	}
 
 	// Both set: the new name wins and the old one is reported as ignored.
-	s, warnings, err = LoadProcessor(processorEnv("HOOKWALL_LEASE", "20s", "LEASE_SECONDS", "30"), testProcessorDefaults)
+	s, warnings, err = LoadProcessor(processorEnv("HOOKWALL_LEASE", "20s", "LEASE_SECONDS", "30"))
 	if err != nil || s.Lease != 20*time.Second || len(warnings) != 1 ||
 		warnings[0] != "LEASE_SECONDS is ignored because HOOKWALL_LEASE is set; remove LEASE_SECONDS (deprecated)" {
 		t.Errorf("both set: lease %v, warnings %q, %v", s.Lease, warnings, err)
@@ -177,7 +177,7 @@ func TestProcessorDeprecatedNames(t *testing.T) {
 
 	// An old name's error names the old name, in its old form.
 	_, _, err = LoadProcessor(processorEnv("LEASE_SECONDS", "60s", "RETENTION_DAYS", "0", "MAX_ATTEMPTS", "zero",
-		"RETRY_BASE_SECONDS", "100", "RETRY_CAP_SECONDS", "10"), testProcessorDefaults)
+		"RETRY_BASE_SECONDS", "100", "RETRY_CAP_SECONDS", "10"))
 	wantErrors(t, err, `LEASE_SECONDS="60s": want a whole number of seconds`, "RETENTION_DAYS=0s: want 24h to 8760h",
 		`MAX_ATTEMPTS="zero"`, "RETRY_BASE_SECONDS (1m40s) is above RETRY_CAP_SECONDS (10s)")
 }
@@ -186,18 +186,18 @@ func TestProcessorNamesEveryBadVariable(t *testing.T) {
 	_, _, err := LoadProcessor(env("HOOKWALL_PROCESSOR_CONCURRENCY", "0", "HOOKWALL_LEASE", "60", "HOOKWALL_RETRY_BASE", "20m",
 		"HOOKWALL_MAX_ATTEMPTS", "101", "HOOKWALL_RETENTION", "7d", "HOOKWALL_UNHANDLED_TO_DLQ", "yes",
 		"EVENT_BUS_NAME", "my bus",
-		"TENANTS_SECRET_ARN", "arn:aws:secretsmanager:x "), testProcessorDefaults)
+		"TENANTS_SECRET_ARN", "arn:aws:secretsmanager:x "))
 	wantErrors(t, err, "TABLE_NAME is required", "QUEUE_URL is required", "DLQ_URL is required",
-		`HOOKWALL_PROCESSOR_CONCURRENCY="0"`, `HOOKWALL_LEASE="60": want a Go duration such as "40s"`,
-		"HOOKWALL_RETRY_BASE (20m) is above HOOKWALL_RETRY_CAP (10m)", `HOOKWALL_MAX_ATTEMPTS="101": want an integer from 1 to 100`,
+		`HOOKWALL_PROCESSOR_CONCURRENCY="0"`, `HOOKWALL_LEASE="60": want a Go duration such as "`+formatDuration(kernel.DefaultLeaseDuration)+`"`,
+		"HOOKWALL_RETRY_BASE (20m) is above HOOKWALL_RETRY_CAP ("+formatDuration(kernel.DefaultRetryCap)+")", `HOOKWALL_MAX_ATTEMPTS="101": want an integer from 1 to 100`,
 		`HOOKWALL_RETENTION="7d"`, `HOOKWALL_UNHANDLED_TO_DLQ="yes"`, `EVENT_BUS_NAME="my bus"`,
 		"TENANTS_SECRET_ARN: contains a space")
-	_, _, err = LoadProcessor(processorEnv("HOOKWALL_RETRY_CAP", "13h", "HOOKWALL_LEASE", "2s"), testProcessorDefaults)
+	_, _, err = LoadProcessor(processorEnv("HOOKWALL_RETRY_CAP", "13h", "HOOKWALL_LEASE", "2s"))
 	wantErrors(t, err, "HOOKWALL_RETRY_CAP=13h: want 1s to 12h", "HOOKWALL_LEASE=2s: want 3s to 15m")
 }
 
 func TestLogLevelSetOnError(t *testing.T) {
-	s, _, err := LoadProcessor(env("LOG_LEVEL", "ERROR"), testProcessorDefaults)
+	s, _, err := LoadProcessor(env("LOG_LEVEL", "ERROR"))
 	if err == nil || s.LogLevel != slog.LevelError {
 		t.Errorf("log level %v, error %v; want ERROR and an error", s.LogLevel, err)
 	}

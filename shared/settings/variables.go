@@ -15,7 +15,7 @@ func ReceiverVariables() []string {
 // ProcessorVariables returns the variables [LoadProcessor] reads, sorted,
 // without the deprecated names (see [DeprecatedVariables]).
 func ProcessorVariables() []string {
-	return variables(func(r *reader) { loadProcessor(r, ProcessorDefaults{}) })
+	return variables(func(r *reader) { loadProcessor(r) })
 }
 
 // CompensatorVariables returns the variables [LoadCompensator] reads, sorted.

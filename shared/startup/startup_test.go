@@ -3,6 +3,7 @@ package startup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -36,18 +37,19 @@ const childEnv = "STARTUP_TEST_CHILD"
 func TestMain(m *testing.M) {
 	switch os.Getenv(childEnv) {
 	case "load":
-		load := func(func(string) string, int) (settings.Receiver, settings.Warnings, error) {
-			return settings.Receiver{Common: settings.Common{LogLevel: slog.LevelWarn}}, settings.Warnings{"OLD_NAME is deprecated"}, errors.New("TABLE_NAME is required")
+		load := func(_ func(string) string, def int) (settings.Receiver, settings.Warnings, error) {
+			return settings.Receiver{Common: settings.Common{LogLevel: slog.LevelWarn}}, settings.Warnings{"OLD_NAME is deprecated"},
+				fmt.Errorf("TABLE_NAME is required (defaults %d)", def)
 		}
-		Run("child", load, 0, unexpectedBuild, func(*int) any { return nil })
+		Run("child", WithDefaults(load, 7), unexpectedBuild, func(*int) any { return nil })
 	case "build":
-		load := func(func(string) string, int) (settings.Receiver, settings.Warnings, error) {
+		load := func(func(string) string) (settings.Receiver, settings.Warnings, error) {
 			return settings.Receiver{}, nil, nil
 		}
 		build := func(context.Context, settings.Receiver, *slog.Logger, io.Writer, ...func(*config.LoadOptions) error) (*int, error) {
 			return nil, errors.New("tenants document: not found")
 		}
-		Run("child", load, 0, build, func(*int) any { return nil })
+		Run("child", load, build, func(*int) any { return nil })
 	}
 	os.Exit(m.Run())
 }
@@ -64,7 +66,7 @@ func TestRunExitsOnFailure(t *testing.T) {
 		child string
 		want  []string
 	}{
-		{"load", []string{`"msg":"deprecated configuration"`, `OLD_NAME is deprecated`, `"msg":"child: start"`, `TABLE_NAME is required`}},
+		{"load", []string{`"msg":"deprecated configuration"`, `OLD_NAME is deprecated`, `"msg":"child: start"`, `TABLE_NAME is required (defaults 7)`}},
 		{"build", []string{`"msg":"child: start"`, `tenants document: not found`}},
 	} {
 		t.Run(c.child, func(t *testing.T) {

@@ -206,7 +206,8 @@ func newPipeline(t *testing.T, cfg store.Config) *pipeline {
 			return nil
 		})
 	})
-	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, DLQ: nopQueue{},
+		Kernel: dispatch.Kernel{Queue: nopQueue{}}}); err != nil {
 		t.Fatal(err)
 	}
 	p.ops.Take()
@@ -250,7 +251,7 @@ func (p *pipeline) process(t *testing.T, env webhook.Envelope, want dispatch.Ver
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := p.d.Process(context.Background(), dispatch.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}); r.Verdict != want {
+	if r := p.d.Handle(context.Background(), dispatch.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}); r.Verdict != want {
 		t.Fatalf("%s: got verdict %v (%v), want %v", env.Key, r.Verdict, r.Err, want)
 	}
 	return p.take()
@@ -377,7 +378,7 @@ func measureEvent(t *testing.T, p *pipeline, key string, payload []byte) eventCo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := p.d.Process(context.Background(), dispatch.Message{MessageID: key, ReceiptHandle: "rh", Body: body}); r.Verdict != dispatch.Succeeded {
+	if r := p.d.Handle(context.Background(), dispatch.Message{MessageID: key, ReceiptHandle: "rh", Body: body}); r.Verdict != dispatch.Succeeded {
 		t.Fatalf("%s: got verdict %v (%v)", key, r.Verdict, r.Err)
 	}
 	updates := 0
@@ -518,7 +519,8 @@ func newOneStepPipeline(t *testing.T) *pipeline {
 		}
 		return ev.Step(ctx, "reserve", func(context.Context, string) error { return nil })
 	})
-	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, Queue: nopQueue{}, DLQ: nopQueue{}}); err != nil {
+	if p.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: p.table, DLQ: nopQueue{},
+		Kernel: dispatch.Kernel{Queue: nopQueue{}}}); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -24,9 +24,9 @@ import (
 
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/sweep"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -223,7 +223,8 @@ func TestSweeperRecoversAClaimLeftWithoutAMessage(t *testing.T) {
 		ran.add(ev.Key, ev.Data)
 		return process.Permanent(errors.New("blocked user"))
 	})
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: procTable, Queue: mainQ, DLQ: dlq, Now: clock.Now})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: procTable, DLQ: dlq,
+		Kernel: dispatch.Kernel{Queue: mainQ, Now: clock.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -48,14 +49,14 @@ type DeadLetters interface {
 // Defaults of [Config].
 const (
 	// DefaultGrace is the receiver's default re-enqueue grace
-	// (intake.DefaultBudget + intake.DefaultGraceMargin).
-	DefaultGrace = 3 * time.Second
+	// (intake.DefaultBudget + intake.DefaultGraceMargin, stated by the kernel).
+	DefaultGrace = kernel.DefaultReenqueueGrace
 	// DefaultStuckAfter is how long past its lease (or its retry time) a
 	// record must be before the sweeper takes it for stuck.
 	DefaultStuckAfter = 5 * time.Minute
-	// DefaultRetryCap is the processor's default longest retry backoff
-	// (process.DefaultRetryCap).
-	DefaultRetryCap = 15 * time.Minute
+	// DefaultRetryCap is the engines' default longest retry backoff (the
+	// kernel's).
+	DefaultRetryCap = kernel.DefaultRetryCap
 	// DefaultLimit is the most records one run reads.
 	DefaultLimit = 500
 	// DefaultReserve is the time kept back from the run's deadline: the run

@@ -15,8 +15,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/intake"
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -904,14 +904,15 @@ func TestNewRequiresItsPorts(t *testing.T) {
 	}
 }
 
-// The defaults restate the receiver's and the processor's: pin them.
+// The defaults are the receiver's and the engines' (stated by the kernel):
+// pin them.
 func TestDefaultsMatchTheFunctionsTheySweepAfter(t *testing.T) {
 	d := sweep.Defaults()
 	if want := intake.DefaultBudget + intake.DefaultGraceMargin; d.Grace != want {
 		t.Errorf("Grace %v, want the receiver's default re-enqueue grace %v", d.Grace, want)
 	}
-	if d.RetryCap != dispatch.DefaultRetryCap {
-		t.Errorf("RetryCap %v, want the processor's %v", d.RetryCap, dispatch.DefaultRetryCap)
+	if d.RetryCap != kernel.DefaultRetryCap {
+		t.Errorf("RetryCap %v, want the engines' %v", d.RetryCap, kernel.DefaultRetryCap)
 	}
 	if d.StuckAfter != 5*time.Minute || d.Limit != 500 || d.Shards != store.SweepShards {
 		t.Errorf("defaults %+v", d)

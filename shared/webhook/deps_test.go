@@ -32,31 +32,43 @@ func TestImportRules(t *testing.T) {
 		// engine and no SDK.
 		{"shared/process", []string{"github.com/"}, []string{"shared/webhook", "shared/internal/registry"}},
 		{"shared/internal/registry", []string{"github.com/"}, []string{"shared/webhook"}},
-		// The processor engine: no AWS SDK and no adapter; it declares the
-		// interfaces it needs and store, queue and bus satisfy them.
-		{"shared/dispatch", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process"}},
-		{"shared/dispatch/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch"}},
-		// What the two engines share about an attempt under a lease
-		// (settings, heartbeat): the domain only, no SDK.
-		{"shared/lease", []string{"github.com/"}, []string{"shared/webhook"}},
+		// The processor engine: no AWS SDK and no adapter; a phase on the
+		// kernel, it declares the interfaces it needs and store, queue and
+		// bus satisfy them.
+		{"shared/dispatch", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry",
+			"shared/process", "shared/internal/kernel"}},
 		{"shared/internal/fanout", []string{"github.com/"}, []string{}},
+		// The leased-attempt kernel both engines run on: the domain, obs, the
+		// fan-out and the registry's error vocabulary; no SDK, no Lambda library.
+		{"shared/internal/kernel", []string{"github.com/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
+			"shared/internal/registry"}},
+		// The Lambda SQS side of the engines: the kernel and the Lambda
+		// library's events, no SDK.
+		{"shared/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
+			"shared/internal/kernel", "shared/internal/registry"}},
 		// The compensator engine: like the processor's, no AWS SDK (nor the
-		// Lambda library); it uses the team registry and the processor's ports.
-		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch"}},
-		// What the test kits processtest and compensatetest share: the
-		// store's types, nothing of the engines.
-		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/store"}},
+		// Lambda library); a phase on the kernel, with the team registry.
+		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
+			"shared/internal/registry", "shared/process", "shared/internal/kernel"}},
+		// The one driver of the test kits processtest and compensatetest:
+		// the events table (in memory or DynamoDB Local) as both engines
+		// use it, and the kernel's message and verdicts.
+		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/webhook/webhooktest", "shared/store", "shared/store/memstore",
+			"shared/awstest", "shared/internal/kernel", "shared/internal/registry", "shared/obs", "shared/internal/fanout",
+			"shared/dispatch", "shared/compensate", "shared/process"}},
 		// Adapters import the domain and the SDK, never the engine or each other.
 		{"shared/batch", []string{"github.com/"}, []string{}},
 		{"shared/store", nil, []string{"shared/webhook"}},
 		{"shared/store/memstore", nil, []string{"shared/webhook", "shared/store"}},
 		{"shared/queue", nil, []string{"shared/webhook", "shared/batch", "shared/internal/fanout"}},
 		{"shared/bus", nil, []string{"shared/webhook", "shared/batch"}},
-		// The sweeper: the store and the queues, never the processor engine.
-		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout"}},
+		// The sweeper: the store and the queues, never an engine; the
+		// kernel's defaults (the engines' retry cap, the receiver's grace).
+		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout",
+			"shared/internal/kernel", "shared/internal/registry"}},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
-		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/lease", "shared/internal/fanout", "shared/internal/registry", "shared/process", "shared/dispatch",
+		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel", "shared/process", "shared/dispatch",
 			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}, providerDeps...)},
 		{"shared/awslog", nil, []string{}},
 		// The functions' shared cold start: their settings and the logger.
@@ -68,9 +80,11 @@ func TestImportRules(t *testing.T) {
 		// The tenants document: each provider's section and its validation
 		// come from the registry.
 		{"shared/tenants", nil, providerDeps},
-		// The configuration: the standard library and the domain only (no
-		// SDK), so every function, the receiver included, can import it.
-		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{"shared/webhook"}},
+		// The configuration: the standard library, the domain and the
+		// kernel's defaults and bounds only (no SDK), so every function, the
+		// receiver included, can import it.
+		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{"shared/webhook", "shared/internal/kernel", "shared/obs",
+			"shared/internal/fanout", "shared/internal/registry"}},
 		// The audit view (events API, CLI): the store's records, and the
 		// registry's route names.
 		{"shared/audit", nil, append([]string{"shared/store"}, providerDeps...)},
@@ -78,8 +92,8 @@ func TestImportRules(t *testing.T) {
 		// and the providers' signing, never the receiver or an adapter.
 		{"shared/signer", nil, append([]string{"shared/tenants"}, providerDeps...)},
 		// The receiver core: providers and adapters, never the processor.
-		{"shared/intake", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit"},
-			providerDeps...)},
+		{"shared/intake", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit",
+			"shared/internal/kernel", "shared/internal/registry"}, providerDeps...)},
 	}
 	for _, r := range rules {
 		checkRule(t, mod, r.pkg, r.forbidden, r.allowOurs)
@@ -98,6 +112,7 @@ func TestImportRules(t *testing.T) {
 	// function's engine or wiring (it runs no handler).
 	checkRule(t, mod, "cmd/hookwall", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
+		"shared/internal/kernel", "shared/internal/registry",
 		"cmd/internal/runfile", "cmd/internal/repo", "cmd/internal/scaffold"}, providerDeps...))
 	// runner.json, shared by the runner and the CLI: the standard library only.
 	checkRule(t, mod, "cmd/internal/runfile", []string{"github.com/"}, []string{})

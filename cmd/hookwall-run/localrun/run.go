@@ -169,7 +169,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if rerr != nil {
 		return fmt.Errorf("localrun: receiver configuration: %w", rerr)
 	}
-	ps, pwarn, perr := settings.LoadProcessor(getenv, procwiring.Defaults())
+	ps, pwarn, perr := settings.LoadProcessor(getenv)
 	if perr != nil {
 		return fmt.Errorf("localrun: processor configuration: %w", perr)
 	}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -43,12 +43,11 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 		}
 		return nil
 	})
-	d, err := dispatch.New(dispatch.Config{
-		Registry: reg, Store: b.Table, Queue: b.Queue, DLQ: b.DLQ, Publisher: b.Publisher, Logger: log,
-		Metrics:       obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"}),
-		LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
-		Retention: s.Retention, UnhandledToDLQ: s.UnhandledToDLQ,
-	})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: b.Table, DLQ: b.DLQ, UnhandledToDLQ: s.UnhandledToDLQ,
+		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Logger: log,
+			Metrics:       obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"}),
+			LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
+			Retention: s.Retention}})
 	if err != nil {
 		return nil, fmt.Errorf("storm: processor engine: %w", err)
 	}

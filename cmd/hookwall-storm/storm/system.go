@@ -135,7 +135,7 @@ func startSystem(ctx context.Context, o Options, res *Resources, dir string, cou
 	if s.Receiver, _, err = settings.LoadReceiver(getenv, intake.Defaults()); err != nil {
 		return nil, fmt.Errorf("storm: receiver settings: %w", err)
 	}
-	if s.Processor, _, err = settings.LoadProcessor(getenv, procwiring.Defaults()); err != nil {
+	if s.Processor, _, err = settings.LoadProcessor(getenv); err != nil {
 		return nil, fmt.Errorf("storm: processor settings: %w", err)
 	}
 	cs, _, err := settings.LoadCompensator(getenv, compwiring.Defaults())

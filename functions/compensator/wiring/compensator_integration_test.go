@@ -99,8 +99,8 @@ func (s *stack) handler(reg *process.Registry, wrap func(compensate.Store) compe
 	if wrap != nil {
 		st = wrap(st)
 	}
-	c, err := compensate.New(compensate.Config{Registry: reg, Store: st, Queue: s.dlq, Requeue: s.main, Publisher: s.pub, Metrics: s.metrics,
-		Logger: discard, Now: s.clock.Now, LeaseDuration: lease, Transport: transport})
+	c, err := compensate.New(compensate.Config{Registry: reg, Store: st, Requeue: s.main, Kernel: compensate.Kernel{Queue: s.dlq,
+		Publisher: s.pub, Metrics: s.metrics, Logger: discard, Now: s.clock.Now, LeaseDuration: lease, Transport: transport}})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -329,13 +329,13 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 			if err := s.main.Send(ctx, []webhook.Envelope{env}); err != nil {
 				t.Fatal(err)
 			}
-			d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now,
-				LeaseDuration: lease, Logger: discard})
+			d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
+				Kernel: dispatch.Kernel{Queue: s.main, Now: s.clock.Now, LeaseDuration: lease, Logger: discard}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			in := s.receive(ctx, s.main.URL(), "")
-			res := d.Process(ctx, dispatch.Message{MessageID: in.Records[0].MessageId, ReceiptHandle: in.Records[0].ReceiptHandle,
+			res := d.Handle(ctx, dispatch.Message{MessageID: in.Records[0].MessageId, ReceiptHandle: in.Records[0].ReceiptHandle,
 				Body: []byte(in.Records[0].Body)})
 			if res.Verdict != dispatch.Failed || !res.Ack {
 				t.Fatalf("processor: got %s (%v), want failed", res.Verdict, res.Err)
@@ -438,7 +438,8 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 
 	t.Run("SUCCEEDED is acknowledged and unchanged", func(t *testing.T) {
 		env := s.claim(ctx, "ok")
-		d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+		d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
+			Kernel: dispatch.Kernel{Queue: s.main, Now: s.clock.Now, Logger: discard}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +447,7 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res := d.Process(ctx, dispatch.Message{MessageID: "p", Body: body}); res.Verdict != dispatch.Succeeded {
+		if res := d.Handle(ctx, dispatch.Message{MessageID: "p", Body: body}); res.Verdict != dispatch.Succeeded {
 			t.Fatalf("processor: got %s", res.Verdict)
 		}
 		before := s.get(ctx, env.Key)
@@ -550,11 +551,12 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 		t.Fatalf("record: %s after %d compensations, want RETRY after 1", rec.Status, rec.Compensations)
 	}
 	main := s.receive(ctx, s.main.URL(), "")
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, Queue: s.main, DLQ: s.dlq, Now: s.clock.Now, Logger: discard})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.proc, DLQ: s.dlq,
+		Kernel: dispatch.Kernel{Queue: s.main, Now: s.clock.Now, Logger: discard}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := d.Process(ctx, dispatch.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != dispatch.Succeeded {
+	if res := d.Handle(ctx, dispatch.Message{MessageID: main.Records[0].MessageId, Body: []byte(main.Records[0].Body)}); res.Verdict != dispatch.Succeeded {
 		t.Fatalf("processor on the requeued message: got %s (%v)", res.Verdict, res.Err)
 	}
 	if rec := s.get(ctx, env.Key); rec.Status != webhook.StatusSucceeded || ran != 1 {

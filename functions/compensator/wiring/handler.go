@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/sweep"
 )
 
@@ -24,11 +24,10 @@ type Sweeper interface {
 // queue in, a partial batch response out; or a scheduled EventBridge event
 // in, one sweep run.
 type Handler struct {
-	comp        *compensate.Compensator
-	sweeper     Sweeper
-	concurrency int
-	metrics     *obs.Metrics
-	log         *slog.Logger
+	batch   *sqsbatch.Handler
+	sweeper Sweeper
+	metrics *obs.Metrics
+	log     *slog.Logger
 }
 
 // New returns a Handler compensating with comp (at most concurrency messages
@@ -39,10 +38,7 @@ func New(comp *compensate.Compensator, sweeper Sweeper, concurrency int, metrics
 	if comp == nil || sweeper == nil || log == nil {
 		panic("wiring: New: nil Compensator, Sweeper or logger")
 	}
-	if concurrency < 1 {
-		concurrency = sqsbatch.DefaultConcurrency
-	}
-	return &Handler{comp: comp, sweeper: sweeper, concurrency: concurrency, metrics: metrics, log: log}
+	return &Handler{batch: sqsbatch.New(comp, concurrency), sweeper: sweeper, metrics: metrics, log: log}
 }
 
 // ErrUnknownEvent is returned for an invocation that is neither an SQS
@@ -93,8 +89,8 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 // HandleSQS compensates one dead-letter batch and builds its partial batch
 // response.
 func (h *Handler) HandleSQS(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
-	results := h.comp.CompensateBatch(ctx, sqsbatch.Deliveries(ev), h.concurrency)
-	return sqsbatch.ResponseOf(results, func(r compensate.Result) (string, bool) { return r.MessageID, r.Ack })
+	resp, _ := h.batch.Handle(ctx, ev) // never an error
+	return resp
 }
 
 // HandleSchedule runs one sweep and returns its report.

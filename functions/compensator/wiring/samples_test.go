@@ -64,7 +64,7 @@ func TestSampleDeadLetterBatchIsCompensated(t *testing.T) {
 		}
 		keys = append(keys, env.Key)
 	}
-	c, err := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: st, Queue: noVisibility{}})
+	c, err := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: st, Kernel: compensate.Kernel{Queue: noVisibility{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,20 +17,12 @@ import (
 	"github.com/hookwall/hookwall/shared/sweep"
 )
 
-// Defaults returns the compensator's defaults for
-// [settings.LoadCompensator], from the engines' constants.
+// Defaults returns the sweeper's defaults for [settings.LoadCompensator],
+// from shared/sweep's constants (settings reads the engines' own from the
+// kernel).
 func Defaults() settings.CompensatorDefaults {
 	sd := sweep.Defaults()
-	return settings.CompensatorDefaults{
-		Lease:                compensate.DefaultLeaseDuration,
-		CompensationAttempts: compensate.DefaultMaxAttempts,
-		RetryBase:            compensate.DefaultRetryBase,
-		RetryCap:             compensate.DefaultRetryCap,
-		Retention:            compensate.DefaultRetention,
-		SweepLimit:           sd.Limit,
-		ReenqueueGrace:       sd.Grace,
-		SweepStuckAfter:      sd.StuckAfter,
-	}
+	return settings.CompensatorDefaults{SweepLimit: sd.Limit, ReenqueueGrace: sd.Grace, SweepStuckAfter: sd.StuckAfter}
 }
 
 // Build wires the compensator from s: it loads the AWS configuration once
@@ -59,9 +51,10 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 		return nil, fmt.Errorf("compensator: %w", err)
 	}
 	comp, err := compensate.New(compensate.Config{
-		Registry: reg, Store: b.Table, Queue: b.DLQ, Requeue: b.Queue, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
-		LeaseDuration: s.Lease, MaxAttempts: s.CompensationAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
-		Retention: s.Retention,
+		Registry: reg, Store: b.Table, Requeue: b.Queue,
+		Kernel: compensate.Kernel{Queue: b.DLQ, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
+			LeaseDuration: s.Lease, MaxAttempts: s.CompensationAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
+			Retention: s.Retention},
 	})
 	if err != nil {
 		return nil, err

@@ -32,9 +32,7 @@ func TestDefaultsAreTheEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	sd := sweep.Defaults()
-	if s.Lease != compensate.DefaultLeaseDuration || s.CompensationAttempts != compensate.DefaultMaxAttempts ||
-		s.RetryBase != compensate.DefaultRetryBase || s.RetryCap != compensate.DefaultRetryCap ||
-		s.Retention != compensate.DefaultRetention || s.SweepLimit != sd.Limit || s.ReenqueueGrace != sd.Grace ||
+	if s.CompensationAttempts != compensate.DefaultMaxAttempts || s.SweepLimit != sd.Limit || s.ReenqueueGrace != sd.Grace ||
 		s.SweepStuckAfter != sd.StuckAfter {
 		t.Errorf("got %+v, want the compensate and sweep defaults", s)
 	}
@@ -56,7 +54,7 @@ func (noVisibility) ChangeVisibility(context.Context, string, time.Duration) err
 
 func newHandler(t *testing.T, sw Sweeper) *Handler {
 	t.Helper()
-	c, err := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Queue: noVisibility{}})
+	c, err := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Kernel: compensate.Kernel{Queue: noVisibility{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +112,6 @@ func TestNewNeedsItsParts(t *testing.T) {
 			t.Error("New without a sweeper did not panic")
 		}
 	}()
-	c, _ := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Queue: noVisibility{}})
+	c, _ := compensate.New(compensate.Config{Registry: process.NewRegistry(), Store: memstore.New(memstore.Config{}), Kernel: compensate.Kernel{Queue: noVisibility{}}})
 	New(c, nil, 0, nil, slog.Default())
 }

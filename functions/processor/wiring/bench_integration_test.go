@@ -30,10 +30,10 @@ import (
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -132,8 +132,9 @@ func benchProcessor(b *testing.B, steps, batch int) {
 		}
 		return nil
 	})
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: table, Queue: mainQ, DLQ: dlq, Publisher: pub,
-		Logger: slog.New(slog.DiscardHandler), Metrics: obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"})})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: table, DLQ: dlq,
+		Kernel: dispatch.Kernel{Queue: mainQ, Publisher: pub, Logger: slog.New(slog.DiscardHandler),
+			Metrics: obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"})}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -85,7 +85,7 @@ func TestSampleBatchIsProcessed(t *testing.T) {
 		return nil
 	})
 	dlq := &deadLetters{}
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, Queue: noVisibility{}, DLQ: dlq})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: st, DLQ: dlq, Kernel: dispatch.Kernel{Queue: noVisibility{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

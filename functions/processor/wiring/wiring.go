@@ -11,23 +11,10 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers"
 	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/dispatch/sqsbatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 )
-
-// Defaults returns the processor's defaults for [settings.LoadProcessor],
-// from the engine's constants.
-func Defaults() settings.ProcessorDefaults {
-	return settings.ProcessorDefaults{
-		Concurrency: sqsbatch.DefaultConcurrency,
-		Lease:       dispatch.DefaultLeaseDuration,
-		RetryBase:   dispatch.DefaultRetryBase,
-		RetryCap:    dispatch.DefaultRetryCap,
-		MaxAttempts: dispatch.DefaultMaxAttempts,
-		Retention:   dispatch.DefaultRetention,
-	}
-}
 
 // Build wires the processor from s: it loads the AWS configuration once
 // (config.LoadDefaultConfig with optFns; endpoints come from the SDK's own
@@ -54,12 +41,10 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 		names = append(names, h.Name)
 	}
 	logger.Info("handlers registered", slog.Any("handlers", names))
-	d, err := dispatch.New(dispatch.Config{
-		Registry: reg, Store: b.Table, Queue: b.Queue, DLQ: b.DLQ, Publisher: b.Publisher,
-		Logger: logger, Metrics: metrics,
-		LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
-		Retention: s.Retention, UnhandledToDLQ: s.UnhandledToDLQ,
-	})
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: b.Table, DLQ: b.DLQ, UnhandledToDLQ: s.UnhandledToDLQ,
+		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
+			LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
+			Retention: s.Retention}})
 	if err != nil {
 		return nil, err
 	}

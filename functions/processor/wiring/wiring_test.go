@@ -5,6 +5,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -17,26 +18,26 @@ func env(kv ...string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// Unset tuning variables take the engine's own defaults.
+// Unset tuning variables take the engine's own defaults (the kernel's,
+// which settings reads itself).
 func TestDefaultsAreTheEngines(t *testing.T) {
-	s, _, err := settings.LoadProcessor(env(), Defaults())
+	s, _, err := settings.LoadProcessor(env())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Lease != dispatch.DefaultLeaseDuration || s.MaxAttempts != dispatch.DefaultMaxAttempts ||
-		s.RetryBase != dispatch.DefaultRetryBase || s.RetryCap != dispatch.DefaultRetryCap || s.Retention != dispatch.DefaultRetention {
-		t.Errorf("got %+v, want the dispatch.Default* values", s)
+	if s.MaxAttempts != dispatch.DefaultMaxAttempts || s.Concurrency != sqsbatch.DefaultConcurrency {
+		t.Errorf("got %+v, want the engine's attempts and concurrency", s)
 	}
 }
 
 // settings bounds the retry cap by SQS's longest visibility timeout without
 // importing the engine; the bound must be the engine's.
 func TestRetryCapBoundIsTheEngines(t *testing.T) {
-	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", webhook.MaxQueueDelay.String()), Defaults()); err != nil {
+	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", webhook.MaxQueueDelay.String())); err != nil {
 		t.Errorf("cap %v refused: %v", webhook.MaxQueueDelay, err)
 	}
 	over := (webhook.MaxQueueDelay + 1).String()
-	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", over), Defaults()); err == nil {
+	if _, _, err := settings.LoadProcessor(env("HOOKWALL_RETRY_CAP", over)); err == nil {
 		t.Errorf("cap %s accepted, above webhook.MaxQueueDelay", over)
 	}
 }

@@ -5,9 +5,20 @@ import (
 	"sync"
 )
 
-// Scenario is one event's crash injection and the points (of the kit's
-// type P) it saw. Mu guards its fields and those of the kit that embeds it.
-type Scenario[P any] struct {
+// Point is a crash point: a step whose function returned nil, before
+// (Journaled false) or after (Journaled true) its journal entry was written.
+// For a compensation step, Step is the forward step undone.
+type Point struct {
+	Key       string
+	Handler   string
+	Step      string
+	Attempt   int
+	Journaled bool
+}
+
+// Scenario is one event's crash injection and what its [FaultStore] saw.
+// Mu guards its fields.
+type Scenario struct {
 	// CrashAt is the index of the crash among the points whose journaled
 	// flag is Journaled (-1: no crash).
 	CrashAt   int
@@ -15,19 +26,28 @@ type Scenario[P any] struct {
 
 	Mu     sync.Mutex
 	seen   int
-	Fired  *P     // the crash point, once reached
-	Dead   string // the lease owner of the crashed attempt
-	Points []P
+	Fired  *Point   // the crash point, once reached
+	Dead   string   // the lease owner of the crashed attempt
+	Points []Point  // every crash point reached, in order
+	Order  []string // "handler/step" of every crash-point step whose journal write landed, in order
+	Again  []string // those whose journal write landed a second time (ran again after being journaled)
+	Late   []string // the crashed attempt's writes after the crash, heartbeats left out
+	saved  map[string]bool
 }
 
-// At records p (journaled: after its journal entry was written), reached
-// by the attempt of owner, and reports whether the crash is to happen
-// there.
-func (s *Scenario[P]) At(p P, journaled bool, owner string) bool {
+// NewScenario crashes at the crashAt-th point (-1: none) whose Journaled
+// is journaled.
+func NewScenario(crashAt int, journaled bool) *Scenario {
+	return &Scenario{CrashAt: crashAt, Journaled: journaled, saved: map[string]bool{}}
+}
+
+// at records p, reached by the attempt of owner, and reports whether the
+// crash is to happen there.
+func (s *Scenario) at(p Point, owner string) bool {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	s.Points = append(s.Points, p)
-	if s.CrashAt < 0 || s.Fired != nil || journaled != s.Journaled {
+	if s.CrashAt < 0 || s.Fired != nil || p.Journaled != s.Journaled {
 		return false
 	}
 	if s.seen < s.CrashAt {
@@ -38,8 +58,30 @@ func (s *Scenario[P]) At(p P, journaled bool, owner string) bool {
 	return true
 }
 
-// DeadLocked reports whether owner is the crashed attempt; s.Mu is held.
-func (s *Scenario[P]) DeadLocked(owner string) bool { return s.Fired != nil && owner == s.Dead }
+// landed records the journal write of the crash-point step id.
+func (s *Scenario) landed(id string) {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if s.saved[id] {
+		s.Again = append(s.Again, id)
+	}
+	s.saved[id] = true
+	s.Order = append(s.Order, id)
+}
+
+// isDead reports whether owner is the crashed attempt, and records its
+// write op (heartbeats left out).
+func (s *Scenario) isDead(owner, op string) bool {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if s.Fired == nil || owner != s.Dead {
+		return false
+	}
+	if op != "heartbeat" {
+		s.Late = append(s.Late, op)
+	}
+	return true
+}
 
 // Rounds holds the deliveries of the current round after their acquisition
 // until all have acquired (or found the lease busy), so that they contend

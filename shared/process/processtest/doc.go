@@ -11,7 +11,7 @@
 //	srv.AssertOnce(t) // every request keyed, every replay the same request
 //	if got, want := srv.Keys(), rep.StepKeys(); !slices.Equal(got, want) { ... }
 //
-// [Run] drives the real [dispatch.Dispatcher] with [dispatch.Dispatcher.Process]
+// [Run] drives the real [dispatch.Dispatcher] (its Handle, the kernel's)
 // against a fresh events table: by default the in-memory
 // shared/store/memstore, which has the conditional semantics of
 // [store.Table] (the contract suite shared/store/storetest runs against

@@ -2,57 +2,39 @@ package processtest
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log/slog"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/internal/testkit"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
-	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // Defaults of [Run].
 const (
 	// DefaultTenant is the tenant of the events Run delivers, unless [Tenant] says otherwise.
-	DefaultTenant = "test"
+	DefaultTenant = testkit.DefaultTenant
 	// DefaultMaxRounds is how many rounds of deliveries Run makes per event at most.
-	DefaultMaxRounds = 10
+	DefaultMaxRounds = testkit.DefaultMaxRounds
 	// Lease is the dispatcher's lease length in the kit. The kit's clock
 	// (shared by the events table and the dispatcher) stands still while
 	// the handlers run, so a live attempt never loses its lease, whatever
 	// the handler's duration; after a crash the kit moves the clock past
 	// the dead attempt's lease instead of waiting for it.
-	Lease = 300 * time.Millisecond
+	Lease = testkit.Lease
 )
 
 // Option configures [Run].
-type Option func(*options)
-
-type options struct {
-	copies    int
-	crash     bool
-	tenant    string
-	maxRounds int
-}
+type Option func(*testkit.Options)
 
 // Redeliver makes every round deliver the same envelope n times at once,
 // concurrently, as SQS's at-least-once delivery and the platforms' retries
 // do (default 1): the n deliveries contend for the lease together (none
 // goes on before all have tried), so one wins and the others find it busy,
 // however fast the table answers. n < 1 panics.
-func Redeliver(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("processtest: Redeliver(%d): must be at least 1", n))
-	}
-	return func(o *options) { o.copies = n }
-}
+func Redeliver(n int) Option { return testkit.Redeliver("processtest", n) }
 
 // CrashAfterEachStep makes Run, after the plain run, run the event again
 // once per journaled step of the plain run and per crash point: once with a
@@ -66,60 +48,44 @@ func Redeliver(n int) Option {
 // the writes of a dead worker never land. The record stays PROCESSING under
 // the dead lease; the kit lets the lease run out and redelivers until the
 // event is done. Every crash run must end like the plain run.
-func CrashAfterEachStep() Option { return func(o *options) { o.crash = true } }
+func CrashAfterEachStep() Option { return testkit.Crash }
 
 // Tenant sets the tenant of the delivered events (default [DefaultTenant]).
-func Tenant(name string) Option { return func(o *options) { o.tenant = name } }
+func Tenant(name string) Option { return testkit.Tenant(name) }
 
 // MaxRounds bounds the rounds of deliveries per event (default
 // [DefaultMaxRounds]); an event not done by then fails the test. The kit
 // redelivers at once, ignoring the retry backoff. n < 1 panics.
-func MaxRounds(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("processtest: MaxRounds(%d): must be at least 1", n))
-	}
-	return func(o *options) { o.maxRounds = n }
-}
+func MaxRounds(n int) Option { return testkit.MaxRounds("processtest", n) }
 
-// DeadLetter is a message the dispatcher sent to the dead-letter queue.
-type DeadLetter struct {
-	// Key is the event key.
-	Key string
-	// Reason is why the event was given up on.
-	Reason string
-}
+// DeadLetter is a message the dispatcher sent to the dead-letter queue:
+// the event key and the reason it was given up on.
+type DeadLetter = testkit.DeadLetter
 
-// EventReport is what became of one event Run delivered.
+// Point is a crash point: a step whose function returned nil, before
+// (Journaled false) or after (Journaled true) its journal entry was written.
+type Point = testkit.Point
+
+// EventReport is what became of one event Run delivered: its key, where a
+// crash was injected (Crash, nil for the plain run), the final record's
+// Status, Attempts and LastError, its Journal in sort key order
+// ([webhook.DoneStep] entries included), and its Deliveries, counted by
+// verdict in Verdicts (a crashed delivery counts as [dispatch.LeaseLost]:
+// its closing write never landed).
 type EventReport struct {
-	// Key is the event key.
-	Key string
-	// Crash is where a crash was injected (nil for the plain run).
-	Crash *Point
-	// Status, Attempts and LastError are the final record's.
-	Status    webhook.Status
-	Attempts  int
-	LastError string
-	// Journal is the event's journal, in sort key order ([webhook.DoneStep]
-	// entries included).
-	Journal []webhook.JournalEntry
-	// Deliveries counts the deliveries of this event; Verdicts counts them
-	// by verdict. A crashed delivery counts as [dispatch.LeaseLost]: its
-	// closing write never landed.
-	Deliveries int
-	Verdicts   map[dispatch.Verdict]int
+	testkit.Event
+	// Attempts is the final record's attempt count.
+	Attempts int
 }
 
-// Report is what [Run] observed.
+// Report is what [Run] observed: the plain run (EventReport, the event
+// delivered without crashes), every event Run delivered (Events: the plain
+// run first, then one per crash point), every delivery (Deliveries:
+// Dispatcher.Handle calls), the crashes injected (Crashes) and the dead
+// letters.
 type Report struct {
-	// EventReport is the plain run: the event delivered without crashes.
 	EventReport
-	// Events are every event Run delivered: the plain run first, then one
-	// per crash point.
-	Events []EventReport
-	// Deliveries counts every delivery (Dispatcher.Process call); Crashes
-	// the crashes injected.
-	Deliveries int
-	Crashes    int
+	testkit.Summary[EventReport]
 	// DeadLetters are the messages sent to the dead-letter queue.
 	DeadLetters []DeadLetter
 }
@@ -156,141 +122,52 @@ func (r *Report) StepKeys() []string {
 // in another status or with other journaled steps than the plain run.
 func Run[T any](t testing.TB, reg *process.Registry, typ webhook.Type[T], payload any, opts ...Option) *Report {
 	t.Helper()
-	o := options{copies: 1, tenant: DefaultTenant, maxRounds: DefaultMaxRounds}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	body, err := testkit.Encode(payload)
-	if err != nil {
-		t.Fatalf("processtest: encode payload: %v", err)
-	}
-	clk := webhooktest.NewClock(time.Now())
-	k := &kit{t: t, reg: reg, table: NewStore(t, clk.Now), clock: clk, opts: o, provider: typ.Provider,
-		eventType: typ.Name, payload: body, q: &recorder{}}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-
-	rep := &Report{}
-	plain := newScenario(-1, false)
-	rep.Events = append(rep.Events, k.run(ctx, plain))
-	rep.EventReport = rep.Events[0]
-	if o.crash {
-		steps := 0
-		for _, p := range plain.Points {
-			if p.Journaled {
-				steps++
-			}
-		}
-		if steps == 0 {
-			t.Logf("processtest: CrashAfterEachStep: the handlers journaled no step; no crash to inject")
-		}
-		for i := range steps {
-			for _, journaled := range []bool{false, true} {
-				sc := newScenario(i, journaled)
-				ev := k.run(ctx, sc)
-				rep.Events = append(rep.Events, ev)
-				k.check(sc, ev, rep.EventReport)
-				if ev.Crash != nil {
-					rep.Crashes++
-				}
-			}
-		}
-	}
-	for _, ev := range rep.Events {
-		rep.Deliveries += ev.Deliveries
-	}
-	rep.DeadLetters = k.q.deadLetters()
+	k := &kit{run: testkit.Begin(t, "processtest", "step", typ.Provider, typ.Name, payload, opts), reg: reg, q: &testkit.Queues{}}
+	rep := &Report{Summary: testkit.Drive(k.run, k)}
+	rep.EventReport, rep.DeadLetters = rep.Events[0], k.q.DeadLetters()
 	return rep
 }
 
-// kit is one Run's fixed parts.
+// kit is one Run's processor side: its registry and queues.
 type kit struct {
-	t         testing.TB
-	reg       *process.Registry
-	table     Store
-	clock     *webhooktest.Clock
-	q         *recorder
-	opts      options
-	provider  string
-	eventType string
-	payload   []byte
+	run *testkit.Run
+	reg *process.Registry
+	q   *testkit.Queues
 }
 
-// run claims a new event as the receiver does and delivers it in rounds
-// until it is done.
-func (k *kit) run(ctx context.Context, sc *scenario) EventReport {
-	t := k.t
-	t.Helper()
-	key, msg := testkit.Claim(ctx, t, k.table, "processtest", k.provider, k.opts.tenant, k.eventType, k.payload)
-	ks := &kitStore{Store: k.table, sc: sc}
-	d, err := dispatch.New(dispatch.Config{
-		Registry: k.reg, Store: ks, Queue: k.q, DLQ: k.q, LeaseDuration: Lease,
-		Now: k.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatalf("processtest: %v", err)
-	}
-	ev := EventReport{Key: key, Verdicts: map[dispatch.Verdict]int{}}
-	var rec *store.Record
-	for round := 1; ; round++ {
-		results := make([]dispatch.Result, k.opts.copies)
-		ks.rounds.Start(k.opts.copies)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range results {
-			wg.Go(func() {
-				<-start
-				results[i] = d.Process(ctx, dispatch.Message{MessageID: fmt.Sprintf("m%d-%d", round, i),
-					ReceiptHandle: fmt.Sprintf("rh%d-%d", round, i), Body: msg})
-			})
-		}
-		close(start)
-		wg.Wait()
-		for _, r := range results {
-			ev.Deliveries++
-			ev.Verdicts[r.Verdict]++
-		}
-		if rec, err = k.table.Get(ctx, key); err != nil || rec == nil {
-			t.Fatalf("processtest: read record %s: %v (missing: %v)", key, err, rec == nil)
-		}
-		if rec.Status.Terminal() || rec.Status == webhook.StatusFailed {
-			break
-		}
-		if round >= k.opts.maxRounds {
-			t.Errorf("processtest: %s not done after %d rounds: %s after %d attempts (last error: %q)",
-				key, round, rec.Status, rec.Attempts, rec.LastError)
-			break
-		}
-		if rec.Status == webhook.StatusProcessing { // a crashed attempt: let its lease run out
-			k.clock.AdvanceTo(time.UnixMilli(rec.LeaseUntil + 1))
-		}
-	}
-	ev.Status, ev.Attempts, ev.LastError = rec.Status, int(rec.Attempts), rec.LastError
-	if ev.Journal, err = k.table.Steps(ctx, key, rec.ClaimID); err != nil {
-		t.Fatalf("processtest: read journal of %s: %v", key, err)
-	}
-	sc.Mu.Lock()
-	ev.Crash = sc.Fired
-	sc.Mu.Unlock()
-	return ev
+// forwardStep names the crash points of the processor: the journal writes
+// of the handlers' steps (not their completion markers).
+func forwardStep(step string) (string, bool) {
+	_, undo := registry.IsUndoStep(step)
+	return step, step != webhook.DoneStep && !undo
 }
 
-// check fails the test where a crash run broke a guarantee.
-func (k *kit) check(sc *scenario, ev, plain EventReport) {
-	t := k.t
+// Event claims a new event as the receiver does and delivers it in rounds
+// until it is done (SUCCEEDED or FAILED).
+func (k *kit) Event(ctx context.Context, sc *testkit.Scenario) EventReport {
+	r := k.run
+	key, msg := r.Claim(ctx)
+	ev, rec := r.Deliver(ctx, sc, key, msg, testkit.Phase{Engine: k.dispatcher, Point: forwardStep, Prefix: "m",
+		Done: func(s webhook.Status) bool { return s.Terminal() || s == webhook.StatusFailed }})
+	return EventReport{Event: ev, Attempts: int(rec.Attempts)}
+}
+
+// dispatcher builds the processor on table.
+func (k *kit) dispatcher(table testkit.Store) (testkit.Engine, error) {
+	return dispatch.New(dispatch.Config{Registry: k.reg, Store: table, DLQ: k.q,
+		Kernel: dispatch.Kernel{Queue: k.q, LeaseDuration: testkit.Lease, Now: k.run.Clock.Now, Logger: k.run.Log}})
+}
+
+// Check fails the test where a crash run broke a guarantee of the
+// processor's: the crashed attempt must end (the handler returns Step's
+// error), no journaled step may run again, and a step that crashed before
+// its journal write must run again.
+func (k *kit) Check(where string, sc *testkit.Scenario, p testkit.Point, ev, _ EventReport) {
+	t := k.run.T
 	t.Helper()
-	sc.Mu.Lock()
-	defer sc.Mu.Unlock()
-	where := fmt.Sprintf("crash at journal point %d (journaled: %v)", sc.CrashAt, sc.Journaled)
-	if sc.Fired == nil {
-		t.Errorf("processtest: %s: never reached; the handlers took another path than in the plain run", where)
-		return
-	}
-	p := *sc.Fired
-	where = fmt.Sprintf("crash after step %s/%s (journaled: %v)", p.Handler, p.Step, p.Journaled)
-	if len(sc.late) == 0 || (sc.late[0] != "retry" && sc.late[0] != "fail") {
+	if len(sc.Late) == 0 || (sc.Late[0] != "retry" && sc.Late[0] != "fail") {
 		t.Errorf("processtest: %s: the attempt did not end (its next write was %v); the handler must return the error of Step (wrapped with %%w)",
-			where, sc.late)
+			where, sc.Late)
 	}
 	journaled := map[string]bool{}
 	rerun := false
@@ -308,41 +185,4 @@ func (k *kit) check(sc *scenario, ev, plain EventReport) {
 	if !p.Journaled && ev.Status == webhook.StatusSucceeded && !rerun {
 		t.Errorf("processtest: %s: the step was not run again, yet its journal entry was never written", where)
 	}
-	if ev.Status != plain.Status {
-		t.Errorf("processtest: %s: event ended %s (last error %q), the plain run %s", where, ev.Status, ev.LastError, plain.Status)
-	}
-	if got, want := stepNames(ev.Journal), stepNames(plain.Journal); !slices.Equal(got, want) {
-		t.Errorf("processtest: %s: journaled steps %v, the plain run %v", where, got, want)
-	}
-}
-
-func stepNames(j []webhook.JournalEntry) []string {
-	out := make([]string, 0, len(j))
-	for _, e := range j {
-		out = append(out, e.Handler+"/"+e.Step)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// recorder is the in-memory queue side: it ignores visibility changes (the
-// kit redelivers at once) and keeps the dead letters.
-type recorder struct {
-	mu   sync.Mutex
-	dead []DeadLetter
-}
-
-func (r *recorder) ChangeVisibility(context.Context, string, time.Duration) error { return nil }
-
-func (r *recorder) SendDeadLetter(_ context.Context, key string, _ []byte, reason string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.dead = append(r.dead, DeadLetter{Key: key, Reason: reason})
-	return nil
-}
-
-func (r *recorder) deadLetters() []DeadLetter {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.dead)
 }

@@ -2,7 +2,6 @@ package processtest
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -11,10 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/internal/testkit"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // EnvStore names the environment variable that picks where the kit keeps
@@ -22,47 +20,26 @@ import (
 // so that a plain `go test` needs no services; "dynamodb" on fresh tables in
 // DynamoDB Local (shared/awstest, which fails the test with a hint when the
 // local stack is not running). Any other value fails the test.
-const EnvStore = "HOOKWALL_TEST_STORE"
+const EnvStore = testkit.EnvStore
 
 // UseDynamoDB reports whether the kit's tables are in DynamoDB Local
 // ([EnvStore] is "dynamodb"). It fails t on an unknown value.
 func UseDynamoDB(t testing.TB) bool {
 	t.Helper()
-	switch v := os.Getenv(EnvStore); v {
-	case "", "memory":
-		return false
-	case "dynamodb":
-		return true
-	default:
-		t.Fatalf("processtest: %s=%q: want memory (the default) or dynamodb", EnvStore, v)
-		return false
-	}
+	return testkit.UseDynamoDB(t)
 }
 
-// Store is the events table as the kit uses it: what the dispatcher needs,
+// Store is the events table as the kits use it: what the engines need,
 // plus the receiver's claim and the reads the report is made of.
 // *store.Table and *memstore.Store satisfy it.
-type Store interface {
-	dispatch.Store
-	Claim(ctx context.Context, ev store.NewEvent, window time.Duration) (store.ClaimResult, error)
-	Get(ctx context.Context, key string) (*store.Record, error)
-	Steps(ctx context.Context, key, claimID string) ([]webhook.JournalEntry, error)
-}
+type Store = testkit.Store
 
 // NewStore returns an empty events table with the clock now: a
 // memstore.Store, or with HOOKWALL_TEST_STORE=dynamodb a store.Table on a
 // fresh table in DynamoDB Local, deleted when the test ends.
 func NewStore(t testing.TB, now func() time.Time) Store {
 	t.Helper()
-	if !UseDynamoDB(t) {
-		return memstore.New(memstore.Config{Now: now})
-	}
-	db := awstest.DynamoDB(t)
-	table, err := store.New(store.Config{Client: db, TableName: awstest.NewTable(t, db), Now: now})
-	if err != nil {
-		t.Fatalf("processtest: %v", err)
-	}
-	return table
+	return testkit.NewStore(t, now)
 }
 
 // Table is a business team's own DynamoDB table as its handler

@@ -1,8 +1,6 @@
-package dispatch
+package kernel
 
-import (
-	"time"
-)
+import "time"
 
 // Backoff returns the visibility timeout after failed attempt n (1 = first):
 // uniform in [0, min(cap, base·2^(n-1))] ("full jitter"), drawn with jitter

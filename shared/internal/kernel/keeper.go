@@ -1,4 +1,4 @@
-package lease
+package kernel
 
 import (
 	"context"
