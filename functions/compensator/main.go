@@ -8,6 +8,5 @@ import (
 )
 
 func main() {
-	startup.Run("compensator", startup.WithDefaults(settings.LoadCompensator, wiring.Defaults()), wiring.Build,
-		func(h *wiring.Handler) any { return h.Handle })
+	startup.Run("compensator", startup.WithDefaults(settings.LoadCompensator, wiring.Defaults()), wiring.Build, func(h *wiring.Handler) any { return h.Handle })
 }

@@ -8,6 +8,5 @@ import (
 )
 
 func main() {
-	startup.Run("receiver", startup.WithDefaults(settings.LoadReceiver, intake.Defaults()), intake.Build,
-		func(h *intake.Handler) any { return h.HandleAPIGateway })
+	startup.Run("receiver", startup.WithDefaults(settings.LoadReceiver, intake.Defaults()), intake.Build, func(h *intake.Handler) any { return h.HandleAPIGateway })
 }
