@@ -2,28 +2,11 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/startup"
 )
 
 func main() {
-	s, warnings, err := settings.LoadReceiver(os.Getenv, intake.Defaults())
-	log := obs.NewLogger(os.Stdout, s.LogLevel)
-	warnings.Log(log)
-	var h *intake.Handler
-	if err == nil {
-		h, err = intake.Build(context.Background(), s, log, os.Stdout)
-	}
-	if err != nil {
-		log.Error("receiver: start", slog.Any("error", err))
-		os.Exit(1)
-	}
-	lambda.Start(h.HandleAPIGateway)
+	startup.Run("receiver", startup.WithDefaults(settings.LoadReceiver, intake.Defaults()), intake.Build, func(h *intake.Handler) any { return h.HandleAPIGateway })
 }

@@ -2,8 +2,6 @@ package process
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -64,60 +62,8 @@ func (e *Event[T]) Step(ctx context.Context, name string, fn func(ctx context.Co
 	return err
 }
 
-// StepResult is [Event.Step] for a step with a result: the result is stored
-// (as JSON) in the journal and returned on replay without calling fn. A
-// compensation reads it back with [UndoResult].
-//
-//	lead, err := process.StepResult(ctx, ev, "create-lead", func(ctx context.Context, idemKey string) (Lead, error) {
-//		return api.CreateLead(ctx, idemKey, ev.Data.Source.UserID)
-//	})
-func StepResult[R, T any](ctx context.Context, ev *Event[T], name string, fn func(ctx context.Context, idemKey string) (R, error)) (R, error) {
-	var zero R
-	b, err := ev.call.Steps.Step(ctx, name, func(ctx context.Context, key string) ([]byte, error) {
-		r, err := fn(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		b, err := json.Marshal(r)
-		if err != nil {
-			return nil, Permanent(fmt.Errorf("step %s: encode result: %w", name, err))
-		}
-		return b, nil
-	})
-	if err != nil {
-		return zero, err
-	}
-	var r R
-	if len(b) > 0 {
-		if err := json.Unmarshal(b, &r); err != nil {
-			return zero, Permanent(fmt.Errorf("step %s: decode journaled result: %w", name, err))
-		}
-	}
-	return r, nil
-}
-
 // HTTPClient returns a client that sets the Idempotency-Key header, on every
 // request made with a context inside a step, to that step's idempotency key
 // (unless the request already has one). Outside a step it adds nothing. It
 // has no timeout of its own: the context's deadline applies.
-func (e *Event[T]) HTTPClient() *http.Client {
-	base := e.call.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return &http.Client{Transport: &idemTransport{base: base}}
-}
-
-// HeaderIdempotencyKey is the header [Event.HTTPClient] and
-// [Undo.HTTPClient] set: "Idempotency-Key".
-const HeaderIdempotencyKey = "Idempotency-Key"
-
-type idemTransport struct{ base http.RoundTripper }
-
-func (t *idemTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if k, ok := registry.IdempotencyKey(req.Context()); ok && req.Header.Get(HeaderIdempotencyKey) == "" {
-		req = req.Clone(req.Context())
-		req.Header.Set(HeaderIdempotencyKey, k)
-	}
-	return t.base.RoundTrip(req)
-}
+func (e *Event[T]) HTTPClient() *http.Client { return idempotentClient(e.call.Transport, "") }

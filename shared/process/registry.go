@@ -91,14 +91,8 @@ func Compensate(fn UndoFunc) Option {
 // Handle panics on a programmer error: a nil registry or function, an empty
 // name, a name containing '#', or a name already registered.
 func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx context.Context, ev *Event[T]) error, opts ...Option) {
-	switch {
-	case r == nil:
-		panic("process: Handle: nil Registry")
-	case fn == nil:
-		panic(fmt.Sprintf("process: Handle %q: nil function", name))
-	case name == "" || strings.ContainsAny(name, "#"):
-		panic(fmt.Sprintf("process: Handle %q: name must be non-empty and contain no '#'", name))
-	case typ.Provider == "" || typ.Name == "":
+	checkHandler("Handle", r, name, fn != nil)
+	if typ.Provider == "" || typ.Name == "" {
 		panic(fmt.Sprintf("process: Handle %q: event type needs a provider and a name", name))
 	}
 	e := &registry.Entry{Name: name, Provider: typ.Provider, EventType: typ.Name, Owner: callerPackage(2)}
@@ -122,14 +116,7 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 //
 // HandleAll panics on the programmer errors [Handle] panics on.
 func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[webhook.Envelope]) error, opts ...Option) {
-	switch {
-	case r == nil:
-		panic("process: HandleAll: nil Registry")
-	case fn == nil:
-		panic(fmt.Sprintf("process: HandleAll %q: nil function", name))
-	case name == "" || strings.ContainsAny(name, "#"):
-		panic(fmt.Sprintf("process: HandleAll %q: name must be non-empty and contain no '#'", name))
-	}
+	checkHandler("HandleAll", r, name, fn != nil)
 	e := &registry.Entry{Name: name, Provider: registry.AnyType, EventType: registry.AnyType, Owner: callerPackage(2)}
 	e.Run = func(ctx context.Context, c registry.Call) error {
 		ev := newEvent[webhook.Envelope](c)
@@ -137,6 +124,19 @@ func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[
 		return fn(ctx, ev)
 	}
 	r.add(e, opts)
+}
+
+// checkHandler panics, as caller (Handle or HandleAll), on a nil registry,
+// a missing function (hasFunc false) or an unusable name.
+func checkHandler(caller string, r *Registry, name string, hasFunc bool) {
+	switch {
+	case r == nil:
+		panic("process: " + caller + ": nil Registry")
+	case !hasFunc:
+		panic(fmt.Sprintf("process: %s %q: nil function", caller, name))
+	case name == "" || strings.ContainsAny(name, "#"):
+		panic(fmt.Sprintf("process: %s %q: name must be non-empty and contain no '#'", caller, name))
+	}
 }
 
 // add applies opts and files e; a duplicate name panics.

@@ -2,8 +2,6 @@ package process
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -68,38 +66,4 @@ func newUndo(c registry.UndoCall) *Undo {
 // HTTPClient returns a client that sets the Idempotency-Key header to
 // [Undo.IdempotencyKey] on every request (unless the request already has
 // one). It has no timeout of its own: the context's deadline applies.
-func (u *Undo) HTTPClient() *http.Client {
-	base := u.transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return &http.Client{Transport: &undoTransport{base: base, key: u.IdempotencyKey}}
-}
-
-type undoTransport struct {
-	base http.RoundTripper
-	key  string
-}
-
-func (t *undoTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get(HeaderIdempotencyKey) == "" {
-		req = req.Clone(req.Context())
-		req.Header.Set(HeaderIdempotencyKey, t.key)
-	}
-	return t.base.RoundTrip(req)
-}
-
-// UndoResult decodes the result the forward step journaled with
-// [StepResult] (such as the id of what it created) into R. A step that
-// journaled no result, or one that does not decode into R, is a [Permanent]
-// error: no retry can change the journal.
-func UndoResult[R any](u *Undo) (R, error) {
-	var r R
-	if len(u.Result) == 0 {
-		return r, Permanent(fmt.Errorf("undo %s/%s: the step journaled no result", u.Handler, u.Step))
-	}
-	if err := json.Unmarshal(u.Result, &r); err != nil {
-		return r, Permanent(fmt.Errorf("undo %s/%s: decode journaled result: %w", u.Handler, u.Step, err))
-	}
-	return r, nil
-}
+func (u *Undo) HTTPClient() *http.Client { return idempotentClient(u.transport, u.IdempotencyKey) }

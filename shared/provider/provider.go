@@ -2,12 +2,12 @@ package provider
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"reflect"
 	"regexp"
 	"slices"
 	"sync"
@@ -36,7 +36,8 @@ type Provider struct {
 	// NewSettings returns a new, empty tenant section (a pointer to a struct
 	// with JSON tags): the tenants loader decodes a tenant's
 	// "<Name>": {...} object into it, refusing unknown fields, and then
-	// calls its Validate. The tenant-secret schema. Required.
+	// calls its Validate. The tenant-secret schema. [Register] sets it from
+	// its type argument; leave it nil.
 	NewSettings func() Settings
 	// DedupKey says, in words, which part of a delivery is the dedup key of
 	// its events ("the event's webhookEventId"). The parser applies the
@@ -83,11 +84,29 @@ type Settings interface {
 
 // Handshaker is implemented by the [Settings] of a platform with a
 // URL-verification handshake of its own (WeCom's and WeChat's GET with an
-// echostr, Slack's url_verification POST): Handshake returns the request
-// the platform sends to check the endpoint, carrying challenge, which the
-// receiver's answer must echo.
+// echostr, Slack's and Feishu's url_verification POST).
 type Handshaker interface {
+	// Handshake returns the request the platform sends to check the
+	// endpoint, carrying challenge.
 	Handshake(challenge string, opts SignOptions) (*Request, error)
+	// HandshakeReply returns the answer the platform expects to the
+	// handshake carrying challenge: the challenge itself ([webhook.EchoReply]) for
+	// WeCom, WeChat and Slack, {"challenge":"..."} for Feishu. The parser
+	// answers a handshake with it, and the conformance test and the signer
+	// compare the receiver's answer with it (status, body, and content type
+	// where set).
+	HandshakeReply(challenge string) webhook.Reply
+}
+
+// SignJSON returns s.Sign of the JSON of v: the handshake of a platform
+// whose URL verification is a JSON POST signed like any delivery (Slack's
+// and Feishu's url_verification).
+func SignJSON(s Settings, v any, opts SignOptions) (*Request, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadBody, err)
+	}
+	return s.Sign(body, opts)
 }
 
 // Problem is one thing wrong in a tenant's section of the tenants document.
@@ -165,7 +184,7 @@ type Demo struct {
 	// change the events' payload hashes.
 	Body func(ids []string, at time.Time, retry bool) []byte
 	// Key returns the dedup key the receiver derives for the event id of a
-	// Body (often id itself).
+	// Body. Optional: nil means the id itself, and [Register] sets it so.
 	Key func(id string) string
 	// MultiEvent says one delivery may carry several events.
 	MultiEvent bool
@@ -207,11 +226,24 @@ var nameRule = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
 // other keys of a tenant.
 var reserved = []string{"forward"}
 
-// Register adds p to the registry. A provider package calls it from its
-// init function; shared/providers imports the package. It panics (a
-// programmer's error, found by any test that imports shared/providers) if
-// p lacks a required field or its name is taken.
-func Register(p Provider) {
+// Register adds p to the registry, with S as its tenant section: p's
+// NewSettings returns a new(S) (so *S implements [Settings]), and a nil
+// Demo.Key the id itself. A provider package calls it from its init
+// function, provider.Register[Settings](provider.Provider{...});
+// shared/providers imports the package. It panics (a programmer's error,
+// found by any test that imports shared/providers) if p lacks a required
+// field, sets NewSettings, or its name is taken.
+func Register[S any, PS interface {
+	*S
+	Settings
+}](p Provider) {
+	if p.NewSettings != nil {
+		panic(fmt.Sprintf("provider: register %q: NewSettings is set by Register", p.Name))
+	}
+	p.NewSettings = func() Settings { return PS(new(S)) }
+	if p.Demo.Key == nil {
+		p.Demo.Key = func(id string) string { return id }
+	}
 	if err := p.check(); err != nil {
 		panic(fmt.Sprintf("provider: register %q: %v", p.Name, err))
 	}
@@ -236,14 +268,12 @@ func (p *Provider) check() error {
 		return errors.New("Name is reserved: " + p.Name)
 	case p.Label == "", p.Docs == "", p.DedupKey == "":
 		return errors.New("Label, Docs and DedupKey are required")
-	case p.NewSettings == nil || p.NewSettings() == nil || reflect.TypeOf(p.NewSettings()).Kind() != reflect.Pointer:
-		return errors.New("NewSettings is required and returns a pointer to a new settings value")
 	case p.Reply.Status == 0:
 		return errors.New("Reply.Status is required")
 	case p.AnswerWithin <= 0:
 		return errors.New("AnswerWithin is required")
-	case d.Settings == nil || d.ID == nil || d.Body == nil || d.Key == nil:
-		return errors.New("Demo.Settings, ID, Body and Key are required")
+	case d.Settings == nil || d.ID == nil || d.Body == nil:
+		return errors.New("Demo.Settings, ID and Body are required")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-type fakeSettings struct{}
+type fakeSettings struct{ Token string }
 
 func (*fakeSettings) Validate() []Problem { return nil }
 func (*fakeSettings) Parser(ParserOptions) (webhook.Parser, error) {
@@ -22,14 +23,12 @@ func (*fakeSettings) Sign([]byte, SignOptions) (*Request, error) {
 func fake(name string) Provider {
 	return Provider{
 		Name: name, Label: "Fake", Docs: "https://example.test/docs", DedupKey: "the id",
-		NewSettings:  func() Settings { return new(fakeSettings) },
 		Reply:        webhook.Reply{Status: http.StatusOK},
 		AnswerWithin: time.Second,
 		Demo: Demo{
 			Settings: map[string]string{},
 			ID:       func(tag string, n uint64) string { return tag },
 			Body:     func(ids []string, at time.Time, retry bool) []byte { return nil },
-			Key:      func(id string) string { return id },
 		},
 	}
 }
@@ -46,8 +45,8 @@ func mustPanic(t *testing.T, want string, fn func()) {
 }
 
 func TestRegisterListsSortedAndRefusesDuplicates(t *testing.T) {
-	Register(fake("zfake"))
-	Register(fake("afake"))
+	Register[fakeSettings](fake("zfake"))
+	Register[fakeSettings](fake("afake"))
 	names := strings.Join(Names(), ",")
 	if !strings.Contains(names, "afake") || strings.Index(names, "afake") > strings.Index(names, "zfake") {
 		t.Fatalf("names = %s, want afake before zfake", names)
@@ -58,24 +57,65 @@ func TestRegisterListsSortedAndRefusesDuplicates(t *testing.T) {
 	if _, ok := Lookup("nope"); ok {
 		t.Fatal("Lookup(nope) found a provider")
 	}
-	mustPanic(t, "name taken", func() { Register(fake("zfake")) })
+	mustPanic(t, "name taken", func() { Register[fakeSettings](fake("zfake")) })
+}
+
+// Register gives the provider its settings constructor, a new *S each call,
+// and, by default, the identity as its demo key.
+func TestRegisterSetsNewSettingsAndTheDefaultKey(t *testing.T) {
+	p := fake("defaults")
+	p.Demo.ID = func(tag string, n uint64) string { return tag }
+	Register[fakeSettings](p)
+	got, _ := Lookup("defaults")
+	a, b := got.NewSettings(), got.NewSettings()
+	if _, ok := a.(*fakeSettings); !ok || a == b {
+		t.Errorf("NewSettings gives %T %p and %p, want a new *fakeSettings each call", a, a, b)
+	}
+	if k := got.Demo.Key("ev-1"); k != "ev-1" {
+		t.Errorf("default Demo.Key(ev-1) = %q, want the id itself", k)
+	}
+	p = fake("ownkey")
+	p.Demo.Key = func(id string) string { return "msg:" + id }
+	Register[fakeSettings](p)
+	if got, _ := Lookup("ownkey"); got.Demo.Key("1") != "msg:1" {
+		t.Errorf("Demo.Key(1) = %q, want the provider's own msg:1", got.Demo.Key("1"))
+	}
 }
 
 func TestRegisterRefusesIncompleteProviders(t *testing.T) {
 	cases := map[string]func(p *Provider){
 		"Name must match":   func(p *Provider) { p.Name = "Bad#Name" },
 		"Label, Docs":       func(p *Provider) { p.Docs = "" },
-		"NewSettings":       func(p *Provider) { p.NewSettings = nil },
+		"set by Register":   func(p *Provider) { p.NewSettings = func() Settings { return new(fakeSettings) } },
 		"Reply.Status":      func(p *Provider) { p.Reply = webhook.Reply{} },
 		"AnswerWithin":      func(p *Provider) { p.AnswerWithin = 0 },
-		"Demo.Settings, ID": func(p *Provider) { p.Demo.Key = nil },
+		"Demo.Settings, ID": func(p *Provider) { p.Demo.Body = nil },
 	}
 	for want, breakIt := range cases {
 		p := fake("incomplete")
 		breakIt(&p)
-		mustPanic(t, want, func() { Register(p) })
+		mustPanic(t, want, func() { Register[fakeSettings](p) })
 	}
 	if _, ok := Lookup("incomplete"); ok {
 		t.Fatal("an incomplete provider was registered")
+	}
+}
+
+// bodySigner signs by returning the body it was given.
+type bodySigner struct{ fakeSettings }
+
+func (*bodySigner) Sign(body []byte, _ SignOptions) (*Request, error) {
+	r := NewRequest(http.MethodPost)
+	r.Body = body
+	return r, nil
+}
+
+func TestSignJSON(t *testing.T) {
+	r, err := SignJSON(&bodySigner{}, map[string]string{"type": "url_verification", "challenge": "c<1>"}, SignOptions{})
+	if err != nil || string(r.Body) != `{"challenge":"c\u003c1\u003e","type":"url_verification"}` {
+		t.Fatalf("SignJSON: %s, %v", r.Body, err)
+	}
+	if _, err := SignJSON(&bodySigner{}, func() {}, SignOptions{}); !errors.Is(err, ErrBadBody) {
+		t.Errorf("a value without JSON: %v, want ErrBadBody", err)
 	}
 }

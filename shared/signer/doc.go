@@ -2,7 +2,8 @@
 // receiver route /webhooks/{provider}/{tenant}, signed (and for WeCom and
 // WeChat, encrypted) with one tenant's secrets from the tenants document.
 // It knows every provider of the registry (package providers): each
-// provider's settings sign ([provider.Settings.Sign]). Today:
+// provider's settings sign ([provider.Settings.Sign]). For example (each
+// provider's package documents its own):
 //
 //   - LINE: the JSON body with X-Line-Signature, the Base64 HMAC-SHA256 of the
 //     body under the channel secret.
@@ -21,7 +22,9 @@
 //     plaintext fields).
 //
 // [Verification] builds the URL-verification handshake of the providers
-// that have one (WeCom's and WeChat's GET, [provider.Handshaker]). [Expand] fills a body template's placeholders ({{now}},
+// that have one (WeCom's and WeChat's GET, Slack's and Feishu's POST:
+// [provider.Handshaker]), with the answer the platform expects to it.
+// [Expand] fills a body template's placeholders ({{now}},
 // {{now_ms}}, {{now_rfc3339}}, {{id}}), so a saved sample stays inside the
 // receiver's event-age and timestamp windows.
 //

@@ -55,6 +55,10 @@ type Request struct {
 	Header http.Header
 	// Body is the exact body that was signed.
 	Body []byte
+	// Reply is the answer the platform expects to a URL-verification
+	// handshake ([Verification]: the provider's
+	// [provider.Handshaker.HandshakeReply]); nil for [Sign]'s requests.
+	Reply *webhook.Reply
 }
 
 // Path returns the receiver route of the request: /webhooks/{provider}/{tenant}.
@@ -154,10 +158,11 @@ func Sign(t *tenants.Tenant, name string, body []byte, opts Options) (*Request, 
 
 // Verification returns the URL-verification handshake of provider for t,
 // carrying echo (see [provider.Handshaker]): WeCom's GET with echo
-// encrypted for the CorpID, WeChat's GET with echo itself, Slack's
-// url_verification POST. The receiver answers echo. Errors wrap
-// [webhook.ErrUnknownProvider] or [ErrNotConfigured] (also for a provider
-// without a handshake).
+// encrypted for the CorpID, WeChat's GET with echo itself, Slack's and
+// Feishu's url_verification POST. The request's Reply is the answer the
+// receiver must give: echo itself, or what the platform wants around it
+// (Feishu: {"challenge": echo}). Errors wrap [webhook.ErrUnknownProvider]
+// or [ErrNotConfigured] (also for a provider without a handshake).
 func Verification(t *tenants.Tenant, name, echo string, opts Options) (*Request, error) {
 	opts = defaults(opts)
 	if echo == "" {
@@ -175,7 +180,10 @@ func Verification(t *tenants.Tenant, name, echo string, opts Options) (*Request,
 	if err != nil {
 		return nil, signError(t, name, err)
 	}
-	return request(t, name, r), nil
+	req := request(t, name, r)
+	reply := hs.HandshakeReply(echo)
+	req.Reply = &reply
+	return req, nil
 }
 
 // settings returns t's settings of the named provider, once the provider

@@ -25,7 +25,9 @@ const doc = `{"tenants":{
   "line":{"channelSecret":"5e1f0c1d6a2b4e9f8a7b6c5d4e3f2a10"},
   "wecom":{"token":"T0ken","encodingAESKey":"HookwallLocalDemoKeyNotASecret0123456789abc","corpId":"ww0000000000000001"},
   "wechat":{"token":"T0ken","appId":"wx0000000000000001","encodingAESKey":"HookwallLocalWeChatKeyNotASecret0123456789a"},
-  "standard":{"secrets":["whsec_gaTG2ftU1oeRGcKSkQLETLLJ3aPA+Hbw"]}},
+  "standard":{"secrets":["whsec_gaTG2ftU1oeRGcKSkQLETLLJ3aPA+Hbw"]},
+  "slack":{"signingSecret":"8f742231b10e8888abcd99yyyzzz85a5"},
+  "feishu":{"verificationToken":"v-token","encryptKey":"k-key"}},
  "plain":{
   "wechat":{"token":"T0ken","appId":"wx0000000000000002"},
   "standard":{"rawSecrets":["a raw key"]}}}}`
@@ -142,10 +144,18 @@ func TestSignedRequestsAreAccepted(t *testing.T) {
 func TestVerificationIsAnswered(t *testing.T) {
 	ts := load(t)
 	h, _ := accepting(t, ts)
-	for _, provider := range []string{"wecom", "wechat"} {
+	want := map[string]string{"wecom": "6386451842216651161", "wechat": "6386451842216651161", "slack": "6386451842216651161",
+		"feishu": `{"challenge":"6386451842216651161"}`}
+	if got := signer.HandshakeProviders(); len(got) != len(want) {
+		t.Errorf("handshake providers %v, want those of %v", got, want)
+	}
+	for _, provider := range signer.HandshakeProviders() {
 		req, err := signer.Verification(tenant(t, ts, "acme"), provider, "6386451842216651161", signer.Options{Now: now})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if req.Reply == nil || string(req.Reply.Body) != want[provider] {
+			t.Fatalf("%s verification: Reply %+v, want the body %q", provider, req.Reply, want[provider])
 		}
 		hr, err := req.HTTPRequest(context.Background(), "http://receiver.test")
 		if err != nil {
@@ -153,8 +163,8 @@ func TestVerificationIsAnswered(t *testing.T) {
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, hr)
-		if w.Code != 200 || w.Body.String() != "6386451842216651161" {
-			t.Errorf("%s verification: %d %q, want 200 and the echo", provider, w.Code, w.Body)
+		if w.Code != req.Reply.Status || w.Body.String() != string(req.Reply.Body) || w.Header().Get("Content-Type") != req.Reply.ContentType {
+			t.Errorf("%s verification: %d %q %q, want its Reply %+v", provider, w.Code, w.Header().Get("Content-Type"), w.Body, req.Reply)
 		}
 	}
 	if _, err := signer.Verification(tenant(t, ts, "acme"), "line", "x", signer.Options{}); !errors.Is(err, signer.ErrNotConfigured) {

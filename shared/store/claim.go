@@ -4,11 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -31,17 +29,7 @@ const (
 )
 
 // String returns the outcome's name.
-func (o ClaimOutcome) String() string {
-	switch o {
-	case Claimed:
-		return "claimed"
-	case Duplicate:
-		return "duplicate"
-	case Conflict:
-		return "conflict"
-	}
-	return "unknown"
-}
+func (o ClaimOutcome) String() string { return outcomeName(o, "claimed", "duplicate", "conflict") }
 
 // NewEvent is what the receiver knows of an event it wants to claim.
 type NewEvent struct {
@@ -202,9 +190,9 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 		}
 	}
 	rec := ev.ClaimRecord(now, window, t.sweepAfter, t.function)
-	item, err := attributevalue.MarshalMap(rec) // without the payload: it is encoded already
+	item, err := encodeRecord(rec) // without the payload: it is encoded already
 	if err != nil {
-		return ClaimResult{}, fmt.Errorf("store: encode record %s: %w", ev.Key, err)
+		return ClaimResult{}, err
 	}
 	rec.Payload = ev.Payload
 	if ev.ref == "" {
@@ -220,7 +208,7 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 			"#pk": AttrPK, "#exp": AttrExpiresAt,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now": epoch(now.Unix()),
+			":now": avInt(now.Unix()),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -269,9 +257,9 @@ func (t *Table) Unclaim(ctx context.Context, rec *Record) (bool, error) {
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":received": &types.AttributeValueMemberS{Value: string(webhook.StatusReceived)},
-			":one":      epoch(1),
+			":one":      avInt(1),
 			":cid":      &types.AttributeValueMemberS{Value: rec.ClaimID},
-			":enq":      epoch(rec.EnqueuedAt),
+			":enq":      avInt(rec.EnqueuedAt),
 		},
 	})
 	if err == nil {
@@ -331,8 +319,8 @@ func (t *Table) swapEnqueuedAt(ctx context.Context, key string, from, to int64) 
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":received": &types.AttributeValueMemberS{Value: string(webhook.StatusReceived)},
-			":from":     epoch(from),
-			":to":       epoch(to),
+			":from":     avInt(from),
+			":to":       avInt(to),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -352,10 +340,6 @@ func (t *Table) swapEnqueuedAt(ctx context.Context, key string, from, to int64) 
 		return false, cur, nil
 	}
 	return false, nil, fmt.Errorf("store: re-enqueue %s: %w", key, err)
-}
-
-func epoch(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
 // newClaimID returns a random claim ID: 26 base32 characters (crypto/rand.Text).

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -79,15 +78,7 @@ func (t *Table) SaveStep(ctx context.Context, l webhook.Lease, e webhook.Journal
 			{Put: &types.Put{TableName: &t.name, Item: item}},
 		},
 	})
-	if err == nil {
-		return true, nil
-	}
-	var tce *types.TransactionCanceledException
-	if errors.As(err, &tce) && len(tce.CancellationReasons) > 0 &&
-		aws.ToString(tce.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
-		return false, nil
-	}
-	return false, fmt.Errorf("store: journal %s %s/%s: %w", l.Key, e.Handler, e.Step, err)
+	return fenced(err, "journal", l.Key+" "+e.Handler+"/"+e.Step)
 }
 
 // leasedStatus is the status l holds its record in (PROCESSING when unset).

@@ -85,7 +85,7 @@ func (t *Table) LoadProgress(ctx context.Context, id string) (Progress, error) {
 func (t *Table) SaveProgress(ctx context.Context, id string, p Progress) error {
 	item := progressKey(id)
 	item[AttrDone] = &types.AttributeValueMemberB{Value: p.Done}
-	item[AttrExpiresAt] = epoch(p.ExpiresAt)
+	item[AttrExpiresAt] = avInt(p.ExpiresAt)
 	if _, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &t.name, Item: item}); err != nil {
 		return fmt.Errorf("store: save progress %s: %w", id, err)
 	}

@@ -172,6 +172,15 @@ func (p *Payload) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error
 	return nil
 }
 
+// encodeRecord marshals rec into an item.
+func encodeRecord(rec *Record) (map[string]types.AttributeValue, error) {
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode record %s: %w", rec.Key, err)
+	}
+	return item, nil
+}
+
 // decodeRecord unmarshals an item; a nil or empty item gives nil.
 func decodeRecord(item map[string]types.AttributeValue) (*Record, error) {
 	if len(item) == 0 {

@@ -37,17 +37,7 @@ const (
 )
 
 // String returns the outcome's name.
-func (o ReplayOutcome) String() string {
-	switch o {
-	case Replayed:
-		return "replayed"
-	case ReplayRefused:
-		return "refused"
-	case ReplayMissing:
-		return "missing"
-	}
-	return "unknown"
-}
+func (o ReplayOutcome) String() string { return outcomeName(o, "replayed", "refused", "missing") }
 
 // ReplayResult is the outcome of [Table.Replay] and the record it concerns:
 // the record as replayed (Replayed) or as found (ReplayRefused); nil for

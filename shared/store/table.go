@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
-
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Table is the events table. It is safe for concurrent use.
@@ -115,31 +111,4 @@ func recordKey(key string) map[string]types.AttributeValue {
 		AttrPK: &types.AttributeValueMemberS{Value: key},
 		AttrSK: &types.AttributeValueMemberS{Value: SKEvent},
 	}
-}
-
-// conditionFailed reports whether err is a failed condition, and returns the
-// old item DynamoDB sent back with it (ReturnValuesOnConditionCheckFailure=ALL_OLD).
-func conditionFailed(err error) (map[string]types.AttributeValue, bool) {
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return ccf.Item, true
-	}
-	return nil, false
-}
-
-// inputRejected reports a DynamoDB error that the request's content caused
-// (ValidationException: a key or item over its limit, an invalid string),
-// as an error wrapping webhook.ErrTooLarge or webhook.ErrMalformed; nil for
-// any other error. Nothing was written when DynamoDB validated the request
-// and refused it, and retrying cannot help.
-func inputRejected(err error) error {
-	var ae smithy.APIError
-	if !errors.As(err, &ae) || ae.ErrorCode() != "ValidationException" {
-		return nil
-	}
-	msg := ae.ErrorMessage()
-	if strings.Contains(strings.ToLower(msg), "size") {
-		return fmt.Errorf("dynamodb refused the item: %s: %w", msg, webhook.ErrTooLarge)
-	}
-	return fmt.Errorf("dynamodb refused the item: %s: %w", msg, webhook.ErrMalformed)
 }

@@ -58,17 +58,7 @@ const (
 
 // String returns the outcome's name.
 func (o TransitionOutcome) String() string {
-	switch o {
-	case TransitionApplied:
-		return "applied"
-	case TransitionAlreadyInTarget:
-		return "already-in-target"
-	case TransitionConflict:
-		return "conflict"
-	case TransitionNotFound:
-		return "not-found"
-	}
-	return "unknown"
+	return outcomeName(o, "applied", "already-in-target", "conflict", "not-found")
 }
 
 // TransitionResult is the result of [ApplyTransition].

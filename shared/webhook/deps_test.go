@@ -71,6 +71,10 @@ func TestImportRules(t *testing.T) {
 		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel", "shared/process", "shared/dispatch",
 			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}, providerDeps...)},
 		{"shared/awslog", nil, []string{}},
+		// The functions' shared cold start: their settings (and what settings
+		// reads its defaults from) and the logger.
+		{"shared/startup", nil, []string{"shared/webhook", "shared/obs", "shared/settings", "shared/internal/kernel",
+			"shared/internal/fanout", "shared/internal/registry"}},
 		// The tuned SDK configuration every function loads: the SDK and awslog.
 		{"shared/awsconf", nil, []string{"shared/awslog"}},
 		// The receiver's hand-off cache: the standard library only.

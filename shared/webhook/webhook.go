@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,6 +55,26 @@ type Reply struct {
 	Status      int
 	ContentType string
 	Body        []byte
+}
+
+// EchoReply is the answer to a URL-verification handshake of a platform
+// that wants the challenge itself back: 200, text/plain, challenge.
+func EchoReply(challenge string) Reply {
+	return Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte(challenge)}
+}
+
+// CheckPost returns the error a POST-only parser answers a request with
+// before reading it: a nil request wraps [ErrMalformed], another method
+// than POST [ErrMethodNotAllowed] (405); provider, the parser's, prefixes
+// it.
+func CheckPost(provider string, req *Request) error {
+	if req == nil {
+		return fmt.Errorf("%s: nil request: %w", provider, ErrMalformed)
+	}
+	if req.Method != http.MethodPost {
+		return fmt.Errorf("%s: method %.10q: %w", provider, req.Method, ErrMethodNotAllowed)
+	}
+	return nil
 }
 
 // Delivery is the outcome of verifying and parsing one Request.

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hookwall/hookwall/shared/providers"
 )
@@ -20,32 +18,6 @@ type banner struct {
 	// configured are the providers the tenant configures in the tenants
 	// document (nil: unknown, as when the document does not load).
 	configured []string
-}
-
-// Command is a printed command to send a demo event.
-type Command struct {
-	Label, Provider, Line string
-}
-
-// sendCommands returns the ready-to-paste commands that send one signed demo
-// event per provider of the registry: the same command twice sends the same
-// event, so the second is a duplicate.
-func sendCommands(sys System, cfg Config, b banner) []Command {
-	exe := sys.Executable
-	// Flags only where a fresh shell's defaults differ (another port or run
-	// directory): the command works from any directory.
-	var extra string
-	if def, err := sendDefaults(func(string) string { return "" }, sys.WorkDir, sys.Executable); err != nil ||
-		def.URL != b.base || def.TenantsFile != b.tenants {
-		extra = " -url " + b.base + " -tenants " + shellWord(b.tenants)
-	}
-	at := strconv.FormatInt(time.Now().Unix(), 10)
-	var cmds []Command
-	for _, p := range providers.All() {
-		cmds = append(cmds, Command{Label: p.Label, Provider: p.Name,
-			Line: shellWord(exe) + " send " + p.Name + " -id " + shellWord(NewDemoID(p.Name)) + " -at " + at + extra})
-	}
-	return cmds
 }
 
 func printBanner(sys System, cfg Config, b banner) {

@@ -66,7 +66,8 @@ type System struct {
 	Hurry <-chan struct{}
 }
 
-// Schedule is a function the runner invokes every Every (the sweeper).
+// Schedule is a function the runner invokes every Every (the sweeper); see
+// [Schedule.Loop].
 type Schedule struct {
 	Name  string
 	Every time.Duration
@@ -210,7 +211,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if err != nil {
 		return err
 	}
-	mainARN, err := queueARN(ctx, sqsClient, ps.QueueURL)
+	mainARN, err := QueueARN(ctx, sqsClient, ps.QueueURL)
 	if err != nil {
 		return err
 	}
@@ -219,7 +220,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		Handle: proc.Handle, Timeout: ps.Lease, Concurrency: 2, Log: procLog,
 		OnBatch: logBatch(procLog, "processor", StageProcessing),
 	}}
-	dlqARN, err := queueARN(ctx, sqsClient, ps.DLQURL)
+	dlqARN, err := QueueARN(ctx, sqsClient, ps.DLQURL)
 	if err != nil {
 		return err
 	}
@@ -269,7 +270,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		wg.Go(func() { p.Run(pollCtx) })
 	}
 	for _, s := range schedules {
-		wg.Go(func() { runSchedule(pollCtx, s, log) })
+		wg.Go(func() { s.Loop(pollCtx, log) })
 	}
 
 	// runner.json: how the CLI and "hookwall-run send" find this runner.
@@ -358,8 +359,10 @@ func functionNames(pollers []*Poller, schedules []*Schedule) []string {
 	return names
 }
 
-// runSchedule invokes s every s.Every until ctx is done.
-func runSchedule(ctx context.Context, s *Schedule, log *slog.Logger) {
+// Loop invokes s.Run every s.Every until ctx is done, each run with a
+// timeout of s.Every that ctx's end does not cut short; a failed run is
+// logged to log as a warning.
+func (s *Schedule) Loop(ctx context.Context, log *slog.Logger) {
 	t := time.NewTicker(s.Every)
 	defer t.Stop()
 	for {
@@ -376,8 +379,8 @@ func runSchedule(ctx context.Context, s *Schedule, log *slog.Logger) {
 	}
 }
 
-// queueARN asks SQS for a queue's ARN.
-func queueARN(ctx context.Context, c *sqs.Client, url string) (string, error) {
+// QueueARN asks SQS for a queue's ARN.
+func QueueARN(ctx context.Context, c *sqs.Client, url string) (string, error) {
 	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
 	})

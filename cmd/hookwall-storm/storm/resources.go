@@ -13,6 +13,8 @@ import (
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 )
 
 // Resources are a storm's own table and queues, so that it never disturbs
@@ -86,7 +88,7 @@ func CreateResources(ctx context.Context, db *dynamodb.Client, sq *sqs.Client, p
 		return nil, fmt.Errorf("storm: create the DLQ: %w", err)
 	}
 	r.DLQURL = aws.ToString(dlq.QueueUrl)
-	if r.DLQARN, err = queueARN(ctx, sq, r.DLQURL); err != nil {
+	if r.DLQARN, err = localrun.QueueARN(ctx, sq, r.DLQURL); err != nil {
 		return nil, err
 	}
 	redrive := `{"deadLetterTargetArn":"` + r.DLQARN + `","maxReceiveCount":` + strconv.Itoa(maxReceive) + `}`
@@ -96,7 +98,7 @@ func CreateResources(ctx context.Context, db *dynamodb.Client, sq *sqs.Client, p
 		return nil, fmt.Errorf("storm: create the queue: %w", err)
 	}
 	r.QueueURL = aws.ToString(q.QueueUrl)
-	if r.QueueARN, err = queueARN(ctx, sq, r.QueueURL); err != nil {
+	if r.QueueARN, err = localrun.QueueARN(ctx, sq, r.QueueURL); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -131,14 +133,4 @@ func (r *Resources) QueueDepth(ctx context.Context, url string) int {
 	a, _ := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
 	b, _ := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
 	return a + b
-}
-
-func queueARN(ctx context.Context, c *sqs.Client, url string) (string, error) {
-	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
-	})
-	if err != nil {
-		return "", fmt.Errorf("storm: queue %s: %w", url, err)
-	}
-	return out.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
 }

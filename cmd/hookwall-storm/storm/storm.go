@@ -83,20 +83,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	ddb0, ddbOK0 := cpuclock.Proc(o.DDBPID)
 	sendCtx, stopProgress := context.WithCancel(ctx)
 	var pw sync.WaitGroup
-	pw.Go(func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-sendCtx.Done():
-				return
-			case <-t.C:
-				eff, _ := sys.Target.Effects()
-				progress("sending: %d requests answered, %d events with an effect, queue %d, DLQ %d",
-					gen.sent.Load(), len(eff), res.QueueDepth(ctx, res.QueueURL), res.QueueDepth(ctx, res.DLQURL))
-			}
-		}
-	})
+	report := &localrun.Schedule{Name: "progress", Every: 2 * time.Second, Run: func(context.Context) error {
+		eff, _ := sys.Target.Effects()
+		progress("sending: %d requests answered, %d events with an effect, queue %d, DLQ %d",
+			gen.sent.Load(), len(eff), res.QueueDepth(ctx, res.QueueURL), res.QueueDepth(ctx, res.DLQURL))
+		return nil
+	}}
+	pw.Go(func() { report.Loop(sendCtx, sys.log) })
 	var faultErr error
 	var fw sync.WaitGroup
 	if o.During != nil {

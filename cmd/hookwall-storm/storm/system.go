@@ -273,22 +273,15 @@ func (s *System) sweepLoop(ctx context.Context, region string) {
 	if s.opts.SweepEvery <= 0 {
 		return
 	}
-	t := time.NewTicker(s.opts.SweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	sweeper := &localrun.Schedule{Name: "sweeper", Every: s.opts.SweepEvery, Run: func(ctx context.Context) error {
 		raw, err := localrun.ScheduledEvent(time.Now(), region, "hookwall-storm-sweep")
 		if err != nil {
-			continue
+			return err
 		}
-		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SweepEvery)
-		_, _ = s.comp.Handle(ictx, raw)
-		cancel()
-	}
+		_, err = s.comp.Handle(ctx, raw)
+		return err
+	}}
+	sweeper.Loop(ctx, s.log)
 }
 
 // takeTrack returns (and forgets) the track of request id.

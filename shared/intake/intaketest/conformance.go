@@ -24,7 +24,8 @@ const conformanceTenant = "conformance"
 // (and, where the platform marks retries, a marked retry of it) is a
 // duplicate with the same payload hash; a tampered body is refused with
 // 401 and stores nothing; and, where its settings have a handshake, the
-// handshake is answered with the challenge and stores nothing.
+// handshake is answered with the settings' HandshakeReply and stores
+// nothing.
 func Conformance(t *testing.T, name string) {
 	t.Helper()
 	p, ok := provider.Lookup(name)
@@ -67,8 +68,7 @@ func Conformance(t *testing.T, name string) {
 	first := sign(body, 0)
 	t.Run("valid event is enqueued", func(t *testing.T) {
 		got := r.Do(t, r.Request(t, name, conformanceTenant, first))
-		if got.Status != p.Reply.Status || !bytes.Equal(got.Body, p.Reply.Body) ||
-			(p.Reply.ContentType != "" && got.ContentType != p.Reply.ContentType) {
+		if !got.Is(p.Reply) {
 			t.Errorf("reply %d %q %q, want the provider's Reply %d %q %q", got.Status, got.ContentType, got.Body,
 				p.Reply.Status, p.Reply.ContentType, p.Reply.Body)
 		}
@@ -102,15 +102,20 @@ func Conformance(t *testing.T, name string) {
 		})
 	}
 	if hs, ok := settings.(provider.Handshaker); ok {
-		t.Run("handshake echoes the challenge", func(t *testing.T) {
+		t.Run("handshake is answered as the platform expects", func(t *testing.T) {
 			const challenge = "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
 			req, err := hs.Handshake(challenge, provider.SignOptions{Now: r.Clock.Now(), Random: rand.Reader})
 			if err != nil {
 				t.Fatal(err)
 			}
+			want := hs.HandshakeReply(challenge)
+			if want.Status/100 != 2 || !bytes.Contains(want.Body, []byte(challenge)) {
+				t.Errorf("HandshakeReply %d %q: want a 2xx answer carrying the challenge", want.Status, want.Body)
+			}
 			got := r.Do(t, r.Request(t, name, conformanceTenant, req))
-			if got.Status != http.StatusOK || string(got.Body) != challenge || len(got.Sent) != 0 || r.Records() != 1 {
-				t.Fatalf("status %d, body %q, %d sent; want 200, the challenge and nothing stored", got.Status, got.Body, len(got.Sent))
+			if !got.Is(want) || len(got.Sent) != 0 || r.Records() != 1 {
+				t.Fatalf("reply %d %q %q, %d sent; want HandshakeReply %d %q %q and nothing stored",
+					got.Status, got.ContentType, got.Body, len(got.Sent), want.Status, want.ContentType, want.Body)
 			}
 		})
 	}

@@ -124,6 +124,12 @@ type Reply struct {
 	Sent []webhook.Envelope
 }
 
+// Is reports whether the reply is want: the same status and body, and the
+// same content type where want sets one.
+func (r Reply) Is(want webhook.Reply) bool {
+	return r.Status == want.Status && bytes.Equal(r.Body, want.Body) && (want.ContentType == "" || r.ContentType == want.ContentType)
+}
+
 // Do sends req to the receiver and returns its answer and what it sent.
 func (r *Receiver) Do(t testing.TB, req *http.Request) Reply {
 	t.Helper()

@@ -86,8 +86,8 @@
 // tenant's section of the tenants document is [Settings]:
 // {"verificationToken": "...", "encryptKey": "..."} (encryptKey optional).
 // [Settings.Sign] builds what Feishu sends, events and the handshake alike,
-// for `hookwall sign`, the local runner and the tests. Settings is not a
-// [provider.Handshaker]: that contract (and its conformance test) wants
-// the answer to be the bare challenge, and Feishu wants
-// {"challenge": "..."}; sign a url_verification body instead.
+// for `hookwall sign`, the local runner and the tests. Settings is a
+// [provider.Handshaker]: [Settings.Handshake] builds the url_verification
+// (plain, or encrypted with the tenant's Encrypt Key) and
+// [Settings.HandshakeReply] states its answer, {"challenge": "..."}.
 package feishu

@@ -74,11 +74,8 @@ func New(c Config) (*Parser, error) {
 // (not authenticated), [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed]
 // (authentic, but not an event).
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if req == nil {
-		return nil, fmt.Errorf("feishu: nil request: %w", webhook.ErrMalformed)
-	}
-	if req.Method != http.MethodPost {
-		return nil, fmt.Errorf("feishu: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	if err := webhook.CheckPost(Name, req); err != nil {
+		return nil, err
 	}
 	var (
 		plain  []byte
@@ -98,7 +95,7 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		return nil, err
 	}
 	if m.challenge {
-		return challengeReply(m.challengeValue)
+		return &webhook.Delivery{Verification: true, Reply: challengeReply(m.challengeValue)}, nil
 	}
 	if p.block != nil && !signed {
 		return nil, fmt.Errorf("feishu: unsigned event: %w", webhook.ErrBadSignature)
@@ -214,17 +211,12 @@ func tokenOf(plain []byte) (string, bool) {
 
 // challengeReply is the answer to a url_verification: the challenge echoed
 // as {"challenge": ...}.
-func challengeReply(challenge string) (*webhook.Delivery, error) {
-	body, err := json.Marshal(struct {
+func challengeReply(challenge string) webhook.Reply {
+	// A struct of one string always encodes (invalid UTF-8 becomes U+FFFD).
+	body, _ := json.Marshal(struct {
 		Challenge string `json:"challenge"`
 	}{challenge})
-	if err != nil {
-		return nil, fmt.Errorf("feishu: encode challenge reply: %w", err)
-	}
-	return &webhook.Delivery{
-		Verification: true,
-		Reply:        webhook.Reply{Status: http.StatusOK, ContentType: contentType, Body: body},
-	}, nil
+	return webhook.Reply{Status: http.StatusOK, ContentType: contentType, Body: body}
 }
 
 const contentType = "application/json; charset=utf-8"

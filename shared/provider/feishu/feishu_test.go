@@ -337,6 +337,41 @@ func TestSign(t *testing.T) {
 	}
 }
 
+// TestHandshake: the url_verification that Handshake builds carries the
+// challenge and the tenant's token, plain without an Encrypt Key and
+// encrypted but unsigned with one (as Feishu sends it); the parser answers
+// it with HandshakeReply, {"challenge": ...}.
+func TestHandshake(t *testing.T) {
+	const challenge = "ajls384kdjx98XX"
+	for _, s := range []*Settings{{VerificationToken: testToken}, {VerificationToken: testToken, EncryptKey: testKey}} {
+		r, err := s.Handshake(challenge, provider.SignOptions{Now: testNow, Random: rand.Reader})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Method != http.MethodPost || r.Header.Get(SignatureHeader) != "" {
+			t.Errorf("encrypt key %q: %s, signature %q; want an unsigned POST", s.EncryptKey, r.Method, r.Header.Get(SignatureHeader))
+		}
+		const plain = `{"challenge":"ajls384kdjx98XX","token":"tok-123","type":"url_verification"}`
+		if encrypted := s.EncryptKey != ""; encrypted == (string(r.Body) == plain) || encrypted == bytes.Contains(r.Body, []byte(challenge)) {
+			t.Errorf("encrypt key %q: body %s", s.EncryptKey, r.Body)
+		}
+		d, err := newParser(t, s.config(0)).Parse(context.Background(), post(r.Body, r.Header))
+		if err != nil || !d.Verification || len(d.Events) != 0 {
+			t.Fatalf("encrypt key %q: Parse: %+v, %v", s.EncryptKey, d, err)
+		}
+		want := s.HandshakeReply(challenge)
+		if string(want.Body) != `{"challenge":"ajls384kdjx98XX"}` || want.Status != http.StatusOK || want.ContentType != contentType {
+			t.Errorf("HandshakeReply %d %q %s", want.Status, want.ContentType, want.Body)
+		}
+		if d.Reply.Status != want.Status || d.Reply.ContentType != want.ContentType || !bytes.Equal(d.Reply.Body, want.Body) {
+			t.Errorf("encrypt key %q: reply %+v, want HandshakeReply %+v", s.EncryptKey, d.Reply, want)
+		}
+	}
+	if _, err := new(Settings).Handshake(challenge, provider.SignOptions{Now: testNow}); !errors.Is(err, provider.ErrNotConfigured) {
+		t.Errorf("Handshake without a token: %v", err)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		s    Settings

@@ -18,13 +18,12 @@ import (
 )
 
 func init() {
-	provider.Register(provider.Provider{
+	provider.Register[Settings](provider.Provider{
 		Name:  Name,
 		Label: "Feishu / Lark",
 		Docs:  "https://open.feishu.cn/document/ukTMukTMukTM/uYDNxYjL2QTM24iN0EjN/event-subscription-configure-/encrypt-key-encryption-configuration-case",
 		Signature: "the event JSON with the verificationToken; with an encryptKey, encrypted and signed (X-Lark-Signature);\n" +
-			"a url_verification body ({\"challenge\":\"...\",\"type\":\"url_verification\"}) is the handshake",
-		NewSettings:  func() provider.Settings { return new(Settings) },
+			"the handshake (--verify) is a url_verification body, encrypted like an event but unsigned",
 		DedupKey:     "the event's header.event_id (schema 1.0: \"v1:\" + uuid)",
 		Reply:        successReply(),
 		AnswerWithin: 3 * time.Second,
@@ -32,7 +31,6 @@ func init() {
 			Settings: map[string]string{"verificationToken": "demoVerificationToken0000000000", "encryptKey": "demoEncryptKey000000000000000000"},
 			ID:       demoID,
 			Body:     demoBody,
-			Key:      func(id string) string { return id },
 			// 15 s, 5 min, 1 h and 6 h, compressed.
 			Retry: provider.Retry{Policy: "feishu 15s/5m/1h/6h", Waits: []time.Duration{1500 * time.Millisecond,
 				5 * time.Second, 10 * time.Second, 20 * time.Second}},
@@ -132,6 +130,18 @@ func (s *Settings) Sign(body []byte, opts provider.SignOptions) (*provider.Reque
 	r.Header.Set(SignatureHeader, Signature(ts, nonce, c.EncryptKey, r.Body))
 	return r, nil
 }
+
+// Handshake returns the url_verification POST Feishu sends when the
+// request URL is set, carrying challenge: {"challenge": ..., "token": ...,
+// "type": "url_verification"}, encrypted (and unsigned, as Feishu sends it)
+// when the tenant has an Encrypt Key, plain otherwise (see [Settings.Sign]).
+func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*provider.Request, error) {
+	return provider.SignJSON(s, map[string]string{"challenge": challenge, "type": typeURLVerification}, opts)
+}
+
+// HandshakeReply returns the answer Feishu expects to a url_verification:
+// 200 {"challenge": challenge}, in JSON.
+func (s *Settings) HandshakeReply(challenge string) webhook.Reply { return challengeReply(challenge) }
 
 // withToken returns plaintext with the verification token set, unchanged
 // if it already carries it, and whether it is a url_verification. Errors

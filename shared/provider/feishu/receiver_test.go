@@ -115,7 +115,11 @@ func TestSignerThroughReceiver(t *testing.T) {
 			if got := r.Do(t, sign(p.Demo.Body([]string{id}, now, true))); got.Status != 200 || len(got.Sent) != 0 || r.Records() != 1 {
 				t.Errorf("retry: %d, sent %d, %d records", got.Status, len(got.Sent), r.Records())
 			}
-			got = r.Do(t, sign([]byte(`{"challenge":"chal-42","type":"url_verification"}`)))
+			hs, err := s.(provider.Handshaker).Handshake("chal-42", provider.SignOptions{Now: r.Clock.Now(), Random: rand.Reader})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = r.Do(t, r.Request(t, feishu.Name, "t1", hs))
 			if got.Status != 200 || string(got.Body) != `{"challenge":"chal-42"}` || len(got.Sent) != 0 || r.Records() != 1 {
 				t.Errorf("handshake: %d %q, sent %d, %d records", got.Status, got.Body, len(got.Sent), r.Records())
 			}

@@ -176,8 +176,8 @@ func TestRegistered(t *testing.T) {
 	if !ok {
 		t.Fatal("feishu is not registered")
 	}
-	if _, ok := p.NewSettings().(provider.Handshaker); ok {
-		t.Error("Settings is a provider.Handshaker, whose answer is the bare challenge; Feishu's is JSON")
+	if _, ok := p.NewSettings().(provider.Handshaker); !ok {
+		t.Error("Settings is not a provider.Handshaker: the url_verification handshake is not offered")
 	}
 	if p.Reply.Status != http.StatusOK || string(p.Reply.Body) != `{"msg":"success"}` || p.AnswerWithin != 3*time.Second {
 		t.Errorf("registration: %+v", p)

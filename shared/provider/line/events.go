@@ -37,9 +37,10 @@ type DeliveryContext struct {
 	IsRedelivery bool `json:"isRedelivery"`
 }
 
-// MessageEvent is the payload of [Message].
-type MessageEvent struct {
-	// Type is "message".
+// Event is what every LINE webhook event carries (the schema's Event); the
+// payload types embed it.
+type Event struct {
+	// Type is the event type: "message", "follow", "unfollow", "postback", ...
 	Type string `json:"type"`
 	// Timestamp is when the event happened, in milliseconds since the epoch.
 	Timestamp int64 `json:"timestamp"`
@@ -49,10 +50,16 @@ type MessageEvent struct {
 	WebhookEventID string `json:"webhookEventId"`
 	// DeliveryContext says whether this is a redelivery.
 	DeliveryContext DeliveryContext `json:"deliveryContext"`
+	// Source is the chat the event came from: for a message the chat it
+	// was sent in, for a follow or an unfollow the user.
+	Source Source `json:"source"`
+}
+
+// MessageEvent is the payload of [Message].
+type MessageEvent struct {
+	Event
 	// ReplyToken answers the event with the reply API, once and briefly.
 	ReplyToken string `json:"replyToken"`
-	// Source is the chat the message was sent in.
-	Source Source `json:"source"`
 	// Message is the message itself.
 	Message MessageContent `json:"message"`
 }
@@ -87,20 +94,9 @@ type MessageContent struct {
 
 // FollowEvent is the payload of [Follow].
 type FollowEvent struct {
-	// Type is "follow".
-	Type string `json:"type"`
-	// Timestamp is when the event happened, in milliseconds since the epoch.
-	Timestamp int64 `json:"timestamp"`
-	// Mode is "active" or "standby".
-	Mode string `json:"mode"`
-	// WebhookEventID is the event's unique ID, its dedup key.
-	WebhookEventID string `json:"webhookEventId"`
-	// DeliveryContext says whether this is a redelivery.
-	DeliveryContext DeliveryContext `json:"deliveryContext"`
+	Event
 	// ReplyToken answers the event with the reply API.
 	ReplyToken string `json:"replyToken"`
-	// Source is the user who followed.
-	Source Source `json:"source"`
 	// Follow tells a new friend from an unblock.
 	Follow FollowDetail `json:"follow"`
 }
@@ -111,38 +107,17 @@ type FollowDetail struct {
 	IsUnblocked bool `json:"isUnblocked"`
 }
 
-// UnfollowEvent is the payload of [Unfollow].
+// UnfollowEvent is the payload of [Unfollow]: the event alone (it has no
+// reply token).
 type UnfollowEvent struct {
-	// Type is "unfollow".
-	Type string `json:"type"`
-	// Timestamp is when the event happened, in milliseconds since the epoch.
-	Timestamp int64 `json:"timestamp"`
-	// Mode is "active" or "standby".
-	Mode string `json:"mode"`
-	// WebhookEventID is the event's unique ID, its dedup key.
-	WebhookEventID string `json:"webhookEventId"`
-	// DeliveryContext says whether this is a redelivery.
-	DeliveryContext DeliveryContext `json:"deliveryContext"`
-	// Source is the user who blocked the bot.
-	Source Source `json:"source"`
+	Event
 }
 
 // PostbackEvent is the payload of [Postback].
 type PostbackEvent struct {
-	// Type is "postback".
-	Type string `json:"type"`
-	// Timestamp is when the event happened, in milliseconds since the epoch.
-	Timestamp int64 `json:"timestamp"`
-	// Mode is "active" or "standby".
-	Mode string `json:"mode"`
-	// WebhookEventID is the event's unique ID, its dedup key.
-	WebhookEventID string `json:"webhookEventId"`
-	// DeliveryContext says whether this is a redelivery.
-	DeliveryContext DeliveryContext `json:"deliveryContext"`
+	Event
 	// ReplyToken answers the event with the reply API (may be absent).
 	ReplyToken string `json:"replyToken,omitempty"`
-	// Source is the chat the action was taken in.
-	Source Source `json:"source"`
 	// Postback is the action's data.
 	Postback PostbackContent `json:"postback"`
 }

@@ -82,11 +82,8 @@ func okReply() webhook.Reply {
 // Errors wrap [webhook.ErrMethodNotAllowed] (not a POST),
 // [webhook.ErrBadSignature] or [webhook.ErrMalformed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if req == nil {
-		return nil, fmt.Errorf("line: nil request: %w", webhook.ErrMalformed)
-	}
-	if req.Method != http.MethodPost {
-		return nil, fmt.Errorf("line: method %q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	if err := webhook.CheckPost(Name, req); err != nil {
+		return nil, err
 	}
 	m := p.getMAC()
 	err := verifySum(m.mac, &m.sum, req.Body, req.Header.Get(SignatureHeader))

@@ -19,12 +19,11 @@ import (
 const Name = "line"
 
 func init() {
-	provider.Register(provider.Provider{
+	provider.Register[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "LINE",
 		Docs:         "https://developers.line.biz/en/docs/messaging-api/receiving-messages/",
 		Signature:    "X-Line-Signature over the JSON body",
-		NewSettings:  func() provider.Settings { return new(Settings) },
 		DedupKey:     "each event's webhookEventId (one delivery may carry several events)",
 		Reply:        okReply(),
 		AnswerWithin: 2 * time.Second,
@@ -32,7 +31,6 @@ func init() {
 			Settings:   map[string]string{"channelSecret": "5e1f0c1d6a2b4e9f8a7b6c5d4e3f2a10"},
 			ID:         demoID,
 			Body:       demoBody,
-			Key:        func(id string) string { return id },
 			MultiEvent: true,
 			// LINE redelivers (isRedelivery true) with growing gaps.
 			Retry: provider.Retry{Policy: "line redelivery", Waits: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}, Marked: true},

@@ -182,18 +182,9 @@ func (s *scanner) members(depth int, visit func(key []byte, esc bool) (memberAct
 	if depth > MaxDepth {
 		return errDepth
 	}
-	s.i++ // '{'
 	base := len(s.mem)
 	start := len(s.out)
-	if s.canon {
-		s.out = append(s.out, '{')
-	}
-	s.skipWS()
-	if s.peek() == '}' {
-		s.i++
-		if s.canon {
-			s.out = append(s.out, '}')
-		}
+	if s.open('{', '}') {
 		return nil
 	}
 	sorted := true
@@ -245,24 +236,16 @@ func (s *scanner) members(depth int, visit func(key []byte, esc bool) (memberAct
 				s.mem = append(grow(s.mem, 1), member{int32(k0), int32(k1), int32(len(s.out))})
 			}
 		}
-		s.skipWS()
-		switch s.peek() {
-		case ',':
-			s.i++
-			s.skipWS()
-			continue
-		case '}':
-			s.i++
-		default:
-			return errSyntax
+		more, err := s.next('}')
+		if err != nil {
+			return err
 		}
-		break
+		if !more {
+			break
+		}
 	}
-	if s.canon {
-		s.out = append(s.out, '}')
-		if !sorted {
-			s.sortMembers(start, base)
-		}
+	if s.canon && !sorted {
+		s.sortMembers(start, base)
 	}
 	s.mem = s.mem[:base]
 	return nil
@@ -358,16 +341,7 @@ func (s *scanner) elements(depth int, visit func() error) error {
 	if depth > MaxDepth {
 		return errDepth
 	}
-	s.i++ // '['
-	if s.canon {
-		s.out = append(s.out, '[')
-	}
-	s.skipWS()
-	if s.peek() == ']' {
-		s.i++
-		if s.canon {
-			s.out = append(s.out, ']')
-		}
+	if s.open('[', ']') {
 		return nil
 	}
 	for n := 0; ; n++ {
@@ -383,21 +357,53 @@ func (s *scanner) elements(depth int, visit func() error) error {
 		if err != nil {
 			return err
 		}
-		s.skipWS()
-		switch s.peek() {
-		case ',':
-			s.i++
-			s.skipWS()
-			continue
-		case ']':
-			s.i++
-			if s.canon {
-				s.out = append(s.out, ']')
-			}
+		more, err := s.next(']')
+		if err != nil {
+			return err
+		}
+		if !more {
 			return nil
 		}
-		return errSyntax
 	}
+}
+
+// open reads the opening bracket at s.i (written in canonical mode) and
+// the white space after it. It reports an empty container, whose closing
+// bracket close it has then read (and written) too.
+func (s *scanner) open(open, close byte) (empty bool) {
+	s.i++
+	if s.canon {
+		s.out = append(s.out, open)
+	}
+	s.skipWS()
+	if s.peek() != close {
+		return false
+	}
+	s.i++
+	if s.canon {
+		s.out = append(s.out, close)
+	}
+	return true
+}
+
+// next reads what follows a member or an element: a ',' and the white
+// space after it (more), or the closing bracket close (written in
+// canonical mode).
+func (s *scanner) next(close byte) (more bool, err error) {
+	s.skipWS()
+	switch s.peek() {
+	case ',':
+		s.i++
+		s.skipWS()
+		return true, nil
+	case close:
+		s.i++
+		if s.canon {
+			s.out = append(s.out, close)
+		}
+		return false, nil
+	}
+	return false, errSyntax
 }
 
 func (s *scanner) array(depth int) error {
@@ -471,37 +477,36 @@ func (s *scanner) number() error {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
+		i, _ = digits(b, i)
 	default:
 		return errSyntax
 	}
+	ok := true
 	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return errSyntax
-		}
+		i, ok = digits(b, i+1)
 	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+	if ok && i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return errSyntax
-		}
+		i, ok = digits(b, i)
+	}
+	if !ok {
+		return errSyntax
 	}
 	s.i = i
 	return nil
+}
+
+// digits returns the index after the ASCII digits of b from i, and whether
+// there is one at least.
+func digits(b []byte, i int) (int, bool) {
+	j := i
+	for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+		j++
+	}
+	return j, j > i
 }
 
 func unhex(c byte) rune {

@@ -16,12 +16,11 @@ import (
 const Name = "slack"
 
 func init() {
-	provider.Register(provider.Provider{
+	provider.Register[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "Slack",
 		Docs:         "https://api.slack.com/apis/events-api",
 		Signature:    Version + " HMAC-SHA256 of \"v0:<timestamp>:<JSON body>\" (X-Slack-Signature, X-Slack-Request-Timestamp)",
-		NewSettings:  func() provider.Settings { return new(Settings) },
 		DedupKey:     "the envelope's event_id (the same on every retry)",
 		Reply:        okReply(),
 		AnswerWithin: 3 * time.Second,
@@ -29,7 +28,6 @@ func init() {
 			Settings: map[string]string{"signingSecret": "HookwallLocalSlackSigningSecret0"},
 			ID:       func(tag string, n uint64) string { return "Ev" + strings.ToUpper(tag) + strconv.FormatUint(n, 10) },
 			Body:     demoBody,
-			Key:      func(id string) string { return id },
 			// Slack retries nearly at once, after a minute and after five
 			// minutes (compressed tenfold), marking X-Slack-Retry-Num.
 			Retry: provider.Retry{Policy: "slack 3 retries (0s, 1m, 5m; compressed)",
@@ -82,11 +80,13 @@ func (s *Settings) Sign(body []byte, opts provider.SignOptions) (*provider.Reque
 // Handshake returns the url_verification POST Slack sends when the Request
 // URL is set, carrying challenge.
 func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*provider.Request, error) {
-	body, err := json.Marshal(map[string]string{"type": TypeURLVerification, "challenge": challenge})
-	if err != nil {
-		return nil, fmt.Errorf("slack: %w", err)
-	}
-	return s.Sign(body, opts)
+	return provider.SignJSON(s, map[string]string{"type": TypeURLVerification, "challenge": challenge}, opts)
+}
+
+// HandshakeReply returns challenge itself as plain text
+// ([webhook.EchoReply]), one of the answers Slack accepts.
+func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
+	return webhook.EchoReply(challenge)
 }
 
 // demoBody returns an app_mention event_callback with event_id ids[0],

@@ -142,11 +142,8 @@ type envelope struct {
 // [webhook.ErrBadSignature] (missing or malformed headers, no match),
 // [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if req == nil {
-		return nil, fmt.Errorf("slack: nil request: %w", webhook.ErrMalformed)
-	}
-	if req.Method != http.MethodPost {
-		return nil, fmt.Errorf("slack: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	if err := webhook.CheckPost(Name, req); err != nil {
+		return nil, err
 	}
 	if err := p.verify(req); err != nil {
 		return nil, err
@@ -165,8 +162,7 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		if env.Challenge == nil || !validText(*env.Challenge, MaxChallengeBytes) {
 			return nil, fmt.Errorf("slack: url_verification without a usable challenge: %w", webhook.ErrMalformed)
 		}
-		return &webhook.Delivery{Verification: true, Reply: webhook.Reply{
-			Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte(*env.Challenge)}}, nil
+		return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(*env.Challenge)}, nil
 	case TypeAppRateLimited:
 		return &webhook.Delivery{Verification: true, Reply: okReply()}, nil
 	case TypeEventCallback:

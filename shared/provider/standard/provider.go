@@ -19,12 +19,11 @@ import (
 const Name = "standard"
 
 func init() {
-	provider.Register(provider.Provider{
+	provider.Register[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "Standard Webhooks",
 		Docs:         "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
 		Signature:    "webhook-id, webhook-timestamp, webhook-signature (the tenant's first secret)",
-		NewSettings:  func() provider.Settings { return new(Settings) },
 		DedupKey:     "the webhook-id header",
 		Reply:        webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8"},
 		AnswerWithin: 15 * time.Second,
@@ -32,7 +31,6 @@ func init() {
 			Settings: map[string][]string{"secrets": {"whsec_gaTG2ftU1oeRGcKSkQLETLLJ3aPA+Hbw"}},
 			ID:       func(tag string, n uint64) string { return fmt.Sprintf("msg_%s_%07d", tag, n) },
 			Body:     demoBody,
-			Key:      func(id string) string { return id },
 			// Senders back off exponentially (compressed).
 			Retry: provider.Retry{Policy: "standard exponential", Waits: []time.Duration{500 * time.Millisecond,
 				time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}},

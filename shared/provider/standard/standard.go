@@ -156,11 +156,8 @@ func DecodeSecret(secret string) ([]byte, error) {
 // [webhook.ErrBadSignature] (missing headers, non-integer timestamp, no
 // matching signature), [webhook.ErrStaleTimestamp] or [webhook.ErrMalformed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if req == nil {
-		return nil, fmt.Errorf("standard: nil request: %w", webhook.ErrMalformed)
-	}
-	if req.Method != http.MethodPost {
-		return nil, fmt.Errorf("standard: method %q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	if err := webhook.CheckPost(Name, req); err != nil {
+		return nil, err
 	}
 	id := req.Header.Get(IDHeader)
 	tsHeader := req.Header.Get(TimestampHeader)

@@ -31,12 +31,11 @@ const (
 )
 
 func init() {
-	provider.Register(provider.Provider{
+	provider.Register[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "WeChat",
 		Docs:         "https://developers.weixin.qq.com/doc/offiaccount/Basic_Information/Access_Overview.html",
 		Signature:    "the message XML; --mode safe (ciphertext only; the default with an encodingAESKey),\ncompat (ciphertext and plaintext fields) or plain (the default without a key)",
-		NewSettings:  func() provider.Settings { return new(Settings) },
 		DedupKey:     `"msg:<MsgId>" for messages; a fingerprint of the event's fields for events (see the package doc)`,
 		Reply:        webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: successBody},
 		AnswerWithin: 5 * time.Second,
@@ -159,6 +158,12 @@ func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*prov
 	r.Query.Set("nonce", nonce)
 	r.Query.Set("echostr", challenge)
 	return r, nil
+}
+
+// HandshakeReply returns challenge itself ([webhook.EchoReply]), the
+// answer WeChat expects.
+func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
+	return webhook.EchoReply(challenge)
 }
 
 // demoBody returns a text message to the demo account, of the first id.

@@ -1,6 +1,9 @@
 package wechat
 
-import "github.com/hookwall/hookwall/shared/webhook"
+import (
+	"github.com/hookwall/hookwall/shared/provider/wxmsg"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
 
 // Event types. Processor handlers register on them; the payload is the
 // event's normalised JSON decoded into the Go type.
@@ -17,33 +20,22 @@ var (
 // (https://developers.weixin.qq.com/doc/offiaccount/Message_Management/Receiving_standard_messages.html).
 // MsgID is a 64-bit decimal kept as a string.
 type TextMessage struct {
-	ToUserName   string `json:"ToUserName"`
-	FromUserName string `json:"FromUserName"`
-	CreateTime   string `json:"CreateTime"`
-	MsgType      string `json:"MsgType"`
-	Content      string `json:"Content"`
-	MsgID        string `json:"MsgId"`
+	wxmsg.Header
+	Content string `json:"Content"`
+	MsgID   string `json:"MsgId"`
 }
 
 // SubscribeEvent is a follow. For a scan of a parametric QR code EventKey is
 // "qrscene_" + the scene value and Ticket the QR ticket
 // (https://developers.weixin.qq.com/doc/offiaccount/Message_Management/Receiving_event_pushes.html).
 type SubscribeEvent struct {
-	ToUserName   string `json:"ToUserName"`
-	FromUserName string `json:"FromUserName"`
-	CreateTime   string `json:"CreateTime"`
-	MsgType      string `json:"MsgType"`
-	Event        string `json:"Event"`
-	EventKey     string `json:"EventKey"`
-	Ticket       string `json:"Ticket"`
+	wxmsg.EventHeader
+	EventKey string `json:"EventKey"`
+	Ticket   string `json:"Ticket"`
 }
 
 // ClickEvent is a click on a custom-menu item; EventKey is the item's key.
 type ClickEvent struct {
-	ToUserName   string `json:"ToUserName"`
-	FromUserName string `json:"FromUserName"`
-	CreateTime   string `json:"CreateTime"`
-	MsgType      string `json:"MsgType"`
-	Event        string `json:"Event"`
-	EventKey     string `json:"EventKey"`
+	wxmsg.EventHeader
+	EventKey string `json:"EventKey"`
 }

@@ -78,10 +78,7 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		if echo == "" {
 			return nil, fmt.Errorf("wechat: missing echostr: %w", webhook.ErrMalformed)
 		}
-		return &webhook.Delivery{
-			Verification: true,
-			Reply:        webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte(echo)},
-		}, nil
+		return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(echo)}, nil
 	case "POST":
 		plain, err := p.DecryptBody(req)
 		if err != nil {

@@ -22,12 +22,11 @@ const (
 )
 
 func init() {
-	provider.Register(provider.Provider{
+	provider.Register[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "WeCom",
 		Docs:         "https://developer.work.weixin.qq.com/document/path/90238",
 		Signature:    "the message XML encrypted for the CorpID, msg_signature/timestamp/nonce in the query",
-		NewSettings:  func() provider.Settings { return new(Settings) },
 		DedupKey:     `"msg:<AgentID>:<MsgId>" for messages; a fingerprint of the event's fields for events (see the package doc)`,
 		Reply:        webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte{}},
 		AnswerWithin: 5 * time.Second,
@@ -103,6 +102,12 @@ func (s *Settings) Handshake(challenge string, opts provider.SignOptions) (*prov
 	}
 	r.Query.Set("echostr", enc)
 	return r, nil
+}
+
+// HandshakeReply returns challenge itself ([webhook.EchoReply]), the
+// answer WeCom expects.
+func (s *Settings) HandshakeReply(challenge string) webhook.Reply {
+	return webhook.EchoReply(challenge)
 }
 
 // sealed encrypts msg for the CorpID and returns the request with method

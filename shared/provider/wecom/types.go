@@ -1,6 +1,9 @@
 package wecom
 
-import "github.com/hookwall/hookwall/shared/webhook"
+import (
+	"github.com/hookwall/hookwall/shared/provider/wxmsg"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
 
 // Event types. Processor handlers register on them; the payload is the
 // event's normalised JSON decoded into the Go type.
@@ -19,23 +22,16 @@ var (
 // (https://developer.work.weixin.qq.com/document/path/90239). All values are
 // strings as in the XML; MsgID is a 64-bit decimal.
 type TextMessage struct {
-	ToUserName   string `json:"ToUserName"`
-	FromUserName string `json:"FromUserName"`
-	CreateTime   string `json:"CreateTime"`
-	MsgType      string `json:"MsgType"`
-	Content      string `json:"Content"`
-	MsgID        string `json:"MsgId"`
-	AgentID      string `json:"AgentID"`
+	wxmsg.Header
+	Content string `json:"Content"`
+	MsgID   string `json:"MsgId"`
+	AgentID string `json:"AgentID"`
 }
 
 // ApprovalChange is the sys_approval_change event, sent once per state
 // transition of an approval (https://developer.work.weixin.qq.com/document/path/90376).
 type ApprovalChange struct {
-	ToUserName   string       `json:"ToUserName"`
-	FromUserName string       `json:"FromUserName"`
-	CreateTime   string       `json:"CreateTime"`
-	MsgType      string       `json:"MsgType"`
-	Event        string       `json:"Event"`
+	wxmsg.EventHeader
 	AgentID      string       `json:"AgentID"`
 	ApprovalInfo ApprovalInfo `json:"ApprovalInfo"`
 }
@@ -62,12 +58,8 @@ type Applyer struct {
 // update_user, delete_user, create_party, update_party, delete_party or
 // update_tag (https://developer.work.weixin.qq.com/document/path/90970).
 type ContactChange struct {
-	ToUserName   string `json:"ToUserName"`
-	FromUserName string `json:"FromUserName"`
-	CreateTime   string `json:"CreateTime"`
-	MsgType      string `json:"MsgType"`
-	Event        string `json:"Event"`
-	ChangeType   string `json:"ChangeType"`
+	wxmsg.EventHeader
+	ChangeType string `json:"ChangeType"`
 	// UserID and NewUserID identify a member (user changes).
 	UserID    string `json:"UserID"`
 	NewUserID string `json:"NewUserID"`
@@ -93,11 +85,7 @@ type ContactChange struct {
 // del_external_contact, del_follow_user or transfer_fail
 // (https://developer.work.weixin.qq.com/document/path/92130).
 type ExternalContactChange struct {
-	ToUserName     string `json:"ToUserName"`
-	FromUserName   string `json:"FromUserName"`
-	CreateTime     string `json:"CreateTime"`
-	MsgType        string `json:"MsgType"`
-	Event          string `json:"Event"`
+	wxmsg.EventHeader
 	ChangeType     string `json:"ChangeType"`
 	UserID         string `json:"UserID"`
 	ExternalUserID string `json:"ExternalUserID"`

@@ -82,10 +82,7 @@ func (p *Parser) verifyURL(req *webhook.Request) (*webhook.Delivery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wecom: url verification: %w", err)
 	}
-	return &webhook.Delivery{
-		Verification: true,
-		Reply:        webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: plain},
-	}, nil
+	return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(string(plain))}, nil
 }
 
 // DecryptBody verifies a POST's query signature and timestamp over the

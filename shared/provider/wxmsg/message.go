@@ -10,6 +10,30 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
+// Header is what every WeCom and WeChat message and event carries, as the
+// normalised JSON of package xmljson has it (every value a string). The
+// providers' payload types embed it.
+type Header struct {
+	// ToUserName is the recipient: the CorpID (WeCom) or the account's
+	// original id (WeChat).
+	ToUserName string `json:"ToUserName"`
+	// FromUserName is the sender: a member's UserID, or "sys" for WeCom's
+	// system events (WeCom); a user's OpenID (WeChat).
+	FromUserName string `json:"FromUserName"`
+	// CreateTime is the unix time in seconds, in decimal.
+	CreateTime string `json:"CreateTime"`
+	// MsgType is the message type ("text", …), "event" for an event.
+	MsgType string `json:"MsgType"`
+}
+
+// EventHeader is the [Header] of an event (MsgType "event") with its Event
+// type.
+type EventHeader struct {
+	Header
+	// Event is the event type ("subscribe", "change_contact", …).
+	Event string `json:"Event"`
+}
+
 // Type returns the event type of a callback document: its Event when MsgType
 // is "event", else its MsgType. It is empty when the element it names is
 // missing or empty.

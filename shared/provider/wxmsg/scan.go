@@ -108,15 +108,27 @@ func (s *scanner) char() (int, error) {
 }
 
 // text reads character data up to the next '<' or the end.
-func (s *scanner) text() error {
+func (s *scanner) text() error { return s.chars(false) }
+
+// chars reads character data from s.i: text, up to the next '<' or the end,
+// or the rest of a CDATA section (cdata), up to and including its "]]>".
+// Outside the root it may hold only white space.
+func (s *scanner) chars(cdata bool) error {
 	collect := s.collecting()
 	run := s.i // start of the literal run not yet collected
 	for s.i < len(s.b) {
 		switch c := s.b[s.i]; {
-		case c == '<':
+		case c == ']' && bytes.HasPrefix(s.b[s.i:], []byte("]]>")):
+			if !cdata {
+				return syntaxError("unescaped ]]> outside a CDATA section", s.i)
+			}
+			s.flush(collect, run, s.i)
+			s.i += len("]]>")
+			return nil
+		case c == '<' && !cdata:
 			s.flush(collect, run, s.i)
 			return nil
-		case c == '&':
+		case c == '&' && !cdata:
 			s.flush(collect, run, s.i)
 			r, err := s.reference()
 			if err != nil {
@@ -133,8 +145,6 @@ func (s *scanner) text() error {
 			s.flush(collect, run, s.i)
 			s.crlf(collect)
 			run = s.i
-		case c == ']' && bytes.HasPrefix(s.b[s.i:], []byte("]]>")):
-			return syntaxError("unescaped ]]> outside a CDATA section", s.i)
 		case s.depth == 0 && !isSpace(c):
 			return syntaxError("text outside the root element", s.i)
 		case ' ' <= c && c < utf8.RuneSelf:
@@ -146,6 +156,9 @@ func (s *scanner) text() error {
 			}
 			s.i += n
 		}
+	}
+	if cdata {
+		return s.eof()
 	}
 	s.flush(collect, run, s.i)
 	return nil
@@ -296,11 +309,9 @@ func (s *scanner) until(delim string) (int, error) {
 // procInst reads a processing instruction <?target …?>. An XML declaration
 // must declare version 1.0 and the UTF-8 encoding, if any.
 func (s *scanner) procInst() error {
-	at := s.i
-	s.i += len("<?")
-	target, err := s.name()
+	target, at, err := s.markupName("<?", "target name")
 	if err != nil {
-		return syntaxError("expected target name after <?", at)
+		return err
 	}
 	start := s.i
 	end, err := s.until("?>")
@@ -356,49 +367,18 @@ func (s *scanner) comment() error {
 // only white space.
 func (s *scanner) cdata() error {
 	s.i += len("<![CDATA[")
-	collect := s.collecting()
-	run := s.i
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
-		case c == ']' && bytes.HasPrefix(s.b[s.i:], []byte("]]>")):
-			s.flush(collect, run, s.i)
-			s.i += len("]]>")
-			return nil
-		case c == '\r':
-			s.flush(collect, run, s.i)
-			s.crlf(collect)
-			run = s.i
-		case s.depth == 0 && !isSpace(c):
-			return syntaxError("text outside the root element", s.i)
-		case ' ' <= c && c < utf8.RuneSelf:
-			s.i++
-		default:
-			n, err := s.char()
-			if err != nil {
-				return err
-			}
-			s.i += n
-		}
-	}
-	return s.eof()
+	return s.chars(true)
 }
 
 // endTag reads </name> and closes the innermost open element.
 func (s *scanner) endTag() error {
-	at := s.i
-	s.i += len("</")
-	name, err := s.name()
+	name, at, err := s.markupName("</", "element name")
 	if err != nil {
-		return syntaxError("expected element name after </", at)
+		return err
 	}
-	s.space()
-	if s.i >= len(s.b) {
-		return s.eof()
+	if err := s.expect('>', "invalid characters in end element"); err != nil {
+		return err
 	}
-	if s.b[s.i] != '>' {
-		return syntaxError("invalid characters in end element", s.i)
-	}
-	s.i++
 	if s.depth == 0 || string(s.b[name.start:name.end]) != string(s.b[s.open[s.depth-1].start:s.open[s.depth-1].end]) {
 		return syntaxError("mismatched end element", at)
 	}
@@ -419,11 +399,9 @@ func (s *scanner) close() {
 
 // startTag reads <name attr="value" …> or <name … />.
 func (s *scanner) startTag() error {
-	at := s.i
-	s.i++
-	name, err := s.name()
+	name, at, err := s.markupName("<", "element name")
 	if err != nil {
-		return syntaxError("expected element name after <", at)
+		return err
 	}
 	local := localName(s.b[name.start:name.end])
 	switch {
@@ -480,14 +458,9 @@ func (s *scanner) attribute() error {
 	if _, err := s.name(); err != nil {
 		return syntaxError("expected attribute name in element", at)
 	}
-	s.space()
-	if s.i >= len(s.b) {
-		return s.eof()
+	if err := s.expect('=', "attribute name without = in element"); err != nil {
+		return err
 	}
-	if s.b[s.i] != '=' {
-		return syntaxError("attribute name without = in element", s.i)
-	}
-	s.i++
 	s.space()
 	if s.i >= len(s.b) {
 		return s.eof()
@@ -563,6 +536,33 @@ func localName(name []byte) []byte {
 }
 
 // space skips XML white space.
+// markupName reads the name after open, the start of a markup at s.i ("<",
+// "</", "<?"), and returns it with the markup's offset; a missing name is
+// the syntax error "expected <what> after <open>".
+func (s *scanner) markupName(open, what string) (span, int, error) {
+	at := s.i
+	s.i += len(open)
+	name, err := s.name()
+	if err != nil {
+		return span{}, at, syntaxError("expected "+what+" after "+open, at)
+	}
+	return name, at, nil
+}
+
+// expect skips white space and reads the byte c; another byte is the syntax
+// error what.
+func (s *scanner) expect(c byte, what string) error {
+	s.space()
+	if s.i >= len(s.b) {
+		return s.eof()
+	}
+	if s.b[s.i] != c {
+		return syntaxError(what, s.i)
+	}
+	s.i++
+	return nil
+}
+
 func (s *scanner) space() {
 	for s.i < len(s.b) && isSpace(s.b[s.i]) {
 		s.i++

@@ -13,6 +13,7 @@ import (
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -58,9 +59,10 @@ func (tt *teamTable) get(t *testing.T, spNo string) (status, decidedBy string) {
 }
 
 func change(spNo, spStatus string) wecom.ApprovalChange {
-	return wecom.ApprovalChange{ToUserName: "ww-corp", FromUserName: "sys", CreateTime: "1700000000", MsgType: "event",
-		Event: "sys_approval_change", AgentID: "3010040", ApprovalInfo: wecom.ApprovalInfo{SpNo: spNo, SpName: "Leave",
-			SpStatus: spStatus, TemplateID: "tpl", ApplyTime: "1699990000", Applyer: wecom.Applyer{UserID: "alice"}}}
+	hdr := wxmsg.EventHeader{Header: wxmsg.Header{ToUserName: "ww-corp", FromUserName: "sys", CreateTime: "1700000000", MsgType: "event"},
+		Event: "sys_approval_change"}
+	return wecom.ApprovalChange{EventHeader: hdr, AgentID: "3010040", ApprovalInfo: wecom.ApprovalInfo{SpNo: spNo, SpName: "Leave",
+		SpStatus: spStatus, TemplateID: "tpl", ApplyTime: "1699990000", Applyer: wecom.Applyer{UserID: "alice"}}}
 }
 
 // results returns the journaled outcomes of the move-row step, per event.

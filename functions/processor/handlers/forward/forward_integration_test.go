@@ -18,6 +18,7 @@ import (
 	"github.com/hookwall/hookwall/shared/provider/line"
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -108,7 +109,7 @@ func TestForwardOncePerKeyUnderRedeliveryAndCrashes(t *testing.T) {
 
 func TestForwardServesEveryEventType(t *testing.T) {
 	_, srv, reg := setup(t)
-	rep := processtest.Run(t, reg, wecom.Text, wecom.TextMessage{MsgType: "text", Content: "hi"}, processtest.Tenant("acme"))
+	rep := processtest.Run(t, reg, wecom.Text, wecom.TextMessage{Header: wxmsg.Header{MsgType: "text"}, Content: "hi"}, processtest.Tenant("acme"))
 	if rep.Status != webhook.StatusSucceeded || srv.Total() != 1 || rep.Verdicts[dispatch.Succeeded] != 1 {
 		t.Errorf("wecom text: got %s, verdicts %v, %d POSTs; want SUCCEEDED, 1 POST", rep.Status, rep.Verdicts, srv.Total())
 	}
