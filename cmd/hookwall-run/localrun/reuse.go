@@ -3,9 +3,6 @@ package localrun
 import (
 	"context"
 	"io"
-	"log/slog"
-
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // What `make sam-local` (cmd/hookwall-sam) reuses of the runner: the same
@@ -61,14 +58,6 @@ func (l *Lock) Release() { l.l.release() }
 // exe ("hookwall-run send …"). The same command twice sends the same event.
 func SendCommandLines(exe, workDir, base, tenantsFile string) []Command {
 	return sendCommands(System{Executable: exe, WorkDir: workDir}, Config{}, banner{base: base, tenants: tenantsFile})
-}
-
-// RunSchedule invokes s every s.Every until ctx is done, as [Run] runs the sweeper.
-func RunSchedule(ctx context.Context, s *Schedule, log *slog.Logger) { runSchedule(ctx, s, log) }
-
-// QueueARN asks SQS for a queue's ARN.
-func QueueARN(ctx context.Context, c *sqs.Client, url string) (string, error) {
-	return queueARN(ctx, c, url)
 }
 
 // ShortPath returns p relative to dir when it is inside it.

@@ -410,7 +410,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	for _, p := range pollers {
 		wg.Go(func() { p.Run(pollCtx) })
 	}
-	wg.Go(func() { localrun.RunSchedule(pollCtx, sweeper, log) })
+	wg.Go(func() { sweeper.Loop(pollCtx, log) })
 
 	// runner.json: the CLI and "hookwall-run send" find this stack through
 	// HOOKWALL_RUN_DIR=<run dir>.
