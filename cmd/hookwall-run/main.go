@@ -9,10 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 )
@@ -57,30 +55,12 @@ func main() {
 
 	// First SIGINT/SIGTERM: stop gracefully. Second: stop without waiting
 	// for the batches being handled (the local services are still stopped).
-	ctx, cancel := context.WithCancel(context.Background())
-	hurry := make(chan struct{})
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		cancel()
-		<-sigs
-		close(hurry)
-	}()
-	st, _ := os.Stdout.Stat()
+	ctx, hurry := localrun.NotifyStop()
 	err = localrun.Run(ctx, cfg, localrun.System{
-		Stdout: os.Stdout, Stderr: os.Stderr, Terminal: st != nil && st.Mode()&os.ModeCharDevice != 0,
+		Stdout: os.Stdout, Stderr: os.Stderr, Terminal: localrun.IsTerminal(os.Stdout),
 		Setenv: os.Setenv, Executable: exe, WorkDir: wd, Hurry: hurry,
 	})
-	if err != nil {
-		var already *localrun.AlreadyRunningError
-		if errors.As(err, &already) {
-			fmt.Fprintln(os.Stderr, "hookwall-run:", err)
-			os.Exit(2)
-		}
-		fail(err)
-	}
-	fmt.Fprintln(os.Stderr, "hookwall-run: stopped")
+	os.Exit(localrun.Stopped(os.Stderr, "hookwall-run", err))
 }
 
 // usage is the runner's help.

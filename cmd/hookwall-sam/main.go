@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -61,23 +60,13 @@ func main() {
 	// First SIGINT/SIGTERM: stop gracefully. Second: stop without waiting
 	// for the batches being handled (the containers, the engine and the
 	// services are still stopped).
-	ctx, cancel := context.WithCancel(context.Background())
-	hurry := make(chan struct{})
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		cancel()
-		<-sigs
-		close(hurry)
-	}()
-	st, _ := os.Stdout.Stat()
+	ctx, hurry := localrun.NotifyStop()
 	runner := os.Getenv("HOOKWALL_RUN_BIN")
 	if runner == "" {
 		runner = filepath.Join(cfg.Run.Root, ".local", "bin", "hookwall-run")
 	}
 	sys := samlocal.System{
-		Stdout: os.Stdout, Stderr: os.Stderr, Terminal: st != nil && st.Mode()&os.ModeCharDevice != 0,
+		Stdout: os.Stdout, Stderr: os.Stderr, Terminal: localrun.IsTerminal(os.Stdout),
 		Setenv: os.Setenv, RunnerBin: runner, WorkDir: wd, Hurry: hurry,
 	}
 	if cmd == "invoke" {
@@ -86,15 +75,7 @@ func main() {
 		}
 		return
 	}
-	if err := samlocal.Run(ctx, cfg, sys); err != nil {
-		var already *localrun.AlreadyRunningError
-		if errors.As(err, &already) {
-			fmt.Fprintln(os.Stderr, "hookwall-sam:", err)
-			os.Exit(2)
-		}
-		fail(err)
-	}
-	fmt.Fprintln(os.Stderr, "hookwall-sam: stopped")
+	os.Exit(localrun.Stopped(os.Stderr, "hookwall-sam", samlocal.Run(ctx, cfg, sys)))
 }
 
 // usage is the command's help.

@@ -51,40 +51,47 @@ func (t *attempt) complete() kernel.Settlement {
 // dead-letter queue.
 func (t *attempt) fail(herr error, reason string) kernel.Settlement {
 	a, cfg := t.a, &t.d.cfg
-	return kernel.Settlement{Op: "fail",
-		Write: func(ctx context.Context) (bool, error) {
-			return cfg.Store.Fail(ctx, a.Lease, reason)
-		},
-		Verdict: Failed, Event: a.Outcome(webhook.StatusFailed, reason),
-		Then: func(ctx, fctx context.Context, res Result) Result {
-			cfg.Metrics.Count(MetricFailed, 1)
-			t.endToEnd()
-			a.Log.ErrorContext(ctx, "event failed", slog.String(obs.KeyStatus, webhook.StatusFailed.String()),
-				slog.String("handler", t.failedName()), slog.Bool("permanent", registry.IsPermanent(herr)), slog.Any("error", herr))
-			if err := cfg.DLQ.SendDeadLetter(fctx, a.Env.Key, a.Message.Body, reason); err != nil {
-				// The record is FAILED: the next delivery finds it so and dead-letters it.
-				a.Log.ErrorContext(ctx, "send to dead-letter queue", slog.Any("error", err))
-				return res
-			}
-			res.Ack = true
+	s := t.unsuccessful("fail", cfg.Store.Fail, reason, Failed, MetricFailed, func(ctx, fctx context.Context, res Result) Result {
+		t.endToEnd()
+		a.Log.ErrorContext(ctx, "event failed", slog.String(obs.KeyStatus, webhook.StatusFailed.String()),
+			slog.String("handler", t.failedName()), slog.Bool("permanent", registry.IsPermanent(herr)), slog.Any("error", herr))
+		if err := cfg.DLQ.SendDeadLetter(fctx, a.Env.Key, a.Message.Body, reason); err != nil {
+			// The record is FAILED: the next delivery finds it so and dead-letters it.
+			a.Log.ErrorContext(ctx, "send to dead-letter queue", slog.Any("error", err))
 			return res
-		}}
+		}
+		res.Ack = true
+		return res
+	})
+	s.Event = a.Outcome(webhook.StatusFailed, reason)
+	return s
 }
 
 // retry moves the record to RETRY with reason; the kernel hides the message
 // for the backoff.
 func (t *attempt) retry(herr error, reason string) kernel.Settlement {
 	a, cfg := t.a, &t.d.cfg
-	return kernel.Settlement{Op: "retry",
+	return t.unsuccessful("retry", cfg.Store.Retry, reason, Retried, MetricRetried, func(ctx, _ context.Context, res Result) Result {
+		a.Log.WarnContext(ctx, "event will be retried", slog.String(obs.KeyStatus, webhook.StatusRetry.String()),
+			slog.String("handler", t.failedName()), slog.Duration("retry_after", res.RetryAfter), slog.Any("error", herr))
+		return res
+	})
+}
+
+// unsuccessful is the settlement named op of an attempt whose handlers
+// failed: write (the store's Fail or Retry, fenced by the lease) records
+// reason, then the verdict v is counted as metric and then finishes.
+func (t *attempt) unsuccessful(op string, write func(context.Context, webhook.Lease, string) (bool, error), reason string,
+	v Verdict, metric string, then func(ctx, fctx context.Context, res Result) Result) kernel.Settlement {
+	a, cfg := t.a, &t.d.cfg
+	return kernel.Settlement{Op: op,
 		Write: func(ctx context.Context) (bool, error) {
-			return cfg.Store.Retry(ctx, a.Lease, reason)
+			return write(ctx, a.Lease, reason)
 		},
-		Verdict: Retried,
-		Then: func(ctx, _ context.Context, res Result) Result {
-			cfg.Metrics.Count(MetricRetried, 1)
-			a.Log.WarnContext(ctx, "event will be retried", slog.String(obs.KeyStatus, webhook.StatusRetry.String()),
-				slog.String("handler", t.failedName()), slog.Duration("retry_after", res.RetryAfter), slog.Any("error", herr))
-			return res
+		Verdict: v,
+		Then: func(ctx, fctx context.Context, res Result) Result {
+			cfg.Metrics.Count(metric, 1)
+			return then(ctx, fctx, res)
 		}}
 }
 

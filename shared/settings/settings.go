@@ -100,9 +100,12 @@ func (r *reader) deprecatedUse(old, name, v string) {
 }
 
 // required reads name and fails if it is empty.
-func (r *reader) required(name string) string {
+func (r *reader) required(name string) string { return r.value(name, true) }
+
+// value reads name and fails if it is empty but required.
+func (r *reader) value(name string, required bool) string {
 	v := r.get(name)
-	if v == "" {
+	if v == "" && required {
 		r.fail("%s is required", name)
 	}
 	return v
@@ -217,15 +220,9 @@ func (r *reader) boolean(name, old string, def bool) bool {
 
 // httpURL reads an absolute http(s) URL from name (required or optional).
 func (r *reader) httpURL(name string, required bool) string {
-	v := r.get(name)
-	switch {
-	case v == "" && required:
-		r.fail("%s is required", name)
-	case v == "":
-	default:
-		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			r.fail("%s: want an absolute http(s) URL", name)
-		}
+	v := r.value(name, required)
+	if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		r.fail("%s: want an absolute http(s) URL", name)
 	}
 	return v
 }
@@ -239,12 +236,8 @@ func validTableName(v string) bool {
 
 // table reads a DynamoDB table name or ARN from name.
 func (r *reader) table(name string, required bool) string {
-	v := r.get(name)
-	switch {
-	case v == "" && required:
-		r.fail("%s is required", name)
-	case v == "":
-	case !validTableName(v) && !strings.HasPrefix(v, "arn:"):
+	v := r.value(name, required)
+	if v != "" && !validTableName(v) && !strings.HasPrefix(v, "arn:") {
 		r.fail("%s=%q: want a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -) or ARN", name, v)
 	}
 	return v

@@ -73,8 +73,8 @@ type Config struct {
 // LoadConfig reads the runner's configuration through getenv (os.Getenv in
 // main). The working directory is where the repository root is looked for.
 func LoadConfig(getenv func(string) string, wd string) (Config, error) {
-	c := Config{Getenv: getenv, Services: true, SweepEvery: DefaultSweepEvery, Timeouts: DefaultTimeouts}
-	var errs []error
+	c := Config{Getenv: getenv, Timeouts: DefaultTimeouts}
+	env := &Env{Getenv: getenv}
 	c.Root = getenv("HOOKWALL_ROOT")
 	if c.Root == "" {
 		root, err := FindRoot(wd)
@@ -96,40 +96,17 @@ func LoadConfig(getenv func(string) string, wd string) (Config, error) {
 	c.TableName = or(getenv("TABLE_NAME"), "hookwall-events")
 	c.QueueName = or(getenv("QUEUE_NAME"), "hookwall-events")
 	c.DLQName = or(getenv("DLQ_NAME"), "hookwall-events-dlq")
-	port := func(name string, def int) int {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 65535 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a port number", name, v))
-		}
-		return n
-	}
-	c.Port = port("PORT", DefaultPort)
-	c.DDBPort = port("DDB_PORT", 8000)
-	c.SQSPort = port("SQS_PORT", 9324)
-	switch v := strings.ToLower(getenv("HOOKWALL_RUN_SERVICES")); v {
-	case "", "on", "auto":
-	case "off":
-		c.Services = false
-	default:
-		errs = append(errs, fmt.Errorf("HOOKWALL_RUN_SERVICES=%q: want on or off", v))
-	}
+	c.Port = env.Port("PORT", DefaultPort, 0)
+	c.DDBPort = env.Port("DDB_PORT", 8000, 0)
+	c.SQSPort = env.Port("SQS_PORT", 9324, 0)
+	c.Services = env.On("HOOKWALL_RUN_SERVICES")
 	switch v := strings.ToLower(getenv("HOOKWALL_RUN_LOG")); v {
 	case "", "human", "json":
 		c.LogFormat = v
 	default:
-		errs = append(errs, fmt.Errorf("HOOKWALL_RUN_LOG=%q: want human or json", v))
+		env.Errs = append(env.Errs, fmt.Errorf("HOOKWALL_RUN_LOG=%q: want human or json", v))
 	}
-	if v := getenv("HOOKWALL_RUN_SWEEP_EVERY"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			errs = append(errs, fmt.Errorf("HOOKWALL_RUN_SWEEP_EVERY=%q: want a duration of at least 1s", v))
-		}
-		c.SweepEvery = d
-	}
+	c.SweepEvery = env.Every("HOOKWALL_RUN_SWEEP_EVERY", DefaultSweepEvery)
 	for _, t := range []struct {
 		name string
 		d    *time.Duration
@@ -137,16 +114,62 @@ func LoadConfig(getenv func(string) string, wd string) (Config, error) {
 		if v := getenv(t.name); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				errs = append(errs, fmt.Errorf("%s=%q: want a positive duration such as 15s", t.name, v))
+				env.Errs = append(env.Errs, fmt.Errorf("%s=%q: want a positive duration such as 15s", t.name, v))
 				continue
 			}
 			*t.d = d
 		}
 	}
 	if c.ForwardURL != "" && !strings.HasPrefix(c.ForwardURL, "http://") && !strings.HasPrefix(c.ForwardURL, "https://") {
-		errs = append(errs, fmt.Errorf("FORWARD_URL=%q: want an http(s) URL", c.ForwardURL))
+		env.Errs = append(env.Errs, fmt.Errorf("FORWARD_URL=%q: want an http(s) URL", c.ForwardURL))
 	}
-	return c, errors.Join(errs...)
+	return c, errors.Join(env.Errs...)
+}
+
+// Env reads settings through Getenv, gathering in Errs what is wrong with
+// them: the runner's and `make sam-local`'s variables alike.
+type Env struct {
+	Getenv func(string) string
+	Errs   []error
+}
+
+// Port reads the port number name, from min to 65535 (def when unset).
+func (e *Env) Port(name string, def, min int) int {
+	v := e.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > 65535 {
+		e.Errs = append(e.Errs, fmt.Errorf("%s=%q: want a port number (%d to 65535)", name, v, min))
+	}
+	return n
+}
+
+// On reads the switch name: on, off or auto (on), in any case; unset is on.
+func (e *Env) On(name string) bool {
+	switch v := strings.ToLower(e.Getenv(name)); v {
+	case "", "on", "auto":
+		return true
+	case "off":
+		return false
+	default:
+		e.Errs = append(e.Errs, fmt.Errorf("%s=%q: want on or off", name, v))
+		return true
+	}
+}
+
+// Every reads the schedule name, a duration of at least 1s (def when unset).
+func (e *Env) Every(name string, def time.Duration) time.Duration {
+	v := e.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second {
+		e.Errs = append(e.Errs, fmt.Errorf("%s=%q: want a duration of at least 1s", name, v))
+	}
+	return d
 }
 
 func or(v, def string) string {

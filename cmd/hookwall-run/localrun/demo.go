@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/tenants"
 )
 
 // DemoForwardSecret signs what the demo tenant forwards (Standard
@@ -45,4 +46,19 @@ func writeDemoTenants(dir, forwardURL string) (string, error) {
 		return "", fmt.Errorf("localrun: write demo tenants: %w", err)
 	}
 	return path, nil
+}
+
+// TenantsOf reads the tenants document at file for runner.json and the
+// banner: its tenants' names and the providers of [DefaultTenant] (both
+// nil when the document cannot be read, configured nil too when it has no
+// such tenant).
+func TenantsOf(file string) (names, configured []string) {
+	doc, err := tenants.LoadFile(file)
+	if err != nil {
+		return nil, nil
+	}
+	if t, ok := doc.Tenant(DefaultTenant); ok {
+		configured = t.Providers()
+	}
+	return doc.Names(), configured
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -233,4 +234,43 @@ func dedupe(msgs []types.Message) []types.Message {
 		}
 	}
 	return out
+}
+
+// Sources are the running event sources of a local stack: its queues'
+// pollers and its schedules ([StartSources]).
+type Sources struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// StartSources runs every poller and schedule in the background until
+// [Sources.Stop] or [Sources.Cancel] (or ctx's end); a failed scheduled
+// run is logged to log.
+func StartSources(ctx context.Context, log *slog.Logger, pollers []*Poller, schedules []*Schedule) *Sources {
+	pollCtx, cancel := context.WithCancel(ctx)
+	s := &Sources{cancel: cancel}
+	for _, p := range pollers {
+		s.wg.Go(func() { p.Run(pollCtx) })
+	}
+	for _, sc := range schedules {
+		s.wg.Go(func() { sc.Loop(pollCtx, log) })
+	}
+	return s
+}
+
+// Cancel stops the sources without waiting for them.
+func (s *Sources) Cancel() { s.cancel() }
+
+// Stop stops the sources and waits for the batches being handled, unless
+// hurry is closed first (a second Ctrl-C): then it says so on stderr,
+// prefixed with name, and returns at once.
+func (s *Sources) Stop(hurry <-chan struct{}, stderr io.Writer, name string) {
+	s.cancel()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-hurry:
+		fmt.Fprintln(stderr, name+": not waiting for the batches being handled; their messages come back after their visibility timeout")
+	}
 }

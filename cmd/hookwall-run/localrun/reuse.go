@@ -2,12 +2,17 @@ package localrun
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 )
 
 // What `make sam-local` (cmd/hookwall-sam) reuses of the runner: the same
-// local services, lock, schedule loop and banner commands, so that the two
-// local stacks start, print and stop alike.
+// local services, lock, schedule loop, banner commands, signal handling and
+// exit codes, so that the two local stacks start, print and stop alike.
 
 // Services are the local DynamoDB Local and SQS server that [StartServices]
 // found running or started.
@@ -62,3 +67,49 @@ func SendCommandLines(exe, workDir, base, tenantsFile string) []Command {
 
 // ShortPath returns p relative to dir when it is inside it.
 func ShortPath(dir, p string) string { return shortPath(dir, p) }
+
+// NotifyStop returns a context that the first SIGINT or SIGTERM cancels
+// (stop gracefully) and a channel that the second one closes (stop without
+// waiting for the batches being handled): a main's System.Hurry.
+func NotifyStop() (context.Context, <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	hurry := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		<-sigs
+		close(hurry)
+	}()
+	return ctx, hurry
+}
+
+// IsTerminal says whether f is a terminal (a character device).
+func IsTerminal(f *os.File) bool {
+	st, _ := f.Stat()
+	return st != nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Human says whether the logs are for a person: HOOKWALL_RUN_LOG=human, or
+// unset with standard output a terminal.
+func (c Config) Human(terminal bool) bool {
+	return c.LogFormat == "human" || (c.LogFormat == "" && terminal)
+}
+
+// Stopped says on stderr how a local stack's run ended and returns its
+// exit code: "<name>: stopped" and 0 when err is nil; err and 2 when
+// another run holds the run directory ([AlreadyRunningError]); err and 1
+// otherwise.
+func Stopped(stderr io.Writer, name string, err error) int {
+	if err == nil {
+		fmt.Fprintln(stderr, name+": stopped")
+		return 0
+	}
+	fmt.Fprintln(stderr, name+":", err)
+	var already *AlreadyRunningError
+	if errors.As(err, &already) {
+		return 2
+	}
+	return 1
+}

@@ -29,7 +29,6 @@ import (
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/tenants"
 )
 
 // ReceiverTimeout is the receiver's timeout, as template.yaml sets it: each
@@ -96,14 +95,12 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		return fmt.Errorf("localrun: listen for the EventBridge endpoint: %w", err)
 	}
 	defer ebLn.Close()
-	var fwdLn net.Listener
-	forwardURL := cfg.ForwardURL
-	if forwardURL == "" {
-		if fwdLn, err = net.Listen("tcp", DefaultHost+":0"); err != nil {
-			return fmt.Errorf("localrun: listen for the forward target: %w", err)
-		}
+	fwdLn, forwardURL, err := ListenForward(cfg.ForwardURL)
+	if err != nil {
+		return err
+	}
+	if fwdLn != nil {
 		defer fwdLn.Close()
-		forwardURL = "http://" + fwdLn.Addr().String() + "/hookwall"
 	}
 	baseURL := "http://" + mainLn.Addr().String()
 	if err := lk.write(baseURL + PagePath); err != nil {
@@ -162,7 +159,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	}
 
 	// Logs: human on a terminal, JSON otherwise; EMF metrics to a file.
-	human := cfg.LogFormat == "human" || (cfg.LogFormat == "" && sys.Terminal)
+	human := cfg.Human(sys.Terminal)
 	tap := NewLogTap(sys.Stdout, human, human && sys.Terminal && getenv("NO_COLOR") == "")
 	rs, rwarn, rerr := settings.LoadReceiver(getenv, intake.Defaults())
 	log := obs.NewLogger(tap, rs.LogLevel)
@@ -263,15 +260,8 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		}
 	}()
 
-	pollCtx, stopPolling := context.WithCancel(ctx)
-	defer stopPolling()
-	var wg sync.WaitGroup
-	for _, p := range pollers {
-		wg.Go(func() { p.Run(pollCtx) })
-	}
-	for _, s := range schedules {
-		wg.Go(func() { s.Loop(pollCtx, log) })
-	}
+	sources := StartSources(ctx, log, pollers, schedules)
+	defer sources.Cancel()
 
 	// runner.json: how the CLI and "hookwall-run send" find this runner.
 	d := runfile.Info{PID: os.Getpid(), URL: baseURL, TenantsFile: tenantsFile, Env: map[string]string{
@@ -279,12 +269,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		"HOOKWALL_TENANTS_FILE": tenantsFile,
 	}}
 	var configured []string
-	if doc, err := tenants.LoadFile(tenantsFile); err == nil {
-		d.Tenants = doc.Names()
-		if t, ok := doc.Tenant(DefaultTenant); ok {
-			configured = t.Providers()
-		}
-	}
+	d.Tenants, configured = TenantsOf(tenantsFile)
 	ddbURL, sqsURL := getenv("AWS_ENDPOINT_URL_DYNAMODB"), getenv("AWS_ENDPOINT_URL_SQS")
 	d.Env["AWS_ENDPOINT_URL_DYNAMODB"], d.Env["AWS_ENDPOINT_URL_SQS"] = ddbURL, sqsURL
 	if loopbackURL(ddbURL) && loopbackURL(sqsURL) { // local services: their made-up credentials
@@ -315,14 +300,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	fmt.Fprintln(sys.Stderr, "\nhookwall-run: stopping (pollers, servers"+
 		map[bool]string{true: ", then the local services this run started: " + strings.Join(svc.started, ", "), false: ""}[len(svc.started) > 0]+
 		"). Ctrl-C again to stop without waiting for the batches being handled.")
-	stopPolling()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-sys.Hurry:
-		fmt.Fprintln(sys.Stderr, "hookwall-run: not waiting for the batches being handled; their messages come back after their visibility timeout")
-	}
+	sources.Stop(sys.Hurry, sys.Stderr, "hookwall-run")
 	return err
 }
 

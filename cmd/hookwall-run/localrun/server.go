@@ -109,3 +109,17 @@ func (g LocalOnly) hosts() []string {
 	}
 	return out
 }
+
+// ListenForward returns forwardURL when it is set; otherwise a listener on
+// a free loopback port for the local forward target standing for the
+// business, and that target's URL.
+func ListenForward(forwardURL string) (net.Listener, string, error) {
+	if forwardURL != "" {
+		return nil, forwardURL, nil
+	}
+	ln, err := net.Listen("tcp", DefaultHost+":0")
+	if err != nil {
+		return nil, "", fmt.Errorf("localrun: listen for the forward target: %w", err)
+	}
+	return ln, "http://" + ln.Addr().String() + "/hookwall", nil
+}

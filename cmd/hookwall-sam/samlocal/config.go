@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
@@ -49,7 +48,6 @@ type Config struct {
 // LoadConfig reads the configuration through getenv (os.Getenv in main),
 // finding the repository from wd.
 func LoadConfig(getenv func(string) string, wd string) (Config, error) {
-	var errs []error
 	runDir := getenv("HOOKWALL_SAM_RUN_DIR")
 	lenv := func(k string) string {
 		if k == "HOOKWALL_RUN_DIR" {
@@ -64,49 +62,27 @@ func LoadConfig(getenv func(string) string, wd string) (Config, error) {
 	if runDir == "" {
 		rc.RunDir = filepath.Join(rc.Root, DefaultRunDir)
 	}
-	c := Config{Run: rc, APIPort: DefaultAPIPort, LambdaPort: DefaultLambdaPort, Engine: true}
-	port := func(name string, def int) int {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 65535 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a port number (1 to 65535)", name, v))
-		}
-		return n
-	}
-	c.APIPort = port("SAM_API_PORT", DefaultAPIPort)
-	c.LambdaPort = port("SAM_LAMBDA_PORT", DefaultLambdaPort)
+	env := &localrun.Env{Getenv: getenv}
+	c := Config{Run: rc}
+	c.APIPort = env.Port("SAM_API_PORT", DefaultAPIPort, 1)
+	c.LambdaPort = env.Port("SAM_LAMBDA_PORT", DefaultLambdaPort, 1)
 	if c.APIPort == c.LambdaPort {
-		errs = append(errs, fmt.Errorf("SAM_API_PORT and SAM_LAMBDA_PORT are both %d", c.APIPort))
+		env.Errs = append(env.Errs, fmt.Errorf("SAM_API_PORT and SAM_LAMBDA_PORT are both %d", c.APIPort))
 	}
 	c.Arch = getenv("SAM_LOCAL_ARCH")
 	if c.Arch == "" {
 		c.Arch = HostArch()
 	}
 	if c.Arch != "x86_64" && c.Arch != "arm64" {
-		errs = append(errs, fmt.Errorf("SAM_LOCAL_ARCH=%q: want x86_64 or arm64", c.Arch))
+		env.Errs = append(env.Errs, fmt.Errorf("SAM_LOCAL_ARCH=%q: want x86_64 or arm64", c.Arch))
 	}
 	c.SAM = getenv("SAM")
 	if c.SAM == "" {
 		c.SAM = filepath.Join(rc.Root, ".local", "sam-venv", "bin", "sam")
 	}
-	if v := getenv("HOOKWALL_SAM_SWEEP_EVERY"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			errs = append(errs, fmt.Errorf("HOOKWALL_SAM_SWEEP_EVERY=%q: want a duration of at least 1s", v))
-		}
-		c.SweepEvery = d
-	}
-	switch v := getenv("HOOKWALL_SAM_ENGINE"); v {
-	case "", "on", "auto":
-	case "off":
-		c.Engine = false
-	default:
-		errs = append(errs, fmt.Errorf("HOOKWALL_SAM_ENGINE=%q: want on or off", v))
-	}
-	return c, errors.Join(errs...)
+	c.SweepEvery = env.Every("HOOKWALL_SAM_SWEEP_EVERY", 0)
+	c.Engine = env.On("HOOKWALL_SAM_ENGINE")
+	return c, errors.Join(env.Errs...)
 }
 
 // HostArch is this machine's architecture in Lambda's words.

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,7 +24,6 @@ import (
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/cmd/hookwall-sam/dockershim"
 	"github.com/hookwall/hookwall/cmd/internal/runfile"
-	"github.com/hookwall/hookwall/shared/tenants"
 )
 
 // Files in the run directory.
@@ -259,7 +257,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	}
 	defer lk.Release()
 
-	human := cfg.Run.LogFormat == "human" || (cfg.Run.LogFormat == "" && sys.Terminal)
+	human := cfg.Run.Human(sys.Terminal)
 	tap := localrun.NewLogTap(sys.Stdout, human, human && os.Getenv("NO_COLOR") == "")
 	log := slog.New(slog.NewJSONHandler(tap, nil))
 
@@ -274,14 +272,12 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		}
 		ln.Close()
 	}
-	var fwdLn net.Listener
-	forwardURL := cfg.Run.ForwardURL
-	if forwardURL == "" {
-		if fwdLn, err = net.Listen("tcp", localrun.DefaultHost+":0"); err != nil {
-			return fmt.Errorf("samlocal: listen for the forward target: %w", err)
-		}
+	fwdLn, forwardURL, err := localrun.ListenForward(cfg.Run.ForwardURL)
+	if err != nil {
+		return err
+	}
+	if fwdLn != nil {
 		defer fwdLn.Close()
-		forwardURL = "http://" + fwdLn.Addr().String() + "/hookwall"
 	}
 
 	// The tenants document, into the run directory (for the send commands)
@@ -404,13 +400,8 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		defer fwdSrv.Close()
 	}
 
-	pollCtx, stopPolling := context.WithCancel(ctx)
-	defer stopPolling()
-	var wg sync.WaitGroup
-	for _, p := range pollers {
-		wg.Go(func() { p.Run(pollCtx) })
-	}
-	wg.Go(func() { sweeper.Loop(pollCtx, log) })
+	sources := localrun.StartSources(ctx, log, pollers, []*localrun.Schedule{sweeper})
+	defer sources.Cancel()
 
 	// runner.json: the CLI and "hookwall-run send" find this stack through
 	// HOOKWALL_RUN_DIR=<run dir>.
@@ -421,12 +412,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		"AWS_ACCESS_KEY_ID":    st.Env["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY": st.Env["AWS_SECRET_ACCESS_KEY"],
 	}}
 	var configured []string
-	if d, err := tenants.LoadFile(tenantsFile); err == nil {
-		info.Tenants = d.Names()
-		if t, ok := d.Tenant(localrun.DefaultTenant); ok {
-			configured = t.Providers()
-		}
-	}
+	info.Tenants, configured = localrun.TenantsOf(tenantsFile)
 	discovery, err := runfile.Write(cfg.Run.RunDir, info)
 	if err != nil {
 		return err
@@ -457,13 +443,6 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	fmt.Fprintln(sys.Stderr, "\nsam-local: stopping (event sources, then sam local and its containers"+
 		map[bool]string{true: ", then what this run started: " + strings.Join(st.Started(), ", "), false: ""}[len(st.Started()) > 0]+
 		"). Ctrl-C again to stop without waiting for the batches being handled.")
-	stopPolling()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-sys.Hurry:
-		fmt.Fprintln(sys.Stderr, "sam-local: not waiting for the batches being handled; their messages come back after their visibility timeout")
-	}
+	sources.Stop(sys.Hurry, sys.Stderr, "sam-local")
 	return err
 }
