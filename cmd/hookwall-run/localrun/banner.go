@@ -22,7 +22,7 @@ type banner struct {
 
 func printBanner(sys System, cfg Config, b banner) {
 	w := sys.Stderr
-	rel := func(p string) string { return shortPath(sys.WorkDir, p) }
+	rel := func(p string) string { return ShortPath(sys.WorkDir, p) }
 	fmt.Fprintf(w, "\nHookwall is running locally (one process: %s).\n\n", strings.Join(b.functions, ", "))
 	fmt.Fprintf(w, "  receiver   %s/webhooks/{%s}/%s\n", b.base, strings.Join(providers.Names(), ","), DefaultTenant)
 	fmt.Fprintf(w, "  page       %s%s   (recent events, history, steps, replay)\n", b.base, PagePath)
@@ -59,8 +59,8 @@ func printBanner(sys System, cfg Config, b banner) {
 	fmt.Fprintf(w, "%s).\n\n", stop)
 }
 
-// shortPath returns p relative to dir when it is inside it.
-func shortPath(dir, p string) string {
+// ShortPath returns p relative to dir when it is inside it.
+func ShortPath(dir, p string) string {
 	if dir == "" {
 		return p
 	}

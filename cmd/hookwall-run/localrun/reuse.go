@@ -65,9 +65,6 @@ func SendCommandLines(exe, workDir, base, tenantsFile string) []Command {
 	return sendCommands(System{Executable: exe, WorkDir: workDir}, Config{}, banner{base: base, tenants: tenantsFile})
 }
 
-// ShortPath returns p relative to dir when it is inside it.
-func ShortPath(dir, p string) string { return shortPath(dir, p) }
-
 // NotifyStop returns a context that the first SIGINT or SIGTERM cancels
 // (stop gracefully) and a channel that the second one closes (stop without
 // waiting for the batches being handled): a main's System.Hurry.

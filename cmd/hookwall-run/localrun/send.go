@@ -248,7 +248,7 @@ func displayExe(exe, wd string) string {
 	if exe == "" {
 		return "hookwall-run"
 	}
-	if r := shortPath(wd, exe); r != exe {
+	if r := ShortPath(wd, exe); r != exe {
 		if !strings.Contains(r, "/") {
 			r = "./" + r
 		}
