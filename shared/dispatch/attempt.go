@@ -20,6 +20,7 @@ type attempt struct {
 	regs    []*registry.Entry // the handlers that run, in order
 	loadErr error             // the payload could not be loaded
 	failed  *registry.Entry   // the handler whose error ended the attempt
+	calls   callLog           // the handlers' outside calls
 
 	mu      sync.Mutex
 	loaded  bool
@@ -87,6 +88,11 @@ func (t *attempt) runHandler(ctx context.Context, reg *registry.Entry) error {
 	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.Env.Key), slog.String("handler", reg.Name))
 	return a.Guard(ctx, reg.Timeout, log, func(ctx context.Context) error {
 		run := &handlerRun{att: t, handler: reg.Name, used: map[string]bool{}}
-		return reg.Run(ctx, registry.Call{Envelope: a.Env, Attempt: a.Lease.Attempt, Log: log, Steps: run, Transport: t.d.cfg.Transport})
+		return reg.Run(ctx, registry.Call{Envelope: a.Env, Attempt: a.Lease.Attempt, Log: log, Steps: run,
+			Transport: t.calls.transport(t.d.cfg.Transport, "")})
 	})
 }
+
+// lease is the attempt's lease with the calls its handlers made, for the
+// settling write to store.
+func (t *attempt) lease() webhook.Lease { return t.calls.onto(t.a.Lease) }

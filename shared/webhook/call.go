@@ -30,17 +30,20 @@ type Call struct {
 	Snippet string
 }
 
-// AddCalls appends the calls an attempt made (oldest first) to l.Calls,
-// keeping the newest [MaxCalls], and counts them in l.CallCount. The
-// attempt's settling write stores them with the transition it makes.
-func (l *Lease) AddCalls(calls []Call) {
-	if len(calls) == 0 {
+// AddCalls adds the calls an attempt made to l: newest are the last of
+// them (oldest first; an attempt need keep no more than [MaxCalls]), made
+// counts them all (at least len(newest)). l.Calls keeps the newest
+// MaxCalls and l.CallCount counts every call; the attempt's settling write
+// stores both with the transition it makes.
+func (l *Lease) AddCalls(newest []Call, made int) {
+	made = max(made, len(newest))
+	if made == 0 {
 		return
 	}
-	all := append(slices.Clone(l.Calls), calls...)
+	all := append(slices.Clone(l.Calls), newest...)
 	l.Calls = all[max(len(all)-MaxCalls, 0):]
-	l.CallCount += len(calls)
-	l.added += len(calls)
+	l.CallCount += made
+	l.added += made
 }
 
 // CallsAdded reports how many calls [Lease.AddCalls] added to l: when none

@@ -51,7 +51,7 @@ var callCases = []testCase{
 			t.Errorf("a new record's lease carries calls: %+v, %d", l.Calls, l.CallCount)
 		}
 		calls := e.someCalls(0, 3)
-		l.AddCalls(calls)
+		l.AddCalls(calls, len(calls))
 		e.ops()
 		if !held(t, "retry")(e.s.Retry(e.ctx, l, "crm down")) {
 			t.Fatal("retry: lease lost")
@@ -64,12 +64,12 @@ var callCases = []testCase{
 		e.claimed(t)
 		l := e.leased(t, "w1")
 		first := e.someCalls(0, 5)
-		l.AddCalls(first)
+		l.AddCalls(first, len(first))
 		held(t, "retry")(e.s.Retry(e.ctx, l, "crm down"))
 		l2 := e.leased(t, "w2")
 		expectCalls(t, "the next lease", l2.Calls, int64(l2.CallCount), first, 5)
 		second := e.someCalls(5, 6)
-		l2.AddCalls(second)
+		l2.AddCalls(second, len(second))
 		if !held(t, "complete")(e.s.Complete(e.ctx, l2, e.clk.Now().Add(Window))) {
 			t.Fatal("complete: lease lost")
 		}
@@ -81,10 +81,10 @@ var callCases = []testCase{
 		e.claimed(t)
 		l := e.leased(t, "w1")
 		calls := e.someCalls(0, 2)
-		l.AddCalls(calls)
+		l.AddCalls(calls, len(calls))
 		held(t, "retry")(e.s.Retry(e.ctx, l, "crm down"))
 		l2 := e.leased(t, "w2")
-		l2.AddCalls(nil)
+		l2.AddCalls(nil, 0)
 		if !held(t, "fail")(e.s.Fail(e.ctx, l2, "blocked")) {
 			t.Fatal("fail: lease lost")
 		}
@@ -96,7 +96,7 @@ var callCases = []testCase{
 		l := e.leased(t, "w1")
 		e.clk.Advance(LeaseFor + time.Millisecond)
 		e.leased(t, "w2")
-		l.AddCalls(e.someCalls(0, 2))
+		l.AddCalls(e.someCalls(0, 2), 2)
 		if held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window))) {
 			t.Fatal("complete by the lost lease: held")
 		}
@@ -107,7 +107,7 @@ var callCases = []testCase{
 		e.claimed(t)
 		l := e.leased(t, "w1")
 		calls := e.someCalls(0, 2)
-		l.AddCalls(calls)
+		l.AddCalls(calls, len(calls))
 		held(t, "fail")(e.s.Fail(e.ctx, l, "blocked"))
 		acq := e.taken(t, "acquire compensation", Store.AcquireCompensation, "c1")
 		expectCalls(t, "compensation lease", acq.Lease.Calls, int64(acq.Lease.CallCount), calls, 2)
