@@ -89,7 +89,7 @@ func (t *attempt) runHandler(ctx context.Context, reg *registry.Entry) error {
 	return a.Guard(ctx, reg.Timeout, log, func(ctx context.Context) error {
 		run := &handlerRun{att: t, handler: reg.Name, used: map[string]bool{}}
 		return reg.Run(ctx, registry.Call{Envelope: a.Env, Attempt: a.Lease.Attempt, Log: log, Steps: run,
-			Transport: t.calls.transport(t.d.cfg.Transport, "")})
+			Transport: t.calls.transport(t.d.cfg.Transport, reg.TargetOf(a.Env.Tenant))})
 	})
 }
 

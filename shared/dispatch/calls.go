@@ -43,8 +43,9 @@ func (c *callLog) onto(l webhook.Lease) webhook.Lease {
 	return l
 }
 
-// transport returns base wrapped so that each round trip is recorded, bound
-// for target ("" : the request's host).
+// transport returns base wrapped so that each round trip is recorded as a
+// call to target: the handler's target (the unit of its circuit breaker,
+// rate limit and pause), or when target is "" the request's host.
 func (c *callLog) transport(base http.RoundTripper, target string) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport

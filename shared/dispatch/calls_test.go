@@ -33,7 +33,7 @@ func newCallRig(t *testing.T, svc http.HandlerFunc, fn func(ctx context.Context,
 	reg := process.NewRegistry()
 	process.Handle(reg, "crm.follow", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		return fn(ctx, ev, rg.srv.URL)
-	})
+	}, process.Target("crm/{tenant}"))
 	q := newFakeQueue()
 	d, err := New(Config{Registry: reg, Store: rg.mem, DLQ: q, Kernel: Kernel{Queue: q, MaxAttempts: 3,
 		RetryBase: time.Second, Jitter: func(n int64) int64 { return n - 1 }}})
@@ -112,14 +112,14 @@ func TestCallsOfAnAttemptAreOnTheRecord(t *testing.T) {
 	if handlerGot != errBody {
 		t.Errorf("the handler read %q, want the whole body %q", handlerGot, errBody)
 	}
-	host := strings.TrimPrefix(rg.srv.URL, "http://")
+	const target = "crm/t1" // the handler's target, for the event's tenant
 	if len(rec.Calls) != 3 || rec.CallCount != 3 {
 		t.Fatalf("got %d calls (count %d): %+v; want 3", len(rec.Calls), rec.CallCount, rec.Calls)
 	}
 	down, slow, ok := rec.Calls[0], rec.Calls[1], rec.Calls[2]
 	for i, c := range rec.Calls {
-		if c.Target != host || c.At.IsZero() || c.Latency < 0 {
-			t.Errorf("call %d: got target %q at %v latency %v; want %s, a time, a latency", i, c.Target, c.At, c.Latency, host)
+		if c.Target != target || c.At.IsZero() || c.Latency < 0 {
+			t.Errorf("call %d: got target %q at %v latency %v; want %s, a time, a latency", i, c.Target, c.At, c.Latency, target)
 		}
 	}
 	wantSnippet := webhook.CleanText(errBody[:webhook.MaxCallSnippet], webhook.MaxCallSnippet)

@@ -91,6 +91,18 @@ var callCases = []testCase{
 		got := e.mustGet(t)
 		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 2)
 	}},
+	{"a hold stores the calls of the handlers that ran before it", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		calls := e.someCalls(0, 2)
+		l.AddCalls(calls, len(calls))
+		if !held(t, "hold")(e.s.Hold(e.ctx, l, webhook.Hold{Reason: "circuit open: crm", On: "target#crm", Target: "crm",
+			RecheckAt: e.clk.Now().Add(time.Minute), RetainUntil: e.clk.Now().Add(Window)})) {
+			t.Fatal("hold: lease lost")
+		}
+		got := e.mustGet(t)
+		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 2)
+	}},
 	{"a lost lease stores none of its calls", func(t *testing.T, e *env) {
 		e.claimed(t)
 		l := e.leased(t, "w1")
