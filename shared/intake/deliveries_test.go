@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 func (m *memStore) record(t *testing.T, key string) *store.Record {
@@ -78,5 +81,45 @@ func TestAFailedDeliveryCountDoesNotChangeTheAnswer(t *testing.T) {
 	st.processAll()
 	if got := deliver(t, h, body); got != http.StatusOK {
 		t.Errorf("duplicate whose count failed: status %d, want 200", got)
+	}
+}
+
+func TestEventsAPIShowsCallsAndDeliveries(t *testing.T) {
+	st, q := newMemStore(), &memQueue{}
+	h := newTestHandler(t, st, q, func(c *Config) { c.Events = st })
+	body := lineBody("E1")
+	if got := deliver(t, h, body); got != http.StatusOK {
+		t.Fatalf("delivery 1: status %d", got)
+	}
+	// The processor's attempt: one call that timed out, one 200.
+	ctx := context.Background()
+	acq, err := st.Acquire(ctx, "line#acme#E1", "w1", st.now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := acq.Lease
+	l.AddCalls([]webhook.Call{
+		{At: st.now(), Target: "crm/acme", Error: "context deadline exceeded", Latency: 5 * time.Second},
+		{At: st.now(), Target: "crm/acme", Status: 200, Latency: 42 * time.Millisecond},
+	}, 2)
+	if ok, err := st.Complete(ctx, l, st.now().Add(time.Hour)); !ok || err != nil {
+		t.Fatalf("complete: %v, %v", ok, err)
+	}
+	for i := 2; i <= 3; i++ {
+		if got := deliver(t, h, body); got != http.StatusOK {
+			t.Fatalf("delivery %d: status %d", i, got)
+		}
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/events/line/acme/E1", nil))
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET: %d %s", w.Code, w.Body)
+	}
+	for _, want := range []string{`"deliveries":3`, `"callCount":2`,
+		`"target":"crm/acme","status":0,"latencyMs":5000,"error":"context deadline exceeded"`,
+		`"target":"crm/acme","status":200,"latencyMs":42}`} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("events API body lacks %s:\n%s", want, w.Body)
+		}
 	}
 }
