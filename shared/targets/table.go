@@ -102,7 +102,9 @@ func New(cfg TableConfig) (*Table, error) {
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func n(v int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
 
 func targetKey(target, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: s(pkTargetPrefix + target), attrSK: s(sk)}
