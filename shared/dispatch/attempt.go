@@ -168,7 +168,7 @@ func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr e
 	default:
 		return
 	}
-
+	t.d.circuitGauge(ctx, t.a.Log, tr.Target, tr.Opened)
 	t.d.publishOps(ctx, t.a.Log, op)
 }
 
