@@ -37,9 +37,6 @@ import (
 // template sets Timeout and HOOKWALL_LEASE to the same value.
 const ReceiverTimeout = 4 * time.Second
 
-// shutdownGrace bounds the servers' graceful shutdown.
-const shutdownGrace = 5 * time.Second
-
 // Files in the run directory.
 const (
 	OutcomesFile  = "outcomes.jsonl"
@@ -90,9 +87,9 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 			DefaultHost, cfg.Port, err, cfg.Port+1)
 	}
 	defer mainLn.Close()
-	ebLn, err := net.Listen("tcp", DefaultHost+":0")
+	ebLn, err := ListenLoopback("the EventBridge endpoint")
 	if err != nil {
-		return fmt.Errorf("localrun: listen for the EventBridge endpoint: %w", err)
+		return err
 	}
 	defer ebLn.Close()
 	fwdLn, forwardURL, err := ListenForward(cfg.ForwardURL)
@@ -236,29 +233,11 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		Info: [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}}}
 	port := mainLn.Addr().(*net.TCPAddr).Port
 	mux := Handler(port, recv.HandleAPIGateway, rs.MaxBody, recvLog, page)
-	servers := []*http.Server{newServer(mux, cfg.Timeouts), newServer(&EventBridge{Path: outcomes, Log: log}, cfg.Timeouts)}
-	listeners := []net.Listener{mainLn, ebLn}
-	if fwdLn != nil {
-		fwd := http.NewServeMux()
-		fwd.Handle("/", &ForwardTarget{Path: forwarded, Secret: DemoForwardSecret, Log: log})
-		servers = append(servers, newServer(fwd, cfg.Timeouts))
-		listeners = append(listeners, fwdLn)
-	}
-	serveErr := make(chan error, len(servers))
-	for i, srv := range servers {
-		go func() {
-			if err := srv.Serve(listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				serveErr <- err
-			}
-		}()
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-		defer cancel()
-		for _, srv := range servers {
-			_ = srv.Shutdown(sctx)
-		}
-	}()
+	servers := &Servers{Timeouts: cfg.Timeouts}
+	servers.Serve(mainLn, mux)
+	servers.Serve(ebLn, &EventBridge{Path: outcomes, Log: log})
+	servers.ServeForward(fwdLn, forwarded, log)
+	defer servers.Shutdown(ctx)
 
 	sources := StartSources(ctx, log, pollers, schedules)
 	defer sources.Cancel()
@@ -294,8 +273,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 
 	select {
 	case <-ctx.Done():
-	case err = <-serveErr:
-		err = fmt.Errorf("localrun: server: %w", err)
+	case err = <-servers.Failed():
 	}
 	fmt.Fprintln(sys.Stderr, "\nhookwall-run: stopping (pollers, servers"+
 		map[bool]string{true: ", then the local services this run started: " + strings.Join(svc.started, ", "), false: ""}[len(svc.started) > 0]+
