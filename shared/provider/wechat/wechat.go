@@ -90,7 +90,7 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 		}
 		return &webhook.Delivery{
 			Events: []webhook.Event{*ev},
-			Reply:  webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: successBody[:len(successBody):len(successBody)]},
+			Reply:  wxmsg.Ack(successBody),
 		}, nil
 	default:
 		return nil, fmt.Errorf("wechat: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)

@@ -107,9 +107,12 @@ func (p *Parser) parsePost(req *webhook.Request) (*webhook.Delivery, error) {
 	}
 	return &webhook.Delivery{
 		Events: []webhook.Event{*ev},
-		Reply:  webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte{}},
+		Reply:  wxmsg.Ack(ackBody),
 	}, nil
 }
+
+// ackBody is the acknowledgement WeCom expects for a POST: an empty body.
+var ackBody = []byte{}
 
 // NewEvent builds the [webhook.Event] for an authentic, decrypted callback
 // XML: type, time, normalised JSON, payload hash and the dedup key described

@@ -186,3 +186,20 @@ func TestValidKey(t *testing.T) {
 		}
 	}
 }
+
+// Ack is 200 text/plain with the body, whose capacity is cut: appending to
+// one reply's body never writes into the shared acknowledgement.
+func TestAckDoesNotShareSpareCapacity(t *testing.T) {
+	shared := []byte("success--")[:7]
+	r := Ack(shared)
+	if r.Status != 200 || r.ContentType != "text/plain; charset=utf-8" || string(r.Body) != "success" {
+		t.Fatalf("Ack = %d %q %q", r.Status, r.ContentType, r.Body)
+	}
+	_ = append(r.Body, 'X')
+	if got := string(shared[:cap(shared)]); got != "success--" {
+		t.Errorf("appending to the reply wrote into the shared body: %q", got)
+	}
+	if b := Ack([]byte{}).Body; b == nil || len(b) != 0 {
+		t.Errorf("an empty body stays empty, not nil: %#v", b)
+	}
+}
