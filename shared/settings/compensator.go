@@ -43,6 +43,10 @@ type Compensator struct {
 	// record must be before the sweeper takes it for stuck:
 	// HOOKWALL_SWEEP_STUCK_AFTER, 1m to 24h.
 	SweepStuckAfter time.Duration
+	// Targets are the breakers' settings and the targets' rate, as the
+	// processor's: the sweeper releases held events at the rate and one
+	// probe carrier per interval. Unset fields are zero.
+	Targets Targets
 	// Getenv is the environment the configuration was read from: the
 	// wiring reads the team packages' settings (process.Setting) through it
 	// when it builds the same handler registry as the processor's, to find
@@ -83,6 +87,7 @@ func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
 	s.SweepLimit = int(r.integer("HOOKWALL_SWEEP_LIMIT", "", int64(def.SweepLimit), 1, 100000))
 	s.ReenqueueGrace, _ = r.durationIn("HOOKWALL_REENQUEUE_GRACE", "", 0, def.ReenqueueGrace, time.Second, time.Hour)
 	s.SweepStuckAfter, _ = r.durationIn("HOOKWALL_SWEEP_STUCK_AFTER", "", 0, def.SweepStuckAfter, time.Minute, 24*time.Hour)
+	s.Targets = r.targets()
 	s.Getenv = r.getenv
 	return s
 }

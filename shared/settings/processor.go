@@ -40,6 +40,9 @@ type Processor struct {
 	// instead of acknowledging them: HOOKWALL_UNHANDLED_TO_DLQ
 	// (UNHANDLED_TO_DLQ), default false.
 	UnhandledToDLQ bool
+	// Targets are the breakers' settings (HOOKWALL_BREAKER_*) and the
+	// targets' rate (HOOKWALL_TARGET_RATE); unset fields are zero.
+	Targets Targets
 	// Getenv is the environment the configuration was read from. The
 	// settings the team packages declare (process.Setting) are not read
 	// here: the wiring reads them through Getenv when it builds the handler
@@ -77,6 +80,7 @@ func loadProcessor(r *reader) Processor {
 	s.MaxAttempts = r.attempts("HOOKWALL_MAX_ATTEMPTS", "MAX_ATTEMPTS")
 	s.Retention, _ = r.retention("RETENTION_DAYS", 24*time.Hour)
 	s.UnhandledToDLQ = r.boolean("HOOKWALL_UNHANDLED_TO_DLQ", "UNHANDLED_TO_DLQ", false)
+	s.Targets = r.targets()
 	s.Getenv = r.getenv
 	return s
 }

@@ -87,6 +87,14 @@ func TestImportRules(t *testing.T) {
 		// receiver included, can import it.
 		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{"shared/webhook", "shared/internal/kernel", "shared/obs",
 			"shared/internal/fanout", "shared/internal/registry"}},
+		// The targets' shared state (breakers, buckets, pauses): the SDK, the
+		// settings it is configured from and obs's EMF; never an engine. Its
+		// arithmetic imports nothing; memgate is the same without the table.
+		{"shared/targets", nil, []string{"shared/targets/internal/breaker", "shared/settings", "shared/obs",
+			"shared/webhook", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
+		{"shared/targets/internal/breaker", []string{"github.com/"}, []string{}},
+		{"shared/targets/memgate", nil, []string{"shared/targets", "shared/targets/internal/breaker", "shared/settings", "shared/obs",
+			"shared/webhook", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
 		// The audit view (events API, CLI): the store's records, and the
 		// registry's route names.
 		{"shared/audit", nil, append([]string{"shared/store"}, providerDeps...)},
