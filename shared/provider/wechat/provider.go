@@ -37,7 +37,7 @@ func init() {
 		Docs:         "https://developers.weixin.qq.com/doc/offiaccount/Basic_Information/Access_Overview.html",
 		Signature:    "the message XML; --mode safe (ciphertext only; the default with an encodingAESKey),\ncompat (ciphertext and plaintext fields) or plain (the default without a key)",
 		DedupKey:     `"msg:<MsgId>" for messages; a fingerprint of the event's fields for events (see the package doc)`,
-		Reply:        wxmsg.Ack(successBody),
+		Reply:        rules.Ack,
 		AnswerWithin: 5 * time.Second,
 		Modes:        []string{ModeSafe, ModeCompat, ModePlain},
 		Demo: provider.Demo{

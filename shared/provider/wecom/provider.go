@@ -28,7 +28,7 @@ func init() {
 		Docs:         "https://developer.work.weixin.qq.com/document/path/90238",
 		Signature:    "the message XML encrypted for the CorpID, msg_signature/timestamp/nonce in the query",
 		DedupKey:     `"msg:<AgentID>:<MsgId>" for messages; a fingerprint of the event's fields for events (see the package doc)`,
-		Reply:        wxmsg.Ack(ackBody),
+		Reply:        rules.Ack,
 		AnswerWithin: 5 * time.Second,
 		Demo: provider.Demo{
 			Settings: map[string]string{"token": "HookwallLocalToken", "encodingAESKey": "HookwallLocalDemoKeyNotASecret0123456789abc", "corpId": demoCorpID},
