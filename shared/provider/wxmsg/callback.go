@@ -3,10 +3,27 @@ package wxmsg
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
+
+// AnswerWithin is how long WeChat and WeCom wait for the answer to a
+// callback: past it they drop the connection and send it again, three times
+// in all (https://developer.work.weixin.qq.com/document/path/90930,
+// https://developers.weixin.qq.com/doc/offiaccount/Message_Management/Receiving_standard_messages.html).
+const AnswerWithin = 5 * time.Second
+
+// RetryPolicy names the family's retries in reports, after the provider's
+// name ("wecom 3 retries in 5s").
+const RetryPolicy = "3 retries in 5s"
+
+// RetryWaits returns the waits before the family's three retries, in
+// order, as the local demos replay them: all within about [AnswerWithin].
+func RetryWaits() []time.Duration {
+	return []time.Duration{time.Second, 1500 * time.Millisecond, 2 * time.Second}
+}
 
 // Rules are what one provider of the family states on top of the callback
 // protocol WeChat and WeCom share: a GET is the URL verification, answered
