@@ -29,6 +29,8 @@ func TestCheckWindow(t *testing.T) {
 		{"not an integer", "soon", DefaultTolerance, true},
 		{"minimum int64 does not overflow", "-9223372036854775808", DefaultTolerance, true},
 		{"negative tolerance disables the check", "1", -1, false},
+		{"zero tolerance is the default: at +default", "1767225914", 0, false},
+		{"zero tolerance is the default: past -default", "1767225313", 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := CheckWindow(tt.ts, now, tt.tol)
