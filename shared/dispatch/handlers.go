@@ -24,6 +24,17 @@ type Handler struct {
 	// Owner is the package that registered it, e.g.
 	// functions/processor/handlers/crm.
 	Owner string
+
+	entry *registry.Entry
+}
+
+// TargetOf returns the target of the handler's calls for an event of
+// tenant (process.Target; default the handler's name).
+func (h Handler) TargetOf(tenant string) string {
+	if h.entry == nil {
+		return h.Name
+	}
+	return h.entry.TargetOf(tenant)
 }
 
 // Handlers returns the handlers of r in registration order.
@@ -41,7 +52,7 @@ func describe(es []*registry.Entry) []Handler {
 	out := make([]Handler, len(es))
 	for i, e := range es {
 		out[i] = Handler{Name: e.Name, Provider: e.Provider, EventType: e.EventType,
-			MaxAttempts: e.MaxAttempts, Timeout: e.Timeout, Compensated: e.Undo != nil, Owner: e.Owner}
+			MaxAttempts: e.MaxAttempts, Timeout: e.Timeout, Compensated: e.Undo != nil, Owner: e.Owner, entry: e}
 	}
 	return out
 }

@@ -199,6 +199,9 @@ func TestOnlyTenantsWithForwardAreMatched(t *testing.T) {
 			if (len(got) == 1 && got[0].Name == HandlerName) != tc.want {
 				t.Errorf("%s, %s/%s: got handlers %v, want forward matched: %v", tc.name, typ[0], typ[1], got, tc.want)
 			}
+			if len(got) == 1 && got[0].TargetOf(tc.tenant) != "forward/"+tc.tenant {
+				t.Errorf("%s: target %q, want one per tenant, forward/%s", tc.name, got[0].TargetOf(tc.tenant), tc.tenant)
+			}
 		}
 	}
 }

@@ -1,0 +1,171 @@
+package dispatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/backend"
+	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore"
+	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/memgate"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+type holdQueue struct{}
+
+func (holdQueue) ChangeVisibility(context.Context, string, time.Duration) error { return nil }
+func (holdQueue) SendDeadLetter(context.Context, string, []byte, string) error  { return nil }
+
+// opsLog records the operational events published.
+type opsLog struct {
+	mu  sync.Mutex
+	ops []dispatch.Op
+}
+
+func (l *opsLog) PublishOps(_ context.Context, ops []dispatch.Op) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ops = append(l.ops, ops...)
+	return nil
+}
+
+func (l *opsLog) kinds() []dispatch.OpKind {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var k []dispatch.OpKind
+	for _, o := range l.ops {
+		k = append(k, o.Kind)
+	}
+	return k
+}
+
+type holdRig struct {
+	st   *memstore.Store
+	gate *memgate.Gate
+	ops  *opsLog
+	d    *dispatch.Dispatcher
+	runs map[string]int // handler runs, by handler
+	mu   sync.Mutex
+	fail map[string]error // a handler's error
+}
+
+func newHoldRig(t *testing.T, maxAttempts int) *holdRig {
+	t.Helper()
+	r := &holdRig{st: memstore.New(memstore.Config{}), ops: &opsLog{}, runs: map[string]int{}, fail: map[string]error{}}
+	var err error
+	if r.gate, err = memgate.New(targets.Config{MinCalls: 2}); err != nil {
+		t.Fatal(err)
+	}
+	reg := process.NewRegistry()
+	for _, name := range []string{"a", "b"} {
+		process.Handle(reg, name, heldFollowType, func(ctx context.Context, ev *process.Event[heldFollow]) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.runs[name]++
+			return r.fail[name]
+		}, process.Target(name+".example/{tenant}"))
+	}
+	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: backend.Gate(r.gate), Ops: r.ops,
+		Kernel: dispatch.Kernel{Queue: holdQueue{}, MaxAttempts: maxAttempts}}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+type heldFollow struct {
+	UserID string `json:"userId"`
+}
+
+var heldFollowType = webhook.NewType[heldFollow]("line", "follow")
+
+func (r *holdRig) handle(t *testing.T, key string) dispatch.Result {
+	t.Helper()
+	b, _ := json.Marshal(webhook.Envelope{Key: key, Provider: "line", Tenant: "t1", Type: "follow", Payload: json.RawMessage(`{}`)})
+	return r.d.Handle(context.Background(), dispatch.Message{MessageID: key, Body: b})
+}
+
+func (r *holdRig) claim(t *testing.T, key string) {
+	t.Helper()
+	if res, err := r.st.Claim(context.Background(), store.NewEvent{Key: key, Provider: "line", Tenant: "t1", EventType: "follow",
+		PayloadHash: "h", Payload: []byte(`{}`)}, time.Hour); err != nil || res.Outcome != store.Claimed {
+		t.Fatal(res.Outcome, err)
+	}
+}
+
+// A paused target holds the event at the handler that calls it, after the
+// handlers before it ran (journaled done): no attempt spent. Released, the
+// event runs only what was left, at attempt 1.
+func TestPausedTargetHoldsAtItsHandler(t *testing.T) {
+	r := newHoldRig(t, 5)
+	ctx := context.Background()
+	sc := targets.Scope{Kind: targets.KindTarget, Name: "b.example/t1"}
+	if err := r.gate.Pause(ctx, sc, "test", "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	const key = "line#t1#p1"
+	r.claim(t, key)
+	res := r.handle(t, key)
+	if res.Verdict != dispatch.Held || !res.Ack {
+		t.Fatalf("got %v (ack %v, %v), want held and acknowledged", res.Verdict, res.Ack, res.Err)
+	}
+	rec, _ := r.st.Get(ctx, key)
+	if rec.Status != webhook.StatusHeld || rec.Attempts != 0 || rec.HeldOn != sc.String() || rec.Target != "b.example/t1" ||
+		rec.HeldReason == "" || rec.RecheckAt == 0 {
+		t.Fatalf("got %+v, want HELD on %s with attempts 0", rec, sc)
+	}
+	if res := r.handle(t, key); res.Verdict != dispatch.Held || !res.Ack {
+		t.Errorf("a redelivery of the held event: got %v (ack %v), want held and acknowledged", res.Verdict, res.Ack)
+	}
+	if err := r.gate.Resume(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := r.st.Release(ctx, rec, time.Now().Add(time.Minute)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	res = r.handle(t, key)
+	if res.Verdict != dispatch.Succeeded || res.Attempt != 1 {
+		t.Fatalf("after the release: got %v at attempt %d (%v), want succeeded at attempt 1", res.Verdict, res.Attempt, res.Err)
+	}
+	if r.runs["a"] != 1 || r.runs["b"] != 1 {
+		t.Errorf("runs %v, want each handler once", r.runs)
+	}
+}
+
+// A target that keeps failing opens its breaker (an operational event);
+// later events are held, not failed; an event whose attempts ran out on a
+// retryable error publishes attempt exhausted.
+func TestOpenBreakerHoldsAndPublishes(t *testing.T) {
+	r := newHoldRig(t, 1)
+	r.fail["b"] = errors.New("503")
+	for _, k := range []string{"line#t1#e1", "line#t1#e2"} {
+		r.claim(t, k)
+		if res := r.handle(t, k); res.Verdict != dispatch.Failed {
+			t.Fatalf("%s: got %v, want failed (attempts exhausted)", k, res.Verdict)
+		}
+	}
+	want := []dispatch.OpKind{dispatch.OpAttemptExhausted, dispatch.OpCircuitOpened, dispatch.OpAttemptExhausted}
+	if got := r.ops.kinds(); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("ops %v, want %v", got, want)
+	}
+	r.claim(t, "line#t1#e3")
+	if res := r.handle(t, "line#t1#e3"); res.Verdict != dispatch.Held {
+		t.Errorf("after the breaker opened: got %v, want held", res.Verdict)
+	}
+	if r.runs["b"] != 2 {
+		t.Errorf("b ran %d times, want 2 (MinCalls)", r.runs["b"])
+	}
+	// A permanent failure is no target failure and no exhaustion.
+	r2 := newHoldRig(t, 3)
+	r2.fail["a"] = process.Permanent(errors.New("bad request"))
+	r2.claim(t, "line#t1#x")
+	if res := r2.handle(t, "line#t1#x"); res.Verdict != dispatch.Failed || len(r2.ops.kinds()) != 0 {
+		t.Errorf("permanent: got %v and ops %v, want failed and none", res.Verdict, r2.ops.kinds())
+	}
+}
