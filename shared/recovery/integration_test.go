@@ -122,7 +122,7 @@ func (w *world) failed(t *testing.T, tbl *store.Table, prefix, tenant, target st
 				Key: map[string]dbtypes.AttributeValue{"pk": &dbtypes.AttributeValueMemberS{Value: key},
 					"sk": &dbtypes.AttributeValueMemberS{Value: store.SKEvent}},
 				UpdateExpression:          aws.String("SET #t = :t"),
-				ExpressionAttributeNames:  map[string]string{"#t": recovery.AttrTarget},
+				ExpressionAttributeNames:  map[string]string{"#t": store.AttrTarget},
 				ExpressionAttributeValues: map[string]dbtypes.AttributeValue{":t": &dbtypes.AttributeValueMemberS{Value: target}},
 			}); err != nil {
 				t.Fatal(err)

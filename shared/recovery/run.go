@@ -18,10 +18,6 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// AttrTarget is the record attribute naming the target its held or last
-// attempt was bound for (the design's `target`).
-const AttrTarget = "target"
-
 // UnknownTarget is the target whose tokens a record without a target
 // attribute takes (one made before targets existed): all such records
 // share its bucket.
@@ -270,7 +266,7 @@ func (r *run) run(ctx context.Context) error {
 		r.job.Counts.Scanned += int(out.ScannedCount)
 		page := make([]candidate, 0, len(out.Items))
 		for _, it := range out.Items {
-			page = append(page, candidate{key: str(it[attrPK]), sk: str(it[attrSK]), target: str(it[AttrTarget])})
+			page = append(page, candidate{key: str(it[attrPK]), sk: str(it[attrSK]), target: str(it[store.AttrTarget])})
 		}
 		r.tokens = map[string]int{}
 		for i, c := range page {
@@ -342,7 +338,7 @@ func (r *run) scanInput(count bool) *dynamodb.ScanInput {
 		filter += " AND #tenant = :tenant"
 	}
 	if f.Handler != "" {
-		names["#target"], values[":handler"], values[":handlerSlash"] = AttrTarget, avS(f.Handler), avS(f.Handler+"/")
+		names["#target"], values[":handler"], values[":handlerSlash"] = store.AttrTarget, avS(f.Handler), avS(f.Handler+"/")
 		filter += " AND (#target = :handler OR begins_with(#target, :handlerSlash))"
 	}
 	input := &dynamodb.ScanInput{TableName: &r.js.cfg.TableName, FilterExpression: &filter,
@@ -351,7 +347,7 @@ func (r *run) scanInput(count bool) *dynamodb.ScanInput {
 		input.Select = types.SelectCount
 		input.Limit = aws.Int32(max(r.js.cfg.PageSize, 1000)) // a count holds nothing: read more a page
 	} else {
-		names["#pk"], names["#target"] = attrPK, AttrTarget
+		names["#pk"], names["#target"] = attrPK, store.AttrTarget
 		input.ProjectionExpression = aws.String("#pk, #sk, #target")
 	}
 	return input
