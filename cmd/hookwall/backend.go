@@ -22,6 +22,7 @@ import (
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -144,7 +145,12 @@ func (b *backend) openControl(cfg aws.Config, dbEndpoint func(*dynamodb.Options)
 		return err
 	}
 	b.held = t
-	jc := recovery.Config{DB: db, TableName: s.TableName, Store: t, Queue: q, Window: s.DedupWindow}
+	gate, err := targets.New(targets.TableConfig{Client: db, TableName: s.TableName, Config: targets.Config{}.With(s.Targets)})
+	if err != nil {
+		return &configError{problems: []string{fmt.Sprintf("the targets' settings: %v", err)}}
+	}
+	b.gate = gate
+	jc := recovery.Config{DB: db, TableName: s.TableName, Store: t, Queue: q, Limiter: gate, Window: s.DedupWindow}
 	if ops != nil {
 		jc.Ops = ops
 	}
