@@ -177,7 +177,8 @@ func (a *app) recoverRun(ctx context.Context, jobs recoverer, j *recovery.Job) e
 	switch {
 	case errors.Is(err, context.Canceled) && got != nil:
 		_ = a.printJob(got)
-		return fmt.Errorf("recover: job %s interrupted at %s; resume it with 'hookwall recover --resume %s': %w", got.ID, summary(got), got.ID, err)
+		fmt.Fprintf(a.stderr, "recover: job %s interrupted at %s; resume it with 'hookwall recover --resume %s'\n", got.ID, summary(got), got.ID)
+		return err
 	case err != nil:
 		return jobError(err)
 	}
