@@ -179,7 +179,12 @@ func (a *app) resume(ctx context.Context, args []string) error {
 			Released  int    `json:"released"`
 		}{cliScope(sc), wasPaused, released})
 	}
-	fmt.Fprintf(a.stdout, "resumed %s: released %d held event(s) at the target's rate\n", cliScope(sc), released)
+	switch {
+	case *noDrain || b.drain == nil:
+		fmt.Fprintf(a.stdout, "resumed %s: the sweeper releases its held events at its next rounds\n", cliScope(sc))
+	default:
+		fmt.Fprintf(a.stdout, "resumed %s: released %d held event(s) at the target's rate\n", cliScope(sc), released)
+	}
 	return nil
 }
 

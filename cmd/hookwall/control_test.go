@@ -176,6 +176,7 @@ func TestRecoverParsesItsWindowAndRefusesWhatItCannotDo(t *testing.T) {
 		{[]string{"recover", "--list", "--cancel", "x"}, "give either a window"},
 		{[]string{"recover", "--resume", "a#b"}, "is not a job id"},
 		{[]string{"recover", "--since", "1h", "--rate", "-1"}, "--rate -1"},
+		{[]string{"recover", "--resume", "20261201-120000-abcdef", "--rate", "2"}, "--rate applies to a new job"},
 		{[]string{"recover", "--since", "1h", "--tenant", "a b"}, "not a tenant name"},
 		{[]string{"recover", "extra", "--since", "1h"}, "unexpected argument"},
 	} {

@@ -167,7 +167,7 @@ func providerLines() string {
 const recoverUsage = `Usage:
   hookwall recover --since T [--until T] [--status FAILED[,DEAD,COMPENSATED]] [--tenant T]
                    [--handler NAME] [--rate N] [--json]
-  hookwall recover --resume ID [--rate N] [--json]
+  hookwall recover --resume ID [--json]
   hookwall recover --cancel ID
   hookwall recover --list [--json]
 

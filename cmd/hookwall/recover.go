@@ -33,7 +33,7 @@ func (a *app) recover(ctx context.Context, args []string) error {
 	status := fs.String("status", "FAILED", "states to recover, comma-separated: FAILED, DEAD, COMPENSATED")
 	tenant := fs.String("tenant", "", "only this tenant's events")
 	handler := fs.String("handler", "", "only the events whose last attempt was bound for this handler's target (its name, or name/<tenant>)")
-	rate := fs.Float64("rate", 0, "at most this many events per second per target, below HOOKWALL_TARGET_RATE (0: that rate alone)")
+	rate := fs.Float64("rate", 0, "a new job: at most this many events per second per target, below HOOKWALL_TARGET_RATE (0: that rate alone)")
 	resume := fs.String("resume", "", "resume the job ID (interrupted, cancelled, or left by a process that died)")
 	cancel := fs.String("cancel", "", "cancel the job ID (its process stops within a second; --resume ID goes on)")
 	list := fs.Bool("list", false, "list the latest jobs")
@@ -60,8 +60,8 @@ func (a *app) recover(ctx context.Context, args []string) error {
 		return usagef(cmd, "--since is required (the window's start), e.g. --since 2h or --since 2026-05-01T10:00:00Z")
 	case *rate < 0:
 		return usagef(cmd, "--rate %g: want 0 or more", *rate)
-	case set["rate"] && (set["cancel"] || set["list"]):
-		return usagef(cmd, "--rate applies to a new job or --resume")
+	case set["rate"] && modes > 0:
+		return usagef(cmd, "--rate applies to a new job (a resumed job keeps the rate it was created with)")
 	}
 	for _, id := range []string{*resume, *cancel} {
 		if id != "" && !recovery.ValidID(id) {
