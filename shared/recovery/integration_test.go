@@ -23,6 +23,7 @@ import (
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -415,4 +416,37 @@ func TestHandlerSelectsByTarget(t *testing.T) {
 	}
 	w.process(t)
 	w.checkOnce(t, fwd)
+}
+
+// TestRecoverAtTheGateRate runs a job through the targets' table (the
+// DynamoDB token bucket) at 20 events per second per target: every event
+// is replayed once, each after a token of its target. The pace is logged
+// (a figure, not an assertion): run with -v.
+func TestRecoverAtTheGateRate(t *testing.T) {
+	w := newWorld(t)
+	since := time.Now().Add(-time.Minute)
+	keys := append(w.failed(t, w.table, "a", "acme", "forward/acme", 40), w.failed(t, w.table, "g", "globex", "forward/globex", 20)...)
+	gate, err := targets.New(targets.TableConfig{Client: w.db, TableName: w.name, Config: targets.Config{Rate: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := recovery.New(recovery.Config{DB: w.db, TableName: w.name, Store: w.table, Queue: w.mainQ, Limiter: gate,
+		Window: window, PageSize: pageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := js.Create(w.ctx, recovery.Filter{Since: since, Until: time.Now().Add(time.Minute)}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got, err := js.Run(w.ctx, job.ID, nil)
+	elapsed := time.Since(start)
+	if err != nil || got.State != recovery.StateDone || got.Counts.Replayed != 60 {
+		t.Fatalf("job: %+v %v", got, err)
+	}
+	t.Logf("60 events over 2 targets at 20/s per target (burst 20): %s, %.1f events/s in all", elapsed.Round(time.Millisecond),
+		60/elapsed.Seconds())
+	w.process(t)
+	w.checkOnce(t, keys)
 }
