@@ -18,6 +18,7 @@ import (
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/awslog"
 	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
@@ -150,6 +151,22 @@ func (b *backend) openControl(cfg aws.Config, dbEndpoint func(*dynamodb.Options)
 		return &configError{problems: []string{fmt.Sprintf("the targets' settings: %v", err)}}
 	}
 	b.gate = gate
+	d, err := drain.New(drain.Config{Store: t, Gate: gate, Queue: q})
+	if err != nil {
+		return err
+	}
+	b.drain = func(ctx context.Context, sc targets.Scope, progress func(int)) (int, error) {
+		p, err := d.Release(ctx, sc, drain.Options{Progress: func(p drain.Progress) { progress(p.Released) }})
+		switch {
+		case err != nil:
+			return p.Released, err
+		case p.Blocked:
+			return p.Released, fmt.Errorf("%s is blocked again (paused, or its breaker open): the rest stays held", sc)
+		case p.Errors > 0:
+			return p.Released, fmt.Errorf("%d event(s) could not be released or sent (the sweeper retries them)", p.Errors)
+		}
+		return p.Released, nil
+	}
 	jc := recovery.Config{DB: db, TableName: s.TableName, Store: t, Queue: q, Limiter: gate, Window: s.DedupWindow}
 	if ops != nil {
 		jc.Ops = ops

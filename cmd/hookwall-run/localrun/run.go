@@ -24,6 +24,7 @@ import (
 	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
 	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -241,9 +242,16 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if err != nil {
 		return err
 	}
+	drainer, err := drain.New(drain.Config{Store: table, Gate: gate, Queue: mainQueue, Logger: log})
+	if err != nil {
+		return err
+	}
 	page := &Page{DB: db, Table: rs.TableName, Recent: recent, Replay: table, Queue: mainQueue, Window: rs.DedupWindow, Log: log,
 		Info:     [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}},
-		Controls: gate, Held: table}
+		Controls: gate, Held: table, Drain: func(ctx context.Context, sc targets.Scope) (int, error) {
+			p, err := drainer.Release(ctx, sc, drain.Options{})
+			return p.Released, err
+		}}
 	port := mainLn.Addr().(*net.TCPAddr).Port
 	mux := Handler(port, recv.HandleAPIGateway, rs.MaxBody, recvLog, page)
 	servers := []*http.Server{newServer(mux, cfg.Timeouts), newServer(&EventBridge{Path: outcomes, Log: log}, cfg.Timeouts)}
