@@ -191,7 +191,7 @@ Examples:
   hookwall recover --since 2026-05-01T09:00:00Z --until 2026-05-01T11:00:00Z --handler forward
   hookwall recover --since 3h --tenant acme --rate 5
   hookwall recover --list
-  hookwall recover --resume 20260501-113000-a1b2c3
+  hookwall recover --resume 20260501-113000123-a1b2c3
 `
 
 const pauseUsage = `Usage:

@@ -115,8 +115,8 @@ func (c Counts) Done() int { return c.Replayed + c.Skipped + c.Missing }
 
 // Job is a recovery job, as stored.
 type Job struct {
-	// ID names the job: its creation time (UTC, to the second) and a
-	// random suffix, so that ids sort by age.
+	// ID names the job: its creation time (UTC, to the millisecond, e.g.
+	// 20260501-113000123) and a random suffix, so that ids sort by age.
 	ID string `json:"id"`
 	// Filter selects its records.
 	Filter Filter `json:"filter"`

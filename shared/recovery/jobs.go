@@ -161,7 +161,8 @@ func (js *Jobs) Create(ctx context.Context, f Filter, rate float64, by string) (
 		return nil, errors.New("recovery: a job needs a positive rate when no limiter is configured")
 	}
 	now := js.cfg.Now().UTC()
-	j := &Job{ID: now.Format("20060102-150405") + "-" + randomHex(3), Filter: f, Rate: rate, State: StateInterrupted,
+	id := now.Format("20060102-150405") + fmt.Sprintf("%03d", now.Nanosecond()/1e6) + "-" + randomHex(3)
+	j := &Job{ID: id, Filter: f, Rate: rate, State: StateInterrupted,
 		By: by, CreatedAt: now, UpdatedAt: now}
 	av, err := toItem(j, now.Add(js.cfg.Retain))
 	if err != nil {
