@@ -24,11 +24,13 @@ import (
 	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
 	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/targets"
 )
 
 // ReceiverTimeout is the receiver's timeout, as template.yaml sets it: each
@@ -229,8 +231,24 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	// Servers: receiver + page, EventBridge, forward target.
 	outcomes := filepath.Join(cfg.RunDir, OutcomesFile)
 	forwarded := filepath.Join(cfg.RunDir, ForwardedFile)
+	ts, err := settings.LoadTargets(getenv)
+	if err != nil {
+		return err
+	}
+	gate, err := targets.New(targets.TableConfig{Client: db, TableName: rs.TableName, Config: targets.Config{}.With(ts)})
+	if err != nil {
+		return err
+	}
+	drainer, err := drain.New(drain.Config{Store: table, Gate: gate, Queue: mainQueue, Logger: log})
+	if err != nil {
+		return err
+	}
 	page := &Page{DB: db, Table: rs.TableName, Recent: recent, Replay: table, Queue: mainQueue, Window: rs.DedupWindow, Log: log,
-		Info: [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}}}
+		Info:     [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}},
+		Controls: gate, Held: table, Drain: func(ctx context.Context, sc targets.Scope) (int, error) {
+			p, err := drainer.Release(ctx, sc, drain.Options{})
+			return p.Released, err
+		}}
 	port := mainLn.Addr().(*net.TCPAddr).Port
 	mux := Handler(port, recv.HandleAPIGateway, rs.MaxBody, recvLog, page)
 	servers := &Servers{Timeouts: cfg.Timeouts}
