@@ -3,6 +3,8 @@ package settings
 import (
 	"strings"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 )
 
 // Compensator is the compensator's configuration (dead-letter mode and
@@ -17,6 +19,10 @@ type Compensator struct {
 	// EventBusName is the EventBridge bus for the outcome events, a name or
 	// ARN: EVENT_BUS_NAME (optional; empty: publishing off).
 	EventBusName string
+	// OutcomeEvents says which outcome events are published (COMPENSATED
+	// and DEAD are failures): HOOKWALL_OUTCOME_EVENTS, each, failures or
+	// none (default kernel.DefaultOutcomeEvents).
+	OutcomeEvents kernel.OutcomeEvents
 	// Lease is the compensation lease length; the heartbeat extends it every
 	// third of it: HOOKWALL_LEASE, 3s to 15m.
 	Lease time.Duration
@@ -80,6 +86,7 @@ func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
 		!validEventBus(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
 		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
 	}
+	s.OutcomeEvents = r.outcomeEvents()
 	s.Lease, _ = r.lease("", 0)
 	s.CompensationAttempts = r.attempts("HOOKWALL_COMPENSATION_ATTEMPTS", "")
 	s.RetryBase, s.RetryCap = r.retry("", "", 0)

@@ -17,6 +17,10 @@ type Processor struct {
 	// EventBusName is the EventBridge bus for outcome events, a name or ARN:
 	// EVENT_BUS_NAME (optional; empty: publishing off).
 	EventBusName string
+	// OutcomeEvents says which outcome events are published:
+	// HOOKWALL_OUTCOME_EVENTS, each, failures or none (default
+	// kernel.DefaultOutcomeEvents).
+	OutcomeEvents kernel.OutcomeEvents
 	// Concurrency is how many messages of one batch are processed at once:
 	// HOOKWALL_PROCESSOR_CONCURRENCY (PROCESSOR_CONCURRENCY), 1 to 100.
 	Concurrency int
@@ -73,6 +77,7 @@ func loadProcessor(r *reader) Processor {
 		!validEventBus(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
 		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
 	}
+	s.OutcomeEvents = r.outcomeEvents()
 	s.Concurrency = int(r.integer("HOOKWALL_PROCESSOR_CONCURRENCY", "PROCESSOR_CONCURRENCY", kernel.DefaultConcurrency,
 		kernel.MinConcurrency, kernel.MaxConcurrency))
 	s.Lease, _ = r.lease("LEASE_SECONDS", time.Second)

@@ -88,7 +88,11 @@ func replayable(r *Record, opts ReplayOptions, now time.Time) bool {
 // opts.From), ReplayMissing.
 func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (ReplayResult, error) {
 	now := t.now()
-	cur, err := t.read(ctx, key)
+	item, err := t.readItem(ctx, key)
+	if err != nil {
+		return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+	}
+	cur, err := decodeRecord(item)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
 	}
@@ -139,6 +143,7 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 			history(t.historyEntry(now, s.status, webhook.StatusReceived, s.version+1, 0, "", ""), t.keep)
 		if opts.FreshSteps {
 			w.sets(map[string]types.AttributeValue{AttrClaimID: avString(newClaimID())})
+			dropSteps(w, item) // the old claim's entries kept in the record
 		}
 		pin(w, s)
 		out, err := t.update(ctx, key, w, types.ReturnValueAllNew, true)
@@ -147,6 +152,7 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 			if !ok {
 				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
 			}
+			item = old
 			if cur, err = decodeRecord(old); err != nil {
 				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
 			}

@@ -314,6 +314,13 @@ func (p *Page) add(item map[string]types.AttributeValue, c *collected) error {
 		if !rec.Expired(p.now()) {
 			c.recs = append(c.recs, rec)
 		}
+		// Journal entries kept in the record (shared/store/journal.go) are its claim's.
+		if entries, err := store.RecordSteps(item); err == nil {
+			for _, e := range entries {
+				c.steps[rec.Key] = append(c.steps[rec.Key], journalItem{Key: rec.Key, ClaimID: rec.ClaimID, Handler: e.Handler,
+					Step: e.Step, Result: e.Result, CompletedAt: e.CompletedAt.UnixMilli()})
+			}
+		}
 	case strings.HasPrefix(sk.Value, store.SKPayloadPrefix):
 		var pi struct {
 			Key     string        `dynamodbav:"pk"`

@@ -142,6 +142,9 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if cfg.Getenv("EVENT_BUS_NAME") == "" {
 		env["EVENT_BUS_NAME"] = DefaultBus
 	}
+	if cfg.Getenv("HOOKWALL_OUTCOME_EVENTS") == "" {
+		env["HOOKWALL_OUTCOME_EVENTS"] = "each" // the local run shows every outcome (deployments: failures)
+	}
 	env["AWS_ENDPOINT_URL_EVENTBRIDGE"] = "http://" + ebLn.Addr().String()
 	for k, v := range env {
 		if strings.HasPrefix(k, "AWS_") {
