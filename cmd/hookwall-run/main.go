@@ -7,50 +7,39 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/cmd/internal/command"
 )
 
 func main() {
-	wd, err := os.Getwd()
-	if err != nil {
-		fail(err)
-	}
+	tool := command.New("hookwall-run", usage)
+	cmd, args := tool.Command(os.Args[1:], "", "send")
+	wd := tool.WorkDir()
 	exe, err := os.Executable()
 	if err != nil {
-		fail(err)
+		tool.Fail(err)
 	}
 	if abs, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = abs
 	}
-	args := os.Args[1:]
-	if len(args) > 0 {
-		switch args[0] {
-		case "send":
-			err := localrun.SendCommand(context.Background(), args[1:], os.Getenv, wd, exe, os.Stdout, os.Stderr)
-			var usage *localrun.UsageError
-			switch {
-			case err == nil, errors.Is(err, flag.ErrHelp):
-				return
-			case errors.As(err, &usage): // the usage text is printed already
-				os.Exit(2)
-			}
-			fail(err)
-		case "-h", "-help", "--help", "help":
-			fmt.Fprint(os.Stdout, usage)
+	if cmd == "send" {
+		err := localrun.SendCommand(context.Background(), args, os.Getenv, wd, exe, os.Stdout, os.Stderr)
+		var usage *localrun.UsageError
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp):
 			return
-		default:
-			fmt.Fprintf(os.Stderr, "hookwall-run: unknown command %q\n\n%s", args[0], usage)
-			os.Exit(2)
+		case errors.As(err, &usage): // the usage text is printed already
+			tool.Exit(2)
 		}
+		tool.Fail(err)
 	}
 	cfg, err := localrun.LoadConfig(os.Getenv, wd)
 	if err != nil {
-		fail(err)
+		tool.Fail(err)
 	}
 
 	// First SIGINT/SIGTERM: stop gracefully. Second: stop without waiting
@@ -76,8 +65,3 @@ HOOKWALL_RUN_SERVICES (on|off), HOOKWALL_RUN_SWEEP_EVERY (30s), HOOKWALL_RUN_REA
 HOOKWALL_RUN_IDLE_TIMEOUT (30s), and every variable the functions read.
 While it runs, <HOOKWALL_RUN_DIR>/runner.json says where (url, tenants, env) for other programs.
 `
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "hookwall-run:", err)
-	os.Exit(1)
-}

@@ -18,44 +18,30 @@ import (
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/cmd/hookwall-sam/dockershim"
 	"github.com/hookwall/hookwall/cmd/hookwall-sam/samlocal"
+	"github.com/hookwall/hookwall/cmd/internal/command"
 )
 
 func main() {
-	wd, err := os.Getwd()
-	if err != nil {
-		fail(err)
-	}
-	args := os.Args[1:]
-	cmd := ""
-	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(os.Stdout, usage)
-		return
-	case "shim":
+	tool := command.New("hookwall-sam", usage)
+	cmd, args := tool.Command(os.Args[1:], "", "invoke", "shim")
+	wd := tool.WorkDir()
+	if cmd == "shim" {
 		if len(args) != 1 {
-			fmt.Fprint(os.Stderr, usage)
-			os.Exit(2)
+			tool.Misused()
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		s := &dockershim.Shim{Engine: os.Getenv("HOOKWALL_DOCKER_ENGINE"), Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 		if _, err := s.Listen(ctx, args[0]); err != nil {
-			fail(err)
+			tool.Fail(err)
 		}
 		fmt.Fprintf(os.Stderr, "hookwall-sam: the Docker shim listens on %s: DOCKER_HOST=unix://%s sam local … (Ctrl-C stops it)\n", args[0], args[0])
 		<-ctx.Done()
 		return
-	case "", "invoke":
-	default:
-		fmt.Fprintf(os.Stderr, "hookwall-sam: unknown command %q\n\n%s", cmd, usage)
-		os.Exit(2)
 	}
 	cfg, err := samlocal.LoadConfig(os.Getenv, wd)
 	if err != nil {
-		fail(err)
+		tool.Fail(err)
 	}
 	// First SIGINT/SIGTERM: stop gracefully. Second: stop without waiting
 	// for the batches being handled (the containers, the engine and the
@@ -71,7 +57,7 @@ func main() {
 	}
 	if cmd == "invoke" {
 		if _, err := samlocal.InvokeSamples(ctx, cfg, sys, args); err != nil {
-			fail(err)
+			tool.Fail(err)
 		}
 		return
 	}
@@ -91,8 +77,3 @@ template's schedule), HOOKWALL_SAM_ENGINE (on|off), HOOKWALL_RUN_BIN (.local/bin
 make run: DDB_PORT, SQS_PORT, TABLE_NAME, QUEUE_NAME, DLQ_NAME, FORWARD_URL, HOOKWALL_TENANTS_FILE,
 HOOKWALL_RUN_LOG (human|json), HOOKWALL_RUN_SERVICES (on|off).
 `
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "hookwall-sam:", err)
-	os.Exit(1)
-}

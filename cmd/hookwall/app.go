@@ -188,6 +188,10 @@ func commands() []command {
 		{"replay", replayUsage, (*app).replay},
 		{"dlq peek", dlqPeekUsage, (*app).dlqPeek},
 		{"dlq redrive", dlqRedriveUsage, (*app).dlqRedrive},
+		{"pause", pauseUsage, (*app).pause},
+		{"resume", resumeUsage, (*app).resume},
+		{"targets", targetsUsage, (*app).targetsCmd},
+		{"recover", recoverUsage, (*app).recover},
 		{"new handler", newHandlerUsage, (*app).newHandler},
 		{"version", versionUsage, (*app).version},
 	}
@@ -243,7 +247,7 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	}
 	c := lookupCommand(args[0])
 	if c == nil {
-		return usagef("", "unknown command %q (commands: sign, send, events, replay, dlq, new, version)", args[0])
+		return usagef("", "unknown command %q (commands: sign, send, events, replay, recover, pause, resume, targets, dlq, new, version)", args[0])
 	}
 	return c.run(a, ctx, args[1:])
 }

@@ -11,14 +11,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -63,6 +68,11 @@ type backend struct {
 	queue   sender               // QUEUE_URL
 	sqs     sqsAPI               // any queue
 	secrets tenants.SecretGetter // TENANTS_SECRET_ARN
+	gate    controller           // TABLE_NAME: the targets' breakers, buckets and pauses
+	held    heldCounter          // TABLE_NAME
+	drain   drainer              // TABLE_NAME and QUEUE_URL: resume's drain
+	jobs    recoverer            // TABLE_NAME and QUEUE_URL: recovery jobs
+	ops     opsPublisher         // EVENT_BUS_NAME (nil: none)
 }
 
 // openAWS connects to AWS as the functions do: the SDK's default
@@ -105,12 +115,66 @@ func openAWS(ctx context.Context, s settings.CLI, override map[string]string) (*
 		b.events = t
 		b.scan = &tableScan{db: db, name: s.TableName}
 	}
+	var q *queue.Queue
 	if s.QueueURL != "" {
-		q, err := queue.New(queue.Config{Client: sqs.NewFromConfig(cfg, sqsEndpoint), URL: s.QueueURL})
-		if err != nil {
+		if q, err = queue.New(queue.Config{Client: sqs.NewFromConfig(cfg, sqsEndpoint), URL: s.QueueURL}); err != nil {
 			return nil, err
 		}
 		b.queue = q
 	}
+	ops, err := bus.New(bus.Config{Client: eventbridge.NewFromConfig(cfg), BusName: s.EventBusName})
+	if err != nil {
+		return nil, err
+	}
+	if ops != nil {
+		b.ops = ops
+	}
+	if s.TableName != "" && q != nil {
+		if err := b.openControl(cfg, dbEndpoint, s, q, ops); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// openControl opens the targets' state, the drain and the recovery jobs
+// on the table and queue of s.
+func (b *backend) openControl(cfg aws.Config, dbEndpoint func(*dynamodb.Options), s settings.CLI, q *queue.Queue, ops *bus.Publisher) error {
+	db := dynamodb.NewFromConfig(cfg, dbEndpoint)
+	t, err := store.New(store.Config{Client: db, TableName: s.TableName, Function: "cli"})
+	if err != nil {
+		return err
+	}
+	b.held = t
+	gate, err := targets.New(targets.TableConfig{Client: db, TableName: s.TableName, Config: targets.Config{}.With(s.Targets)})
+	if err != nil {
+		return &configError{problems: []string{fmt.Sprintf("the targets' settings: %v", err)}}
+	}
+	b.gate = gate
+	d, err := drain.New(drain.Config{Store: t, Gate: gate, Queue: q})
+	if err != nil {
+		return err
+	}
+	b.drain = func(ctx context.Context, sc targets.Scope, progress func(int)) (int, error) {
+		p, err := d.Release(ctx, sc, drain.Options{Progress: func(p drain.Progress) { progress(p.Released) }})
+		switch {
+		case err != nil:
+			return p.Released, err
+		case p.Blocked:
+			return p.Released, fmt.Errorf("%s is blocked again (paused, or its breaker open): the rest stays held", sc)
+		case p.Errors > 0:
+			return p.Released, fmt.Errorf("%d event(s) could not be released or sent (the sweeper retries them)", p.Errors)
+		}
+		return p.Released, nil
+	}
+	jc := recovery.Config{DB: db, TableName: s.TableName, Store: t, Queue: q, Limiter: gate, Window: s.DedupWindow}
+	if ops != nil {
+		jc.Ops = ops
+	}
+	jobs, err := recovery.New(jc)
+	if err != nil {
+		return err
+	}
+	b.jobs = jobs
+	return nil
 }

@@ -68,7 +68,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"version", "x"}, exitUsage, nil, []string{`unexpected argument "x"`, "Run 'hookwall version --help'"}},
 		{[]string{"help", "send"}, exitOK, []string{"hookwall send <" + strings.Join(providers.Names(), "|") + ">", "|wecom> --tenant T --verify ECHOSTR"}, nil},
 		{[]string{"help", "sign"}, exitOK, []string{"hookwall sign <" + strings.Join(providers.Names(), "|") + ">", "  line      X-Line-Signature", "  wechat    the message XML; --mode safe"}, nil},
-		{[]string{"frob"}, exitUsage, nil, []string{"(commands: sign, send, events, replay, dlq, new, version)"}},
+		{[]string{"frob"}, exitUsage, nil, []string{"(commands: sign, send, events, replay, recover, pause, resume, targets, dlq, new, version)"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -33,7 +34,13 @@ type fixture struct {
 	store *fakeStore
 	queue *fakeQueue
 	sqs   *fakeSQS
-	opens int
+	// gate, held, jobs, drained and ops back the control commands and recover.
+	gate    controller
+	held    map[string]int
+	jobs    *fakeJobs
+	drained []string
+	ops     *fakeOps
+	opens   int
 	// settings is the configuration AWS was last opened with.
 	settings settings.CLI
 }
@@ -61,7 +68,26 @@ func (fx *fixture) run(t *testing.T, args ...string) (int, string, string) {
 	a.open = func(_ context.Context, s settings.CLI) (*backend, error) {
 		fx.opens++
 		fx.settings = s
-		return &backend{events: fx.store, scan: fx.store, queue: fx.queue, sqs: fx.sqs}, nil
+		b := &backend{events: fx.store, scan: fx.store, queue: fx.queue, sqs: fx.sqs, held: fakeHeld(fx.held)}
+		if fx.ops != nil {
+			b.ops = fx.ops
+		}
+		if fx.gate != nil {
+			b.gate = fx.gate
+		}
+		if fx.jobs != nil {
+			b.jobs = fx.jobs
+		}
+		b.drain = func(_ context.Context, sc targets.Scope, progress func(int)) (int, error) {
+			n := fx.held[sc.String()]
+			for i := range n {
+				progress(i + 1)
+			}
+			fx.drained = append(fx.drained, sc.String())
+			delete(fx.held, sc.String())
+			return n, nil
+		}
+		return b, nil
 	}
 	code := a.main(context.Background(), args)
 	return code, out.String(), errOut.String()

@@ -26,6 +26,11 @@ Commands:
   events history KEY   an event's transitions (time, from → to, attempt, function)
   replay KEY           send an event back to RECEIVED and enqueue it from its stored payload
   replay --status S    the same for every event in a status (a dry run unless --yes)
+  recover --since T    a resumable, cancellable job sending back every FAILED event of a window,
+                       at each target's rate, with progress and ETA (--resume, --cancel, --list)
+  pause SCOPE          hold the events of handler/NAME, tenant/NAME or target/NAME (still received)
+  resume SCOPE         end a pause and drain the held events at the target's rate
+  targets              breakers, pauses and held counts
   dlq peek             show dead-letter messages without removing them
   dlq redrive          move every dead-letter message back to the main queue
   new handler TEAM     write a team's handler package and list it in handlers.go (for developers)
@@ -38,6 +43,8 @@ A KEY is the event's record key, provider#tenant#id (quote it in the shell:
 Environment (the functions' own names; each command needs only some):
   TABLE_NAME, QUEUE_URL, DLQ_URL            the events table, main and dead-letter queues
   HOOKWALL_TENANTS_FILE / TENANTS_SECRET_ARN  the tenants document (sign, send)
+  EVENT_BUS_NAME                            where pause, resume and recover publish their events
+  HOOKWALL_TARGET_RATE                      calls per second per target (resume, recover; default 10)
   AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, credentials: as for the AWS SDK
   HOOKWALL_RUN_DIR                          where the local runner's runner.json is (.local/run)
 Locally, start the stack with 'make run' (any PORT) and leave it running: the CLI finds it
@@ -156,6 +163,75 @@ func providerLines() string {
 	}
 	return b.String()
 }
+
+const recoverUsage = `Usage:
+  hookwall recover --since T [--until T] [--status FAILED[,DEAD,COMPENSATED]] [--tenant T]
+                   [--handler NAME] [--rate N] [--json]
+  hookwall recover --resume ID [--json]
+  hookwall recover --cancel ID
+  hookwall recover --list [--json]
+
+Sends every event received in the window [--since, --until) that ended in the states given
+(default FAILED) back to be processed, as a job whose state lives in the events table
+(JOB#<id>): it counts the events first, then pages through the table (a bounded Scan, page
+by page), replays each record (to RECEIVED, steps already journaled stay done) and enqueues
+it, taking a token of the event's target for each (HOOKWALL_TARGET_RATE per second per
+target, shared with the drain; --rate caps it lower for this job). Progress and an ETA go to
+stderr, a line a second at most; the summary goes to stdout (--json: the job).
+
+Ctrl-C saves the job's cursor and leaves it resumable; --cancel ID (from anywhere) stops it
+within a second, also resumable; --resume ID goes on from the cursor, in any process. A
+second job over the same window changes nothing: an event that is no longer in the states
+given (SUCCEEDED since, or sent back by another job) is skipped, and each replay is a write
+pinned to the record's version. --handler selects the events whose last attempt was bound for
+the handler's target: its name, or NAME/<tenant> (the forward handler's targets).
+Each event sent back publishes hookwall.event.recovered on EVENT_BUS_NAME.
+
+Examples:
+  hookwall recover --since 2026-05-01T09:00:00Z --until 2026-05-01T11:00:00Z --handler forward
+  hookwall recover --since 3h --tenant acme --rate 5
+  hookwall recover --list
+  hookwall recover --resume 20260501-113000123-a1b2c3
+`
+
+const pauseUsage = `Usage:
+  hookwall pause handler/NAME|tenant/NAME|target/NAME [--reason TEXT] [--json]
+
+Pauses a handler, a tenant or a target: the receiver still accepts and stores their events,
+and the processors hold them (HELD, no attempt spent, nothing expires) instead of running
+the handler, from their next look at the pauses (within 2 s). 'hookwall resume' ends it.
+Publishes hookwall.control.paused on EVENT_BUS_NAME.
+
+Examples:
+  hookwall pause target/forward/acme --reason "acme's endpoint migrates until 14:00"
+  hookwall pause handler/crm.lead-from-follow
+  hookwall pause tenant/acme
+`
+
+const resumeUsage = `Usage:
+  hookwall resume handler/NAME|tenant/NAME|target/NAME [--no-drain] [--json]
+
+Ends a pause and drains the events held on it: each is released (HELD → RETRY) and enqueued
+at its target's rate (HOOKWALL_TARGET_RATE per second), with progress on stderr. With
+--no-drain the sweeper releases them at its next rounds instead. Publishes
+hookwall.control.resumed (with the count released) on EVENT_BUS_NAME.
+
+Examples:
+  hookwall resume target/forward/acme
+  hookwall resume tenant/acme --json
+`
+
+const targetsUsage = `Usage:
+  hookwall targets [--json]
+
+Lists the targets the processors have called, with their breaker (closed or open, the
+current window's calls and failures, when it opened and when it probes next) and the events
+held on each, then the pauses (scope, since, by whom, why, events held).
+
+Examples:
+  hookwall targets
+  hookwall targets --json | jq '.targets[] | select(.state == "open")'
+`
 
 const versionUsage = `Usage:
   hookwall version [--json]

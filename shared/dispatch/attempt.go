@@ -27,6 +27,7 @@ type attempt struct {
 	mu      sync.Mutex
 	loaded  bool
 	journal map[string]webhook.JournalEntry // by handler + "#" + step
+	pending []webhook.JournalEntry          // done, waiting for the attempt's next write
 }
 
 func (t *attempt) failedName() string {
@@ -39,7 +40,12 @@ func (t *attempt) failedName() string {
 // Run runs the handlers (ctx is cancelled when the lease is lost) and
 // returns the first error. An event no handler serves is counted, and with
 // UnhandledToDLQ fails permanently.
-func (t *attempt) Run(ctx context.Context, _ *Result) error {
+func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
+	defer func() {
+		if err != nil {
+			err = t.flushed(ctx, err)
+		}
+	}()
 	a, cfg := t.a, &t.d.cfg
 	switch {
 	case t.loadErr != nil:

@@ -39,7 +39,7 @@ func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registr
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
 	cfg := Config{Registry: rg.reg, Store: rg.store, DLQ: rg.queue,
-		Kernel: Kernel{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics, RetryBase: time.Second,
+		Kernel: Kernel{Queue: rg.queue, Publisher: rg.pub, Outcomes: kernel.OutcomesEach, Metrics: rg.metrics, RetryBase: time.Second,
 			RetryCap: time.Minute, MaxAttempts: 3, Jitter: func(n int64) int64 { return n - 1 }}}
 	if mutate != nil {
 		mutate(&cfg)

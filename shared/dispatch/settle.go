@@ -34,7 +34,7 @@ func (t *attempt) complete() kernel.Settlement {
 	a, cfg := t.a, &t.d.cfg
 	s := kernel.Settlement{Op: "complete",
 		Write: func(ctx context.Context) (bool, error) {
-			return cfg.Store.Complete(ctx, t.lease(), a.Now.Add(cfg.Retention))
+			return t.completeWrite(ctx, t.lease(), a.Now.Add(cfg.Retention))
 		},
 		Verdict: Unhandled, Ack: true,
 		Then: func(ctx, _ context.Context, res Result) Result {

@@ -22,6 +22,12 @@ type CLI struct {
 	// DedupWindow is HOOKWALL_DEDUP_WINDOW: the least time a replayed record
 	// is kept from the replay on (its TTL is never shortened). Positive.
 	DedupWindow time.Duration
+	// EventBusName is EVENT_BUS_NAME: where pause, resume and recover
+	// publish their operational events (optional; empty: none).
+	EventBusName string
+	// Targets is the targets' behaviour (HOOKWALL_TARGET_RATE and the
+	// breaker's variables): the rate of resume's drain and of recover.
+	Targets Targets
 }
 
 // CLINeeds says which of [CLI]'s variables a command requires. Variables
@@ -57,6 +63,8 @@ func loadCLI(r *reader, need CLINeeds, def CLIDefaults) CLI {
 		DLQURL:           r.httpURL("DLQ_URL", need.DLQ),
 		TenantsFile:      r.get("HOOKWALL_TENANTS_FILE"),
 		TenantsSecretARN: r.plain("TENANTS_SECRET_ARN"),
+		EventBusName:     r.plain("EVENT_BUS_NAME"),
+		Targets:          r.targets(),
 	}
 	switch {
 	case s.TenantsFile != "" && s.TenantsSecretARN != "":

@@ -3,6 +3,8 @@ package settings
 import (
 	"strings"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 )
 
 // Compensator is the compensator's configuration (dead-letter mode and
@@ -17,6 +19,10 @@ type Compensator struct {
 	// EventBusName is the EventBridge bus for the outcome events, a name or
 	// ARN: EVENT_BUS_NAME (optional; empty: publishing off).
 	EventBusName string
+	// OutcomeEvents says which outcome events are published (COMPENSATED
+	// and DEAD are failures): HOOKWALL_OUTCOME_EVENTS, each, failures or
+	// none (default kernel.DefaultOutcomeEvents).
+	OutcomeEvents kernel.OutcomeEvents
 	// Lease is the compensation lease length; the heartbeat extends it every
 	// third of it: HOOKWALL_LEASE, 3s to 15m.
 	Lease time.Duration
@@ -43,6 +49,10 @@ type Compensator struct {
 	// record must be before the sweeper takes it for stuck:
 	// HOOKWALL_SWEEP_STUCK_AFTER, 1m to 24h.
 	SweepStuckAfter time.Duration
+	// Targets are the breakers' settings and the targets' rate, as the
+	// processor's: the sweeper releases held events at the rate and one
+	// probe carrier per interval. Unset fields are zero.
+	Targets Targets
 	// Getenv is the environment the configuration was read from: the
 	// wiring reads the team packages' settings (process.Setting) through it
 	// when it builds the same handler registry as the processor's, to find
@@ -76,6 +86,7 @@ func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
 		!validEventBus(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
 		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
 	}
+	s.OutcomeEvents = r.outcomeEvents()
 	s.Lease, _ = r.lease("", 0)
 	s.CompensationAttempts = r.attempts("HOOKWALL_COMPENSATION_ATTEMPTS", "")
 	s.RetryBase, s.RetryCap = r.retry("", "", 0)
@@ -83,6 +94,7 @@ func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
 	s.SweepLimit = int(r.integer("HOOKWALL_SWEEP_LIMIT", "", int64(def.SweepLimit), 1, 100000))
 	s.ReenqueueGrace, _ = r.durationIn("HOOKWALL_REENQUEUE_GRACE", "", 0, def.ReenqueueGrace, time.Second, time.Hour)
 	s.SweepStuckAfter, _ = r.durationIn("HOOKWALL_SWEEP_STUCK_AFTER", "", 0, def.SweepStuckAfter, time.Minute, 24*time.Hour)
+	s.Targets = r.targets()
 	s.Getenv = r.getenv
 	return s
 }

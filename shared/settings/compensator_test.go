@@ -21,8 +21,9 @@ func TestCompensatorDefaults(t *testing.T) {
 	want := Compensator{
 		Common: Common{TableName: "hookwall-events", QueueURL: "http://127.0.0.1:9324/000000000000/hookwall-events",
 			TenantsSecretARN: "arn:aws:secretsmanager:eu-west-1:1:secret:t", LogLevel: slog.LevelInfo},
-		DLQURL: "http://127.0.0.1:9324/000000000000/hookwall-events-dlq",
-		Lease:  kernel.DefaultLeaseDuration, CompensationAttempts: kernel.DefaultMaxAttempts, RetryBase: kernel.DefaultRetryBase,
+		DLQURL:        "http://127.0.0.1:9324/000000000000/hookwall-events-dlq",
+		OutcomeEvents: kernel.DefaultOutcomeEvents,
+		Lease:         kernel.DefaultLeaseDuration, CompensationAttempts: kernel.DefaultMaxAttempts, RetryBase: kernel.DefaultRetryBase,
 		RetryCap: kernel.DefaultRetryCap, Retention: kernel.DefaultRetention,
 		SweepLimit: 250, ReenqueueGrace: 4 * time.Second, SweepStuckAfter: 7 * time.Minute,
 	}

@@ -17,6 +17,10 @@ type Processor struct {
 	// EventBusName is the EventBridge bus for outcome events, a name or ARN:
 	// EVENT_BUS_NAME (optional; empty: publishing off).
 	EventBusName string
+	// OutcomeEvents says which outcome events are published:
+	// HOOKWALL_OUTCOME_EVENTS, each, failures or none (default
+	// kernel.DefaultOutcomeEvents).
+	OutcomeEvents kernel.OutcomeEvents
 	// Concurrency is how many messages of one batch are processed at once:
 	// HOOKWALL_PROCESSOR_CONCURRENCY (PROCESSOR_CONCURRENCY), 1 to 100.
 	Concurrency int
@@ -40,6 +44,9 @@ type Processor struct {
 	// instead of acknowledging them: HOOKWALL_UNHANDLED_TO_DLQ
 	// (UNHANDLED_TO_DLQ), default false.
 	UnhandledToDLQ bool
+	// Targets are the breakers' settings (HOOKWALL_BREAKER_*) and the
+	// targets' rate (HOOKWALL_TARGET_RATE); unset fields are zero.
+	Targets Targets
 	// Getenv is the environment the configuration was read from. The
 	// settings the team packages declare (process.Setting) are not read
 	// here: the wiring reads them through Getenv when it builds the handler
@@ -70,6 +77,7 @@ func loadProcessor(r *reader) Processor {
 		!validEventBus(s.EventBusName) && !strings.HasPrefix(s.EventBusName, "arn:") {
 		r.fail("EVENT_BUS_NAME=%q: want an EventBridge bus name or ARN", s.EventBusName)
 	}
+	s.OutcomeEvents = r.outcomeEvents()
 	s.Concurrency = int(r.integer("HOOKWALL_PROCESSOR_CONCURRENCY", "PROCESSOR_CONCURRENCY", kernel.DefaultConcurrency,
 		kernel.MinConcurrency, kernel.MaxConcurrency))
 	s.Lease, _ = r.lease("LEASE_SECONDS", time.Second)
@@ -77,6 +85,7 @@ func loadProcessor(r *reader) Processor {
 	s.MaxAttempts = r.attempts("HOOKWALL_MAX_ATTEMPTS", "MAX_ATTEMPTS")
 	s.Retention, _ = r.retention("RETENTION_DAYS", 24*time.Hour)
 	s.UnhandledToDLQ = r.boolean("HOOKWALL_UNHANDLED_TO_DLQ", "UNHANDLED_TO_DLQ", false)
+	s.Targets = r.targets()
 	s.Getenv = r.getenv
 	return s
 }

@@ -202,6 +202,19 @@ func (r *reader) integer(name, old string, def, lo, hi int64) int64 {
 
 // boolean reads a strconv.ParseBool value from name or, when it is unset,
 // from the deprecated old; def when neither is set or it is invalid.
+// outcomeEvents reads HOOKWALL_OUTCOME_EVENTS: which outcome events the
+// engines publish (unset: kernel.DefaultOutcomeEvents).
+func (r *reader) outcomeEvents() kernel.OutcomeEvents {
+	const name = "HOOKWALL_OUTCOME_EVENTS"
+	v := r.get(name)
+	o, err := kernel.ParseOutcomeEvents(v)
+	if err != nil {
+		r.fail("%s=%q: want each, failures or none", name, v)
+		return kernel.DefaultOutcomeEvents
+	}
+	return o
+}
+
 func (r *reader) boolean(name, old string, def bool) bool {
 	v, from := r.lookup(name, old)
 	if from == "" {

@@ -117,8 +117,8 @@ func TestProcessorDefaults(t *testing.T) {
 	// The processor's defaults are the kernel's: stated there once, for every binary.
 	if s.Concurrency != kernel.DefaultConcurrency || s.Lease != kernel.DefaultLeaseDuration || s.RetryBase != kernel.DefaultRetryBase ||
 		s.RetryCap != kernel.DefaultRetryCap || s.MaxAttempts != kernel.DefaultMaxAttempts || s.Retention != kernel.DefaultRetention ||
-		s.UnhandledToDLQ || s.EventBusName != "" || s.DLQURL == "" || s.TenantsSecretARN == "" || s.Getenv == nil ||
-		s.Getenv("DLQ_URL") != s.DLQURL {
+		s.UnhandledToDLQ || s.EventBusName != "" || s.OutcomeEvents != kernel.DefaultOutcomeEvents || s.DLQURL == "" ||
+		s.TenantsSecretARN == "" || s.Getenv == nil || s.Getenv("DLQ_URL") != s.DLQURL {
 		t.Errorf("got %+v", s)
 	}
 }
@@ -132,12 +132,13 @@ func TestProcessorSet(t *testing.T) {
 	}
 	s, warnings, err = LoadProcessor(processorEnv("HOOKWALL_PROCESSOR_CONCURRENCY", "20", "HOOKWALL_LEASE", "30s",
 		"HOOKWALL_RETRY_BASE", "5s", "HOOKWALL_RETRY_CAP", "1h", "HOOKWALL_MAX_ATTEMPTS", "8", "HOOKWALL_RETENTION", "720h",
-		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes"))
+		"HOOKWALL_UNHANDLED_TO_DLQ", "true", "EVENT_BUS_NAME", "hookwall-outcomes", "HOOKWALL_OUTCOME_EVENTS", "each"))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("got %v, warnings %v", err, warnings)
 	}
 	if s.Concurrency != 20 || s.Lease != 30*time.Second || s.RetryBase != 5*time.Second || s.RetryCap != time.Hour ||
-		s.MaxAttempts != 8 || s.Retention != 30*24*time.Hour || !s.UnhandledToDLQ || s.EventBusName != "hookwall-outcomes" {
+		s.MaxAttempts != 8 || s.Retention != 30*24*time.Hour || !s.UnhandledToDLQ || s.EventBusName != "hookwall-outcomes" ||
+		s.OutcomeEvents != kernel.OutcomesEach {
 		t.Errorf("got %+v", s)
 	}
 }
@@ -185,12 +186,13 @@ func TestProcessorDeprecatedNames(t *testing.T) {
 func TestProcessorNamesEveryBadVariable(t *testing.T) {
 	_, _, err := LoadProcessor(env("HOOKWALL_PROCESSOR_CONCURRENCY", "0", "HOOKWALL_LEASE", "60", "HOOKWALL_RETRY_BASE", "20m",
 		"HOOKWALL_MAX_ATTEMPTS", "101", "HOOKWALL_RETENTION", "7d", "HOOKWALL_UNHANDLED_TO_DLQ", "yes",
-		"EVENT_BUS_NAME", "my bus",
+		"EVENT_BUS_NAME", "my bus", "HOOKWALL_OUTCOME_EVENTS", "all",
 		"TENANTS_SECRET_ARN", "arn:aws:secretsmanager:x "))
 	wantErrors(t, err, "TABLE_NAME is required", "QUEUE_URL is required", "DLQ_URL is required",
 		`HOOKWALL_PROCESSOR_CONCURRENCY="0"`, `HOOKWALL_LEASE="60": want a Go duration such as "`+formatDuration(kernel.DefaultLeaseDuration)+`"`,
 		"HOOKWALL_RETRY_BASE (20m) is above HOOKWALL_RETRY_CAP ("+formatDuration(kernel.DefaultRetryCap)+")", `HOOKWALL_MAX_ATTEMPTS="101": want an integer from 1 to 100`,
 		`HOOKWALL_RETENTION="7d"`, `HOOKWALL_UNHANDLED_TO_DLQ="yes"`, `EVENT_BUS_NAME="my bus"`,
+		`HOOKWALL_OUTCOME_EVENTS="all": want each, failures or none`,
 		"TENANTS_SECRET_ARN: contains a space")
 	_, _, err = LoadProcessor(processorEnv("HOOKWALL_RETRY_CAP", "13h", "HOOKWALL_LEASE", "2s"))
 	wantErrors(t, err, "HOOKWALL_RETRY_CAP=13h: want 1s to 12h", "HOOKWALL_LEASE=2s: want 3s to 15m")

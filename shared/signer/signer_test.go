@@ -269,3 +269,42 @@ func TestExpand(t *testing.T) {
 		t.Errorf("Expand changed %q to %q", plain, got)
 	}
 }
+
+// TestSignV1a checks that a tenant with a Standard Webhooks whsk_ signing
+// key gets v1a signatures that its receiver, and one that has only the
+// matching whpk_ public key, accept; and that public keys alone cannot sign.
+func TestSignV1a(t *testing.T) {
+	ts, err := tenants.Parse([]byte(`{"tenants":{
+ "ed":{"standard":{"signingKey":"whsk_IRh3yhWsBdk6VhFoVWmYOO2+WnkWxQGpETPRCV8V6XU="}},
+ "pk":{"standard":{"publicKeys":["whpk_+K1jd4Iy8P1QOZfNes7M5V7r8q03tiFzbkDbP0Sok9E="]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, rec := accepting(t, ts)
+	body, err := signer.Expand([]byte(stdBody), now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := signer.Sign(tenant(t, ts, "ed"), "standard", body, signer.Options{Now: now, MessageID: "msg_v1a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sig := req.Header.Get("Webhook-Signature"); !strings.HasPrefix(sig, "v1a,") || strings.Contains(sig, " ") {
+		t.Fatalf("webhook-signature %q, want one v1a entry", sig)
+	}
+	for _, tn := range []string{"ed", "pk"} {
+		req.Tenant = tn
+		hr, err := req.HTTPRequest(context.Background(), "http://receiver.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, hr)
+		if got := rec.take(); w.Code != http.StatusOK || len(got) != 1 || got[0].Key != "standard#"+tn+"#msg_v1a" {
+			t.Errorf("tenant %s: %d %q, claimed %+v; want 200 and standard#%s#msg_v1a", tn, w.Code, w.Body, got, tn)
+		}
+	}
+	if _, err := signer.Sign(tenant(t, ts, "pk"), "standard", body, signer.Options{Now: now}); !errors.Is(err, signer.ErrNotConfigured) || !strings.Contains(err.Error(), "cannot sign") {
+		t.Errorf("sign with public keys only: %v, want ErrNotConfigured saying they cannot sign", err)
+	}
+}

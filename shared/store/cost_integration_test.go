@@ -266,7 +266,10 @@ func payloadOf(n int) []byte {
 // the DynamoDB calls and the write capacity of an event's claim, its
 // processing with two journaled steps, and a retried event's two attempts,
 // and checks the calls: one PutItem for the claim; one UpdateItem to
-// acquire, one TransactWriteItems per step and one UpdateItem to complete.
+// acquire, one per step but the last, whose entry the completing
+// UpdateItem carries (the step journal in the record, store/journal.go);
+// a retry's journal read is a GetItem of the record and a Query of the
+// journal items.
 func TestCallsAndCapacityPerEvent(t *testing.T) {
 	p := newPipeline(t, store.Config{Function: "processor"})
 	for _, size := range []int{200, 2048} {
@@ -283,10 +286,10 @@ func TestCallsAndCapacityPerEvent(t *testing.T) {
 			want map[string]int
 		}{
 			{"claim", claim, map[string]int{"PutItem": 1}},
-			{"processing, two steps", happy, map[string]int{"UpdateItem": 2, "TransactWriteItems": 2}},
+			{"processing, two steps", happy, map[string]int{"UpdateItem": 3}},
 			{"claim of the retried event", claim2, map[string]int{"PutItem": 1}},
-			{"attempt 1: step one done, step two fails", first, map[string]int{"UpdateItem": 2, "TransactWriteItems": 1}},
-			{"attempt 2: journal read, step two run", second, map[string]int{"UpdateItem": 2, "Query": 1, "TransactWriteItems": 1}},
+			{"attempt 1: step one done, step two fails", first, map[string]int{"UpdateItem": 3}},
+			{"attempt 2: journal read, step two run", second, map[string]int{"UpdateItem": 2, "GetItem": 1, "Query": 1}},
 		} {
 			t.Logf("payload %d B, %s: calls %v, write capacity: table %.1f, sweep index %.1f", size, c.name, c.got.ops, c.got.table, c.got.index)
 			if !reflect.DeepEqual(c.got.ops, c.want) {
@@ -342,6 +345,27 @@ var capacityBefore = map[int]eventCost{
 	64 << 10: {claim: 49, acquire: 49, step: 28, complete: 49, gsi: 2, claimCalls: 1, dupWCU: 1, dupCalls: 1},
 }
 
+// capacityBeforeIssue20 is the table measured by this test on DynamoDB
+// Local at commit 93643ab, before issue 20: a journaled step was a
+// TransactWriteItems (a ConditionCheck of the record's lease and the Put
+// of a STEP item) and the completion a write of its own.
+var capacityBeforeIssue20 = map[int]eventCost{
+	512:      {claim: 1, acquire: 1, step: 2, complete: 1, gsi: 2, claimCalls: 1, dupWCU: 1, dupCalls: 1, recordBytes: 969, heartbeat: 1},
+	4 << 10:  {claim: 5, acquire: 1, step: 2, complete: 1, gsi: 2, claimCalls: 2, dupWCU: 2, dupCalls: 2, recordBytes: 501, heartbeat: 1},
+	64 << 10: {claim: 50, acquire: 1, step: 2, complete: 1, gsi: 2, rcu: 13, claimCalls: 2, dupWCU: 2, dupCalls: 2, recordBytes: 502, heartbeat: 1},
+}
+
+// duplicateShare is the share of deliveries that are duplicates in the
+// cost table of docs/PERFORMANCE.md (40%: 2/3 of a duplicate per unique
+// event), every duplicate priced as reaching DynamoDB.
+const duplicateShare = 0.4
+
+// wruPerUnique is the write units one unique event costs with its
+// duplicates: table and index writes, and 2/3 of a duplicate's claim.
+func (c eventCost) wruPerUnique() float64 {
+	return c.total() + c.gsi + c.dupWCU*duplicateShare/(1-duplicateShare)
+}
+
 // textPayload returns a JSON payload of n bytes whose text compresses about
 // as well as a chat event's (base64 of random bytes: gzip keeps ~3/4).
 func textPayload(n int) []byte {
@@ -381,19 +405,29 @@ func measureEvent(t *testing.T, p *pipeline, key string, payload []byte) eventCo
 	if r := p.d.Handle(context.Background(), dispatch.Message{MessageID: key, ReceiptHandle: "rh", Body: body}); r.Verdict != dispatch.Succeeded {
 		t.Fatalf("%s: got verdict %v (%v)", key, r.Verdict, r.Err)
 	}
+	// The first UpdateItem acquires, the last completes; writes between
+	// them journal steps (UpdateItem of the record, or TransactWriteItems
+	// of a journal item).
+	calls := p.cap.takeCalls()
+	last := -1
+	for i, cl := range calls {
+		if cl.op == "UpdateItem" {
+			last = i
+		}
+	}
 	updates := 0
-	for _, cl := range p.cap.takeCalls() {
+	for i, cl := range calls {
 		c.gsi += cl.index["sweep"]
 		switch {
 		case cl.read():
 			c.rcu += cl.table
-		case cl.op == "TransactWriteItems":
-			c.step += cl.table
 		case cl.op == "UpdateItem" && updates == 0:
 			c.acquire += cl.table
 			updates++
-		case cl.op == "UpdateItem":
+		case cl.op == "UpdateItem" && i == last:
 			c.complete += cl.table
+		case cl.op == "UpdateItem" || cl.op == "TransactWriteItems":
+			c.step += cl.table
 		default:
 			t.Errorf("%s: unexpected call %s while processing", key, cl.op)
 		}
@@ -454,6 +488,19 @@ func capacityTable(title string, figures map[int]eventCost) string {
 	return b.String()
 }
 
+// wruTable compares the write units per unique event, duplicates
+// included, before and after issue 20, as docs/PERFORMANCE.md prices them.
+func wruTable(after map[int]eventCost) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Write units per unique event (table + sweep index + %.0f%% duplicates reaching DynamoDB)\n\n", duplicateShare*100)
+	b.WriteString("| payload | before issue 20: table + index | with duplicates | after: table + index | with duplicates |\n|---|---|---|---|---|\n")
+	for _, size := range capacitySizes {
+		bf, af := capacityBeforeIssue20[size], after[size]
+		fmt.Fprintf(&b, "| %s | %.1f | %.2f | %.1f | %.2f |\n", sizeName(size), bf.total()+bf.gsi, bf.wruPerUnique(), af.total()+af.gsi, af.wruPerUnique())
+	}
+	return b.String()
+}
+
 func sizeName(n int) string {
 	if n < 1024 {
 		return fmt.Sprintf("%.1f KB", float64(n)/1024)
@@ -465,8 +512,11 @@ func sizeName(n int) string {
 // capacity units one unique event consumes through the receiver's claim and
 // the processor (acquire, one journaled step, complete): write units on the
 // table per phase, on the sweep index, and the read units of the
-// processor's reads; and prints them next to the figures of the design
-// before issue 11. With HOOKWALL_CAPACITY_TABLE set it also writes the
+// processor's reads; and prints them next to the figures of the designs
+// before issue 11 and before issue 20, with the write units per unique
+// event that docs/PERFORMANCE.md prices. It checks issue 20's floor: the
+// step costs no write of its own, and a 0.5 KB event at most 5 WCU on the
+// table and index. With HOOKWALL_CAPACITY_TABLE set it also writes the
 // table to that file.
 func TestCapacityPerUniqueEvent(t *testing.T) {
 	p := newOneStepPipeline(t)
@@ -476,6 +526,13 @@ func TestCapacityPerUniqueEvent(t *testing.T) {
 	}
 	for _, size := range capacitySizes {
 		c := after[size]
+		// Issue 20: the one step's entry rides on the completion, in the record.
+		if c.step != 0 {
+			t.Errorf("payload %s: the step costs %.1f WCU of its own, want 0 (carried by the completion)", sizeName(size), c.step)
+		}
+		if size <= 512 && c.total()+c.gsi > 5 {
+			t.Errorf("payload %s: %.1f WCU on the table and index, want at most 5", sizeName(size), c.total()+c.gsi)
+		}
 		if c.acquire != 1 || c.complete != 1 || c.heartbeat != 1 {
 			t.Errorf("payload %s: acquire %.1f WCU, complete %.1f WCU, heartbeat %.1f WCU; want 1 each",
 				sizeName(size), c.acquire, c.complete, c.heartbeat)
@@ -488,8 +545,11 @@ func TestCapacityPerUniqueEvent(t *testing.T) {
 	out := "Capacity units per unique event: receiver claim, processor acquire + 1 journaled step + complete\n" +
 		"(payload: JSON around base64 of random bytes, gzip keeps ~3/4; DynamoDB Local; RCU: strongly consistent reads)\n" +
 		"go test -tags integration -count=1 -run TestCapacityPerUniqueEvent -v ./shared/store/\n\n" +
-		capacityTable("Before (payload in the event record)", capacityBefore) + "\n" +
-		capacityTable("After (payload inline while the record stays within 1 KB, else in its own item)", after) + "\n" +
+		capacityTable("Before issue 11 (payload in the event record)", capacityBefore) + "\n" +
+		capacityTable("Before issue 20 (93643ab: payload inline while the record stays within 1 KB, else in its own item; "+
+			"the step a transaction)", capacityBeforeIssue20) + "\n" +
+		capacityTable("After issue 20 (the step journal in the record: one fenced UpdateItem, the last step carried by the completion)", after) + "\n" +
+		wruTable(after) + "\n" +
 		"Duplicate claim: a failed conditional write is counted as 1 WCU, as DynamoDB Local returns no consumed\n" +
 		"capacity with the error; DynamoDB charges it by the size of the item already there (at least 1).\n"
 	for _, line := range strings.Split(out, "\n") {

@@ -3,8 +3,13 @@
 //
 // Table layout (the contract operators and tools rely on): partition key `pk`
 // is the event key `provider#tenant#dedupKey`; sort key `sk` is "EVENT" for the
-// record and "STEP#<handler>#<step>" for journal entries (the compensator's
-// undo steps are "STEP#<handler>#$undo:<step>"). Attribute names are those of
+// record and "STEP#<handler>#<step>" for journal items (the compensator's
+// undo steps are "STEP#<handler>#$undo:<step>"). Journal entries are kept
+// in the record itself while they are small, as attributes
+// "step#<handler>#<step>" counted by `stepBytes` ([AttrStepPrefix],
+// [RecordStepBytes]): one fenced UpdateItem per write instead of a
+// transaction, and the completion can carry the last ones
+// ([Table.CompleteSteps]); journal items take the rest. Attribute names are those of
 // architecture.md: status, version, provider, tenant, eventType, receivedAt,
 // updatedAt, expiresAt (TTL, epoch seconds), leaseOwner, leaseUntil,
 // attempts, payloadHash, payload, traceId, lastError; plus claimId (the

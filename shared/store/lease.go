@@ -277,9 +277,13 @@ func (t *Table) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time)
 // attributes; fenced on l's owner and version. held is false when the lease
 // is lost (nothing is written).
 func (t *Table) Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
-	w := newWrite().sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(retainUntil.Unix())}).
+	return t.transition(ctx, l, webhook.StatusProcessing, webhook.StatusSucceeded, "", completion(retainUntil))
+}
+
+// completion is the write of a completion, without the transition.
+func completion(retainUntil time.Time) *write {
+	return newWrite().sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(retainUntil.Unix())}).
 		removes(AttrLastError, AttrSweepShard, AttrSweepAt)
-	return t.transition(ctx, l, webhook.StatusProcessing, webhook.StatusSucceeded, "", w)
 }
 
 // Retry moves the record to RETRY with lastError and clears the lease;
@@ -409,11 +413,20 @@ func (t *Table) AcquireCompensation(ctx context.Context, key, owner string, unti
 
 // read is a strongly consistent GetItem of the record of key (nil if absent).
 func (t *Table) read(ctx context.Context, key string) (*Record, error) {
+	item, err := t.readItem(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRecord(item)
+}
+
+// readItem is a strongly consistent GetItem of the record item of key (nil if absent).
+func (t *Table) readItem(ctx context.Context, key string) (map[string]types.AttributeValue, error) {
 	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: recordKey(key), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, err
 	}
-	return decodeRecord(out.Item)
+	return out.Item, nil
 }
 
 // HeartbeatCompensation extends the compensation lease l to until, on

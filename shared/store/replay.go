@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -20,6 +21,12 @@ type ReplayOptions struct {
 	// Window keeps the record at least this long from now (expiresAt is
 	// never moved earlier).
 	Window time.Duration
+	// From, when not empty, replays the record only from these states:
+	// one in another state is refused (ReplayRefused, nothing written). The
+	// write is pinned to the state read, so a record that left them under
+	// the replay is refused too (a bulk recovery of FAILED events never
+	// replays one that another run already sent back).
+	From []webhook.Status
 }
 
 // ReplayOutcome says what [Table.Replay] did.
@@ -50,6 +57,9 @@ type ReplayResult struct {
 // replayable reports whether Replay may move r at now with opts, and if
 // not, why.
 func replayable(r *Record, opts ReplayOptions, now time.Time) bool {
+	if len(opts.From) > 0 && !slices.Contains(opts.From, r.Status) {
+		return false
+	}
 	switch r.Status {
 	case webhook.StatusSucceeded:
 		return opts.Force
@@ -74,10 +84,15 @@ func replayable(r *Record, opts ReplayOptions, now time.Time) bool {
 // expiresAt by PayloadRetention when it would not (one more write).
 //
 // Outcomes: Replayed with the record as written, ReplayRefused with the
-// record as found (SUCCEEDED without Force, or a live lease), ReplayMissing.
+// record as found (SUCCEEDED without Force, a live lease, or a state not in
+// opts.From), ReplayMissing.
 func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (ReplayResult, error) {
 	now := t.now()
-	cur, err := t.read(ctx, key)
+	item, err := t.readItem(ctx, key)
+	if err != nil {
+		return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
+	}
+	cur, err := decodeRecord(item)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
 	}
@@ -128,6 +143,7 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 			history(t.historyEntry(now, s.status, webhook.StatusReceived, s.version+1, 0, "", ""), t.keep)
 		if opts.FreshSteps {
 			w.sets(map[string]types.AttributeValue{AttrClaimID: avString(newClaimID())})
+			dropSteps(w, item) // the old claim's entries kept in the record
 		}
 		pin(w, s)
 		out, err := t.update(ctx, key, w, types.ReturnValueAllNew, true)
@@ -136,6 +152,7 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 			if !ok {
 				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
 			}
+			item = old
 			if cur, err = decodeRecord(old); err != nil {
 				return ReplayResult{}, fmt.Errorf("store: replay %s: %w", key, err)
 			}

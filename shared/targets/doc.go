@@ -16,9 +16,12 @@
 //     Config.Wait) for those outcomes instead of calling; a window that
 //     reached MinCalls successes with no failure admits with no write until
 //     a failure is reported (each instance trusts what it read for at most
-//     [BreakerCacheFor]). So a dead target gets at most MinCalls calls per
-//     window across every instance, and healthy traffic costs at most
-//     MinCalls writes per target and window.
+//     [BreakerCacheFor]). So a target dead from the start of a window gets
+//     at most MinCalls calls in it across every instance (one that dies
+//     while its window admits freely also gets the calls already under way,
+//     and those other instances admit in the second before they read the
+//     first failure), and healthy traffic costs at most 2 × MinCalls writes
+//     per target and window (a reservation and an outcome each).
 //   - An open breaker holds, except for the one caller per ProbeInterval
 //     that wins the probe slot (a conditional write): it gets [Probe], and
 //     the probe's success closes the breaker.

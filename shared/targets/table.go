@@ -168,15 +168,16 @@ func (t *Table) readBreaker(ctx context.Context, target string) (breaker.State, 
 }
 
 // breakerState returns target's breaker as cached if read at most
-// BreakerCacheFor ago, else as read now.
-func (t *Table) breakerState(ctx context.Context, target string, now time.Time) (breaker.State, error) {
+// BreakerCacheFor ago, else as read now (fresh).
+func (t *Table) breakerState(ctx context.Context, target string, now time.Time) (st breaker.State, fresh bool, err error) {
 	t.mu.Lock()
 	c, ok := t.breakers[target]
 	t.mu.Unlock()
 	if ok && now.Sub(c.at) <= BreakerCacheFor && !now.Before(c.at) {
-		return c.v, nil
+		return c.v, false, nil
 	}
-	return t.readBreaker(ctx, target)
+	st, err = t.readBreaker(ctx, target)
+	return st, true, err
 }
 
 // update is one conditional UpdateItem of target's breaker returning the
@@ -274,15 +275,25 @@ func (t *Table) Admit(ctx context.Context, sub Subject) (Admission, error) {
 	if sub.Target == "" {
 		return Admission{Verdict: Allow}, nil
 	}
-	st, err := t.breakerState(ctx, sub.Target, now)
+	st, fresh, err := t.breakerState(ctx, sub.Target, now)
 	if err != nil {
 		return Admission{}, err
 	}
 	for conflicts, polls := 0, 0; conflicts < maxConflicts; {
 		now = t.cfg.Now()
 		ms := now.UnixMilli()
+		d := t.p.Admit(st, ms)
+		if !fresh && d != breaker.Free && d != breaker.Hold {
+			// A write decided on a cached state would likely lose its
+			// condition (a unit spent); a read costs less than a write.
+			if st, err = t.readBreaker(ctx, sub.Target); err != nil {
+				return Admission{}, err
+			}
+			fresh = true
+			continue
+		}
 		var ok bool
-		switch t.p.Admit(st, ms) {
+		switch d {
 		case breaker.Free:
 			return Admission{Verdict: Allow, Token: breaker.FreeToken}, nil
 		case breaker.Hold:

@@ -99,6 +99,14 @@ func TestImportRules(t *testing.T) {
 		// receiver included, can import it.
 		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{"shared/webhook", "shared/internal/kernel", "shared/obs",
 			"shared/internal/fanout", "shared/internal/registry"}},
+		// The targets' shared state (breakers, buckets, pauses): the SDK, the
+		// settings it is configured from and obs's EMF; never an engine. Its
+		// arithmetic imports nothing; memgate is the same without the table.
+		{"shared/targets", nil, []string{"shared/targets/internal/breaker", "shared/settings", "shared/obs",
+			"shared/webhook", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
+		{"shared/targets/internal/breaker", []string{"github.com/"}, []string{}},
+		{"shared/targets/memgate", nil, []string{"shared/targets", "shared/targets/internal/breaker", "shared/settings", "shared/obs",
+			"shared/webhook", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
 		// The audit view (events API, CLI): the store's records, and the
 		// registry's route names.
 		{"shared/audit", nil, append([]string{"shared/store"}, providerDeps...)},
@@ -122,12 +130,16 @@ func TestImportRules(t *testing.T) {
 	for _, pkg := range strings.Fields(string(list)) {
 		checkRule(t, mod, strings.TrimPrefix(pkg, mod), []string{"github.com/aws/"}, []string{"shared/webhook", "shared/webhook/webhooktest", "shared/provider", "shared/provider/..."})
 	}
-	// The hookwall CLI: the shared adapters and the signer, never a
-	// function's engine or wiring (it runs no handler).
+	// The hookwall CLI: the shared adapters, the signer and the operator's
+	// jobs (targets, drain, recovery, op events), never a function's engine
+	// or wiring (it runs no handler).
 	checkRule(t, mod, "cmd/hookwall", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
-		"shared/internal/kernel", "shared/internal/registry",
+		"shared/internal/kernel", "shared/internal/registry", "shared/bus", "shared/targets", "shared/targets/internal/breaker",
+		"shared/drain", "shared/recovery",
 		"cmd/internal/runfile", "cmd/internal/repo", "cmd/internal/scaffold"}, providerDeps...))
+	// The local tools' main helper: the standard library only.
+	checkRule(t, mod, "cmd/internal/command", []string{"github.com/"}, []string{})
 	// runner.json, shared by the runner and the CLI: the standard library only.
 	checkRule(t, mod, "cmd/internal/runfile", []string{"github.com/"}, []string{})
 	// The repository root and the handler scaffold (source files only, no

@@ -478,6 +478,7 @@ func TestPage(t *testing.T) {
 		items = append(items, item)
 	}
 	newest := "line#demo#E" + string(rune('A'+(MaxPageEvents+4)%26)) + string(rune('a'+(MaxPageEvents+4)/26))
+	items[MaxPageEvents+4][store.StepAttr("hookwall.forward", "in-record")] = &types.AttributeValueMemberN{Value: "2"} // kept in the record
 	for _, claim := range []string{"c1", "old"} {
 		items = append(items, map[string]types.AttributeValue{
 			"pk": &types.AttributeValueMemberS{Value: newest}, "sk": &types.AttributeValueMemberS{Value: store.StepSK("hookwall.forward", "post-"+claim)},
@@ -495,7 +496,7 @@ func TestPage(t *testing.T) {
 	if len(evs) != MaxPageEvents || evs[0].Key != newest || !evs[0].ReceivedAt.After(evs[1].ReceivedAt) {
 		t.Fatalf("%d events, first %s", len(evs), evs[0].Key)
 	}
-	if len(evs[0].History) != 3 || len(evs[0].Steps) != 1 || evs[0].Steps[0].Step != "post-c1" {
+	if len(evs[0].History) != 3 || len(evs[0].Steps) != 2 || evs[0].Steps[0].Step != "post-c1" || evs[0].Steps[1].Step != "in-record" {
 		t.Errorf("history %v steps %v (only the current claim's)", evs[0].History, evs[0].Steps)
 	}
 	if c := evs[0].Calls; len(c) != 3 || c[0].Status != 503 || c[1].Error != "context deadline exceeded" || evs[0].CallCount != 12 ||

@@ -103,6 +103,13 @@ type Page struct {
 	Log *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Controls, Held and Drain back the targets panel: breakers, pauses,
+	// held counts, and its Pause and Resume buttons (optional: without
+	// Controls the panel is empty and the buttons answer 501; without
+	// Drain a resume leaves the held events to the sweeper).
+	Controls Controls
+	Held     HeldCounter
+	Drain    Drainer
 }
 
 // EventView is one event as the page shows it.
@@ -159,7 +166,9 @@ func (p *Page) now() time.Time {
 }
 
 // ServeHTTP serves the page (GET PagePath), its rows (GET PagePath+"events"), the
-// events as JSON (GET PagePath+"api/events") and replays (POST PagePath+"replay").
+// events as JSON (GET PagePath+"api/events"), replays (POST PagePath+"replay"),
+// the targets panel (GET PagePath+"targets", as JSON PagePath+"api/targets")
+// and its pause and resume (POST PagePath+"pause", PagePath+"resume").
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch rest := strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(PagePath, "/")); rest {
 	case "", "/":
@@ -195,16 +204,45 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(l.Events)
 	case "/replay":
 		p.replay(w, r)
+	case "/targets", "/api/targets":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if rest == "/targets" {
+			p.render(w, r, "targets")
+			return
+		}
+		panel, err := p.panel(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(panel)
+	case "/pause", "/resume":
+		p.control(w, r, rest == "/resume")
 	default:
 		http.NotFound(w, r)
 	}
 }
 
 func (p *Page) render(w http.ResponseWriter, r *http.Request, name string) {
-	l, err := p.List(r.Context())
-	data := map[string]any{"Events": l.Events, "Note": l.Note, "Info": p.Info, "Now": p.now(), "Max": MaxPageEvents}
-	if err != nil {
-		data["Error"] = err.Error()
+	data := map[string]any{"Info": p.Info, "Now": p.now(), "Max": MaxPageEvents, "Controls": p.Controls != nil}
+	if name != "targets" {
+		l, err := p.List(r.Context())
+		data["Events"], data["Note"] = l.Events, l.Note
+		if err != nil {
+			data["Error"] = err.Error()
+		}
+	}
+	if name != "rows" {
+		panel, err := p.panel(r.Context())
+		data["Panel"] = panel
+		if err != nil {
+			data["PanelError"] = err.Error()
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -293,6 +331,13 @@ func (p *Page) add(item map[string]types.AttributeValue, c *collected) error {
 		}
 		if !rec.Expired(p.now()) {
 			c.recs = append(c.recs, rec)
+		}
+		// Journal entries kept in the record (shared/store/journal.go) are its claim's.
+		if entries, err := store.RecordSteps(item); err == nil {
+			for _, e := range entries {
+				c.steps[rec.Key] = append(c.steps[rec.Key], journalItem{Key: rec.Key, ClaimID: rec.ClaimID, Handler: e.Handler,
+					Step: e.Step, Result: e.Result, CompletedAt: e.CompletedAt.UnixMilli()})
+			}
 		}
 	case strings.HasPrefix(sk.Value, store.SKPayloadPrefix):
 		var pi struct {

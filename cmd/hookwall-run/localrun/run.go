@@ -24,11 +24,13 @@ import (
 	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
 	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/targets"
 )
 
 // ReceiverTimeout is the receiver's timeout, as template.yaml sets it: each
@@ -36,9 +38,6 @@ import (
 // processor's and compensator's is their lease (HOOKWALL_LEASE), as the
 // template sets Timeout and HOOKWALL_LEASE to the same value.
 const ReceiverTimeout = 4 * time.Second
-
-// shutdownGrace bounds the servers' graceful shutdown.
-const shutdownGrace = 5 * time.Second
 
 // Files in the run directory.
 const (
@@ -90,9 +89,9 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 			DefaultHost, cfg.Port, err, cfg.Port+1)
 	}
 	defer mainLn.Close()
-	ebLn, err := net.Listen("tcp", DefaultHost+":0")
+	ebLn, err := ListenLoopback("the EventBridge endpoint")
 	if err != nil {
-		return fmt.Errorf("localrun: listen for the EventBridge endpoint: %w", err)
+		return err
 	}
 	defer ebLn.Close()
 	fwdLn, forwardURL, err := ListenForward(cfg.ForwardURL)
@@ -142,6 +141,9 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	env["TENANTS_SECRET_ARN"] = ""
 	if cfg.Getenv("EVENT_BUS_NAME") == "" {
 		env["EVENT_BUS_NAME"] = DefaultBus
+	}
+	if cfg.Getenv("HOOKWALL_OUTCOME_EVENTS") == "" {
+		env["HOOKWALL_OUTCOME_EVENTS"] = "each" // the local run shows every outcome (deployments: failures)
 	}
 	env["AWS_ENDPOINT_URL_EVENTBRIDGE"] = "http://" + ebLn.Addr().String()
 	for k, v := range env {
@@ -232,33 +234,31 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	// Servers: receiver + page, EventBridge, forward target.
 	outcomes := filepath.Join(cfg.RunDir, OutcomesFile)
 	forwarded := filepath.Join(cfg.RunDir, ForwardedFile)
+	ts, err := settings.LoadTargets(getenv)
+	if err != nil {
+		return err
+	}
+	gate, err := targets.New(targets.TableConfig{Client: db, TableName: rs.TableName, Config: targets.Config{}.With(ts)})
+	if err != nil {
+		return err
+	}
+	drainer, err := drain.New(drain.Config{Store: table, Gate: gate, Queue: mainQueue, Logger: log})
+	if err != nil {
+		return err
+	}
 	page := &Page{DB: db, Table: rs.TableName, Recent: recent, Replay: table, Queue: mainQueue, Window: rs.DedupWindow, Log: log,
-		Info: [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}}}
+		Info:     [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}},
+		Controls: gate, Held: table, Drain: func(ctx context.Context, sc targets.Scope) (int, error) {
+			p, err := drainer.Release(ctx, sc, drain.Options{})
+			return p.Released, err
+		}}
 	port := mainLn.Addr().(*net.TCPAddr).Port
 	mux := Handler(port, recv.HandleAPIGateway, rs.MaxBody, recvLog, page)
-	servers := []*http.Server{newServer(mux, cfg.Timeouts), newServer(&EventBridge{Path: outcomes, Log: log}, cfg.Timeouts)}
-	listeners := []net.Listener{mainLn, ebLn}
-	if fwdLn != nil {
-		fwd := http.NewServeMux()
-		fwd.Handle("/", &ForwardTarget{Path: forwarded, Secret: DemoForwardSecret, Log: log})
-		servers = append(servers, newServer(fwd, cfg.Timeouts))
-		listeners = append(listeners, fwdLn)
-	}
-	serveErr := make(chan error, len(servers))
-	for i, srv := range servers {
-		go func() {
-			if err := srv.Serve(listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				serveErr <- err
-			}
-		}()
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-		defer cancel()
-		for _, srv := range servers {
-			_ = srv.Shutdown(sctx)
-		}
-	}()
+	servers := &Servers{Timeouts: cfg.Timeouts}
+	servers.Serve(mainLn, mux)
+	servers.Serve(ebLn, &EventBridge{Path: outcomes, Log: log})
+	servers.ServeForward(fwdLn, forwarded, log)
+	defer servers.Shutdown(ctx)
 
 	sources := StartSources(ctx, log, pollers, schedules)
 	defer sources.Cancel()
@@ -294,8 +294,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 
 	select {
 	case <-ctx.Done():
-	case err = <-serveErr:
-		err = fmt.Errorf("localrun: server: %w", err)
+	case err = <-servers.Failed():
 	}
 	fmt.Fprintln(sys.Stderr, "\nhookwall-run: stopping (pollers, servers"+
 		map[bool]string{true: ", then the local services this run started: " + strings.Join(svc.started, ", "), false: ""}[len(svc.started) > 0]+

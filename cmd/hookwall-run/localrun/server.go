@@ -1,7 +1,10 @@
 package localrun
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -112,14 +115,88 @@ func (g LocalOnly) hosts() []string {
 
 // ListenForward returns forwardURL when it is set; otherwise a listener on
 // a free loopback port for the local forward target standing for the
-// business, and that target's URL.
+// business ([Servers.ServeForward]), and that target's URL.
 func ListenForward(forwardURL string) (net.Listener, string, error) {
 	if forwardURL != "" {
 		return nil, forwardURL, nil
 	}
-	ln, err := net.Listen("tcp", DefaultHost+":0")
+	ln, err := ListenLoopback("the forward target")
 	if err != nil {
-		return nil, "", fmt.Errorf("localrun: listen for the forward target: %w", err)
+		return nil, "", err
 	}
 	return ln, "http://" + ln.Addr().String() + "/hookwall", nil
+}
+
+// ListenLoopback returns a listener on a free port of [DefaultHost], for
+// what (named in the error): the runners serve nothing beyond loopback.
+func ListenLoopback(what string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", DefaultHost+":0")
+	if err != nil {
+		return nil, fmt.Errorf("localrun: listen for %s: %w", what, err)
+	}
+	return ln, nil
+}
+
+// shutdownGrace bounds the servers' graceful shutdown.
+const shutdownGrace = 5 * time.Second
+
+// Servers are the HTTP servers of a local run (make run, make sam-local,
+// make sam-invoke, the storm): each serves one handler on its own listener
+// with the same [Timeouts] and a bound on the headers' size, until
+// [Servers.Shutdown]. The zero value is ready to use, with
+// [DefaultTimeouts]. Its methods are for one goroutine.
+type Servers struct {
+	// Timeouts bound every connection (zero fields: [DefaultTimeouts]).
+	Timeouts Timeouts
+
+	list   []*http.Server
+	failed chan error
+}
+
+// Serve serves h on ln in a goroutine of its own; ln is closed by
+// [Servers.Shutdown].
+func (s *Servers) Serve(ln net.Listener, h http.Handler) {
+	s.Failed() // makes the channel
+	failed := s.failed
+	srv := newServer(h, s.Timeouts)
+	s.list = append(s.list, srv)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			select {
+			case failed <- fmt.Errorf("localrun: server on %s: %w", ln.Addr(), err):
+			default: // the first failure is the one reported
+			}
+		}
+	}()
+}
+
+// ServeForward serves the forward target standing for the business on ln,
+// from [ListenForward], appending what it receives to path; a nil ln (the
+// business is elsewhere) serves nothing.
+func (s *Servers) ServeForward(ln net.Listener, path string, log *slog.Logger) {
+	if ln == nil {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", &ForwardTarget{Path: path, Secret: DemoForwardSecret, Log: log})
+	s.Serve(ln, mux)
+}
+
+// Failed receives the first error a server stopped with (not one stopped
+// by [Servers.Shutdown]).
+func (s *Servers) Failed() <-chan error {
+	if s.failed == nil {
+		s.failed = make(chan error, 1)
+	}
+	return s.failed
+}
+
+// Shutdown stops the servers, letting the requests in flight finish for at
+// most shutdownGrace, even when ctx is done already.
+func (s *Servers) Shutdown(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	for _, srv := range s.list {
+		_ = srv.Shutdown(sctx)
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -391,14 +390,9 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 
 	// The forward target standing for the business.
 	forwarded := filepath.Join(cfg.Run.RunDir, ForwardedFile)
-	var fwdSrv *http.Server
-	if fwdLn != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/", &localrun.ForwardTarget{Path: forwarded, Secret: localrun.DemoForwardSecret, Log: log})
-		fwdSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 15 * time.Second}
-		go func() { _ = fwdSrv.Serve(fwdLn) }()
-		defer fwdSrv.Close()
-	}
+	var servers localrun.Servers
+	servers.ServeForward(fwdLn, forwarded, log)
+	defer servers.Shutdown(ctx)
 
 	sources := localrun.StartSources(ctx, log, pollers, []*localrun.Schedule{sweeper})
 	defer sources.Cancel()

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -77,16 +75,14 @@ func InvokeSamples(ctx context.Context, cfg Config, sys System, only []string) (
 	root := cfg.Run.Root
 
 	// The samples' tenant forwards to a local target, as in make sam-local.
-	fwdLn, err := net.Listen("tcp", localrun.DefaultHost+":0")
+	fwdLn, forwardURL, err := localrun.ListenForward("")
 	if err != nil {
-		return nil, fmt.Errorf("samlocal: listen for the forward target: %w", err)
+		return nil, err
 	}
-	forwarded := filepath.Join(cfg.Run.RunDir, ForwardedFile)
-	fwd := &http.Server{Handler: &localrun.ForwardTarget{Path: forwarded, Secret: localrun.DemoForwardSecret, Log: log},
-		ReadHeaderTimeout: 15 * time.Second}
-	go func() { _ = fwd.Serve(fwdLn) }()
-	defer fwd.Close()
-	doc, err := localrun.DemoTenants("http://" + fwdLn.Addr().String() + "/hookwall")
+	var servers localrun.Servers
+	servers.ServeForward(fwdLn, filepath.Join(cfg.Run.RunDir, ForwardedFile), log)
+	defer servers.Shutdown(ctx)
+	doc, err := localrun.DemoTenants(forwardURL)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 		return nil
 	})
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: b.Table, DLQ: b.DLQ, UnhandledToDLQ: s.UnhandledToDLQ,
-		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Logger: log,
+		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Outcomes: s.OutcomeEvents, Logger: log,
 			Metrics:       obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"}),
 			LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
 			Retention: s.Retention}})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -47,7 +46,7 @@ type System struct {
 	comp     *compwiring.Handler
 	sqs      *sqs.Client
 	opts     Options
-	servers  []*http.Server
+	servers  localrun.Servers
 	tracks   sync.Map // request id → *Track
 	mu       sync.Mutex
 	procRun  *run
@@ -98,15 +97,14 @@ func startSystem(ctx context.Context, o Options, res *Resources, dir string, cou
 	}
 	s.log = obs.NewLogger(logs, level)
 
-	listen := func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
-	recvLn, err := listen()
+	recvLn, err := localrun.ListenLoopback("the receiver")
 	if err != nil {
-		return nil, fmt.Errorf("storm: listen: %w", err)
+		return nil, fmt.Errorf("storm: %w", err)
 	}
-	fwdLn, err := listen()
+	fwdLn, err := localrun.ListenLoopback("the business target")
 	if err != nil {
 		recvLn.Close()
-		return nil, fmt.Errorf("storm: listen: %w", err)
+		return nil, fmt.Errorf("storm: %w", err)
 	}
 	s.ReceiverURL = "http://" + recvLn.Addr().String()
 	forwardURL := "http://" + fwdLn.Addr().String() + "/business"
@@ -184,10 +182,8 @@ func startSystem(ctx context.Context, o Options, res *Resources, dir string, cou
 	}))
 	fwd := http.NewServeMux()
 	fwd.Handle("/", s.Target)
-	s.servers = []*http.Server{{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, {Handler: fwd, ReadHeaderTimeout: 10 * time.Second}}
-	for i, ln := range []net.Listener{recvLn, fwdLn} {
-		go func() { _ = s.servers[i].Serve(ln) }()
-	}
+	s.servers.Serve(recvLn, mux)
+	s.servers.Serve(fwdLn, fwd)
 	s.StartProcessor(ctx)
 	s.compRun = s.startPollers(ctx, []*localrun.Poller{{
 		Name: "compensator", Client: s.sqs, QueueURL: res.DLQURL, QueueARN: res.DLQARN, Region: awsCfg.Region,
@@ -312,9 +308,5 @@ func (s *System) Stop() {
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, srv := range s.servers {
-		_ = srv.Shutdown(ctx)
-	}
+	s.servers.Shutdown(context.Background())
 }

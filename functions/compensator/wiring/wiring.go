@@ -59,7 +59,7 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 	}
 	comp, err := compensate.New(compensate.Config{
 		Registry: reg, Store: b.Table, Requeue: b.Queue,
-		Kernel: compensate.Kernel{Queue: b.DLQ, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
+		Kernel: compensate.Kernel{Queue: b.DLQ, Publisher: b.Publisher, Outcomes: s.OutcomeEvents, Logger: logger, Metrics: metrics,
 			LeaseDuration: s.Lease, MaxAttempts: s.CompensationAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
 			Retention: s.Retention},
 	})

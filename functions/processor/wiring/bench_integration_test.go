@@ -133,7 +133,7 @@ func benchProcessor(b *testing.B, steps, batch int) {
 		return nil
 	})
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: table, DLQ: dlq,
-		Kernel: dispatch.Kernel{Queue: mainQ, Publisher: pub, Logger: slog.New(slog.DiscardHandler),
+		Kernel: dispatch.Kernel{Queue: mainQ, Publisher: pub, Outcomes: "each", Logger: slog.New(slog.DiscardHandler),
 			Metrics: obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"})}})
 	if err != nil {
 		b.Fatal(err)

@@ -50,7 +50,7 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 	logger.Info("handlers registered", slog.Any("handlers", names))
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: b.Table, DLQ: b.DLQ, UnhandledToDLQ: s.UnhandledToDLQ,
 		Gate: backend.Gate(b.Gate), Ops: backend.Ops(b.Bus),
-		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Logger: logger, Metrics: metrics,
+		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Outcomes: s.OutcomeEvents, Logger: logger, Metrics: metrics,
 			LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
 			Retention: s.Retention}})
 	if err != nil {

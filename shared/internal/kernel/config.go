@@ -60,6 +60,49 @@ const (
 	MaxConcurrency   = 100
 )
 
+// OutcomeEvents says which outcome events an engine publishes: every one
+// ([OutcomesEach]), those of failures only ([OutcomesFailures]: FAILED,
+// COMPENSATED and DEAD, not SUCCEEDED) or none ([OutcomesNone]).
+type OutcomeEvents string
+
+// The classes of [OutcomeEvents].
+const (
+	OutcomesEach     OutcomeEvents = "each"
+	OutcomesFailures OutcomeEvents = "failures"
+	OutcomesNone     OutcomeEvents = "none"
+)
+
+// DefaultOutcomeEvents is [OutcomesFailures]: an outcome event costs as
+// much as a unique event's table writes ($1 per million on EventBridge),
+// and what a consumer acts on is the event that did not succeed (an alert,
+// a ticket, a manual replay); SUCCEEDED is the record's status, which the
+// events API and the CLI read. Deployments that drive work from success
+// events set [OutcomesEach].
+const DefaultOutcomeEvents = OutcomesFailures
+
+// ParseOutcomeEvents returns the class named s ("each", "failures" or
+// "none"; "" is [DefaultOutcomeEvents]).
+func ParseOutcomeEvents(s string) (OutcomeEvents, error) {
+	switch o := OutcomeEvents(s); o {
+	case "":
+		return DefaultOutcomeEvents, nil
+	case OutcomesEach, OutcomesFailures, OutcomesNone:
+		return o, nil
+	}
+	return "", fmt.Errorf("outcome events %q: want each, failures or none", s)
+}
+
+// Publishes reports whether the class publishes an outcome of status.
+func (o OutcomeEvents) Publishes(status webhook.Status) bool {
+	switch o {
+	case OutcomesEach:
+		return true
+	case OutcomesFailures:
+		return status != webhook.StatusSucceeded
+	}
+	return false
+}
+
 // Config is what every engine shares: the queue it consumes, the outcome
 // publisher, the logger and metrics, and the lease, retry and clock
 // settings. An engine's own configuration embeds it.
@@ -69,6 +112,9 @@ type Config struct {
 	Queue Visibility
 	// Publisher publishes the outcome events (optional; nil: publishing off).
 	Publisher Publisher
+	// Outcomes says which outcome events Publisher gets (optional; default
+	// [DefaultOutcomeEvents]).
+	Outcomes OutcomeEvents
 	// Logger (optional; default: discard).
 	Logger *slog.Logger
 	// Metrics records EMF metrics (optional; nil: none).
@@ -131,6 +177,8 @@ func (c *Config) Validate(pkg string, required ...Field) error {
 	case c.LeaseDuration < 0, c.MaxAttempts < 0, c.Timeout < 0, c.RetryBase < 0, c.RetryCap < 0,
 		c.Retention < 0, c.FinishReserve < 0:
 		return errors.New(pkg + ": config: negative duration or count")
+	case c.Outcomes != "" && c.Outcomes != OutcomesEach && c.Outcomes != OutcomesFailures && c.Outcomes != OutcomesNone:
+		return fmt.Errorf("%s: config: Outcomes %q: want each, failures or none", pkg, c.Outcomes)
 	case c.RetryCap > MaxRetry:
 		return fmt.Errorf("%s: config: RetryCap %v above SQS's maximum %v", pkg, c.RetryCap, MaxRetry)
 	}
@@ -138,7 +186,8 @@ func (c *Config) Validate(pkg string, required ...Field) error {
 }
 
 // SetDefaults fills the zero fields: a discarding logger, the Default
-// durations and count (RetryCap at least RetryBase), http.DefaultTransport,
+// durations and count (RetryCap at least RetryBase), the default outcome
+// events, http.DefaultTransport,
 // time.Now, math/rand/v2 and [NewOwner].
 func (c *Config) SetDefaults() {
 	if c.Logger == nil {
@@ -153,6 +202,9 @@ func (c *Config) SetDefaults() {
 	c.RetryCap = max(c.RetryCap, c.RetryBase)
 	orDefault(&c.Retention, DefaultRetention)
 	orDefault(&c.FinishReserve, DefaultFinishReserve)
+	if c.Outcomes == "" {
+		c.Outcomes = DefaultOutcomeEvents
+	}
 	if c.Transport == nil {
 		c.Transport = http.DefaultTransport
 	}

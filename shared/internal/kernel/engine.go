@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/fanout"
@@ -72,8 +73,14 @@ func (e *Engine) Batch(ctx context.Context, ms []Message, concurrency int) []Res
 	return results
 }
 
+// publish publishes the events of evs that the configured class of outcome
+// events includes.
 func (e *Engine) publish(ctx context.Context, evs []webhook.Outcome) {
-	if e.cfg.Publisher == nil || len(evs) == 0 {
+	if e.cfg.Publisher == nil {
+		return
+	}
+	evs = slices.DeleteFunc(evs, func(ev webhook.Outcome) bool { return !e.cfg.Outcomes.Publishes(ev.Status) })
+	if len(evs) == 0 {
 		return
 	}
 	ctx, cancel := FinishContext(ctx, e.cfg.FinishReserve)

@@ -56,7 +56,7 @@ func newRig(t *testing.T, names Names, mod ...func(*Config)) *rig {
 		phase: &fakePhase{acq: webhook.Acquisition{Outcome: webhook.Acquired, Status: webhook.StatusReceived,
 			Lease: webhook.Lease{Attempt: 2, Version: 3}}}}
 	rg.metrics = obs.NewMetrics(rg.emf, "Test", nil)
-	cfg := Config{Queue: rg.queue, Publisher: rg.pub, Metrics: rg.metrics, Now: rg.clock.Now,
+	cfg := Config{Queue: rg.queue, Publisher: rg.pub, Outcomes: OutcomesEach, Metrics: rg.metrics, Now: rg.clock.Now,
 		Logger: slog.New(slog.NewTextHandler(rg.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jitter: func(n int64) int64 { return n - 1 }, LeaseDuration: time.Minute}
 	for _, m := range mod {
@@ -379,5 +379,54 @@ func TestVerdictNames(t *testing.T) {
 	}
 	if Verdict(0).String() != "unknown" || (Held+1).String() != "unknown" {
 		t.Error("out of range verdicts must be unknown")
+	}
+}
+
+func TestOutcomeEventsClasses(t *testing.T) {
+	all := []webhook.Status{webhook.StatusSucceeded, webhook.StatusFailed, webhook.StatusCompensated, webhook.StatusDead}
+	for _, c := range []struct {
+		class OutcomeEvents
+		want  []webhook.Status
+	}{
+		{OutcomesEach, all},
+		{OutcomesFailures, all[1:]},
+		{OutcomesNone, nil},
+		{"", all[1:]}, // the default
+	} {
+		rg := newRig(t, testNames, func(cfg *Config) { cfg.Outcomes = c.class })
+		var evs []webhook.Outcome
+		for _, st := range all {
+			evs = append(evs, webhook.Outcome{Key: string(st), Status: st})
+		}
+		rg.e.publish(context.Background(), evs)
+		var got []webhook.Status
+		for _, call := range rg.pub.calls {
+			for _, ev := range call {
+				got = append(got, ev.Status)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("class %q: published %v, want %v", c.class, got, c.want)
+		}
+		if len(c.want) == 0 && len(rg.pub.calls) != 0 {
+			t.Errorf("class %q: %d publish calls, want none", c.class, len(rg.pub.calls))
+		}
+	}
+}
+
+func TestParseOutcomeEvents(t *testing.T) {
+	for in, want := range map[string]OutcomeEvents{"": DefaultOutcomeEvents, "each": OutcomesEach, "failures": OutcomesFailures, "none": OutcomesNone} {
+		if got, err := ParseOutcomeEvents(in); err != nil || got != want {
+			t.Errorf("ParseOutcomeEvents(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"all", "Each", "failed", " none"} {
+		if _, err := ParseOutcomeEvents(bad); err == nil {
+			t.Errorf("ParseOutcomeEvents(%q): got no error", bad)
+		}
+		cfg := Config{Queue: &fakeQueue{}, Outcomes: OutcomeEvents(bad)}
+		if err := cfg.Validate("test"); err == nil {
+			t.Errorf("Validate with Outcomes %q: got no error", bad)
+		}
 	}
 }

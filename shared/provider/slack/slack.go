@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -132,11 +131,12 @@ type envelope struct {
 //
 // Once the signature and the timestamp have been checked, a body that is
 // not valid UTF-8 or not a JSON object, an unknown type, an event_callback
-// without an event_id (or with one longer than [webhook.MaxDedupKeyBytes]
-// or holding a control character) or without an event type, and a
-// url_verification without a challenge (or with one longer than
-// [MaxChallengeBytes] or holding a control character) are rejected with
-// [webhook.ErrMalformed].
+// without an event_id or an event type, and a url_verification without a
+// challenge are rejected with [webhook.ErrMalformed], and so are an
+// event_id longer than [webhook.MaxDedupKeyBytes], an event type longer than
+// [webhook.MaxTypeBytes] and a challenge longer than [MaxChallengeBytes], or
+// any of them empty or holding what [webhook.CheckID] refuses (invalid UTF-8,
+// a control character).
 //
 // Errors wrap [webhook.ErrMethodNotAllowed] (not a POST),
 // [webhook.ErrBadSignature] (missing or malformed headers, no match),
@@ -159,8 +159,11 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 	}
 	switch env.Type {
 	case TypeURLVerification:
-		if env.Challenge == nil || !validText(*env.Challenge, MaxChallengeBytes) {
-			return nil, fmt.Errorf("slack: url_verification without a usable challenge: %w", webhook.ErrMalformed)
+		if env.Challenge == nil {
+			return nil, fmt.Errorf("slack: url_verification without a challenge: %w", webhook.ErrMalformed)
+		}
+		if err := webhook.CheckID("url_verification challenge", *env.Challenge, MaxChallengeBytes); err != nil {
+			return nil, fmt.Errorf("slack: %w", err)
 		}
 		return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(*env.Challenge)}, nil
 	case TypeAppRateLimited:
@@ -204,13 +207,17 @@ func (p *Parser) verify(req *webhook.Request) error {
 
 // event builds the event of a verified event_callback body.
 func event(env *envelope, body []byte) (webhook.Event, error) {
-	if env.EventID == nil || !validText(*env.EventID, webhook.MaxDedupKeyBytes) {
-		return webhook.Event{}, fmt.Errorf("slack: event_callback without a usable event_id: %w", webhook.ErrMalformed)
+	if env.EventID == nil {
+		return webhook.Event{}, fmt.Errorf("slack: event_callback without an event_id: %w", webhook.ErrMalformed)
+	}
+	if err := webhook.CheckID("event_callback event_id", *env.EventID, webhook.MaxDedupKeyBytes); err != nil {
+		return webhook.Event{}, fmt.Errorf("slack: %w", err)
 	}
 	var inner struct {
 		Type string `json:"type"`
 	}
-	if len(env.Event) == 0 || env.Event[0] != '{' || json.Unmarshal(env.Event, &inner) != nil || !validText(inner.Type, webhook.MaxTypeBytes) {
+	if len(env.Event) == 0 || env.Event[0] != '{' || json.Unmarshal(env.Event, &inner) != nil ||
+		webhook.CheckID("event type", inner.Type, webhook.MaxTypeBytes) != nil {
 		return webhook.Event{}, fmt.Errorf("slack: event_callback without an event object and its type: %w", webhook.ErrMalformed)
 	}
 	var compact bytes.Buffer
@@ -242,18 +249,4 @@ func eventTime(n json.Number) time.Time {
 		return time.UnixMilli(v)
 	}
 	return time.Unix(v, 0)
-}
-
-// validText reports whether s is 1 to max bytes of valid UTF-8 with no
-// control character.
-func validText(s string, max int) bool {
-	if s == "" || len(s) > max || !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return false
-		}
-	}
-	return true
 }

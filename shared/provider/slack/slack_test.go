@@ -191,6 +191,7 @@ func TestParseRefuses(t *testing.T) {
 		{"no event_id", signed(`{"type":"event_callback","event":{"type":"message"}}`), webhook.ErrMalformed},
 		{"empty event_id", signed(`{"type":"event_callback","event_id":"","event":{"type":"message"}}`), webhook.ErrMalformed},
 		{"event_id with a control character", signed(`{"type":"event_callback","event_id":"Ev\u0001","event":{"type":"message"}}`), webhook.ErrMalformed},
+		{"event_id with a noncharacter (refused by the receiver's key check too)", signed(`{"type":"event_callback","event_id":"Ev\ufffe","event":{"type":"message"}}`), webhook.ErrMalformed},
 		{"event_id too long", signed(`{"type":"event_callback","event_id":"` + strings.Repeat("E", webhook.MaxDedupKeyBytes+1) + `","event":{"type":"message"}}`), webhook.ErrMalformed},
 		{"no event", signed(`{"type":"event_callback","event_id":"Ev1"}`), webhook.ErrMalformed},
 		{"event not an object", signed(`{"type":"event_callback","event_id":"Ev1","event":"message"}`), webhook.ErrMalformed},

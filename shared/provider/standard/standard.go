@@ -3,6 +3,7 @@ package standard
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -62,6 +63,11 @@ type Config struct {
 	// Ruby, from_bytes in Rust, and secrets without the whsec_ prefix in
 	// Elixir). Empty entries are skipped.
 	RawSecrets [][]byte
+	// PublicKeys are the Ed25519 keys that verify v1a (asymmetric)
+	// signatures, as "whpk_" keys (see [DecodePublicKey]). Several allow
+	// rotation. Entries that do not decode are skipped. A public key never
+	// verifies a v1 (HMAC) entry: it is no secret.
+	PublicKeys []string
 	// Tolerance bounds |now - webhook-timestamp|. Zero means
 	// DefaultTolerance; negative is an error.
 	Tolerance time.Duration
@@ -70,12 +76,14 @@ type Config struct {
 // Parser verifies and parses the Standard Webhooks deliveries of one tenant.
 // It implements [webhook.Parser] and is safe for concurrent use.
 type Parser struct {
-	keys      [][]byte
+	keys      [][]byte            // HMAC keys, for v1 entries
+	pubs      []ed25519.PublicKey // Ed25519 keys, for v1a entries
 	tolerance time.Duration
 }
 
-// New returns a Parser for c. It decodes the secrets and fails if none of
-// them (in Secrets and RawSecrets) is usable or the tolerance is negative.
+// New returns a Parser for c. It decodes the secrets and public keys and
+// fails if none of them (in Secrets, RawSecrets and PublicKeys) is usable
+// or the tolerance is negative.
 func New(c Config) (*Parser, error) {
 	if c.Tolerance < 0 {
 		return nil, errors.New("standard: negative tolerance")
@@ -94,8 +102,13 @@ func New(c Config) (*Parser, error) {
 			p.keys = append(p.keys, bytes.Clone(key))
 		}
 	}
-	if len(p.keys) == 0 {
-		return nil, errors.New("standard: no valid secret")
+	for _, s := range c.PublicKeys {
+		if pub, err := DecodePublicKey(s); err == nil {
+			p.pubs = append(p.pubs, pub)
+		}
+	}
+	if len(p.keys) == 0 && len(p.pubs) == 0 {
+		return nil, errors.New("standard: no valid secret or public key")
 	}
 	return p, nil
 }
@@ -137,7 +150,8 @@ func DecodeSecret(secret string) ([]byte, error) {
 }
 
 // Parse verifies req and returns its single event. The signature is checked
-// first (any v1 entry against any secret, in constant time), then the
+// first (any v1 entry against any secret, in constant time; any of the
+// first [MaxV1aEntries] v1a entries against any public key), then the
 // timestamp window against req.Now (the current time if req.Now is zero).
 //
 // The event's DedupKey is webhook-id; Type is the body's string "type"
@@ -174,8 +188,8 @@ func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Deli
 	if err != nil {
 		return nil, fmt.Errorf("standard: webhook-timestamp is not an integer: %w", webhook.ErrBadSignature)
 	}
-	if !p.signatureMatches(id, tsHeader, req.Body, sigHeader) {
-		return nil, fmt.Errorf("standard: no matching v1 signature: %w", webhook.ErrBadSignature)
+	if !p.signatureMatches(id, tsHeader, req.Body, sigHeader) && !v1aMatches(p.pubs, id, tsHeader, req.Body, sigHeader) {
+		return nil, fmt.Errorf("standard: no matching signature (%s): %w", p.schemes(), webhook.ErrBadSignature)
 	}
 	now := req.Now
 	if now.IsZero() {
@@ -215,6 +229,17 @@ func checkID(id string) error {
 		return errors.New("holds a control character")
 	}
 	return nil
+}
+
+// schemes names the signature versions p verifies, for its errors.
+func (p *Parser) schemes() string {
+	switch {
+	case len(p.keys) == 0:
+		return "v1a"
+	case len(p.pubs) == 0:
+		return "v1"
+	}
+	return "v1 or v1a"
 }
 
 // signatureMatches reports whether any v1 entry of header is the signature

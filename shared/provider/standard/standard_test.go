@@ -258,7 +258,7 @@ func TestParseAccepts(t *testing.T) {
 		secrets []string
 		req     *webhook.Request
 	}{
-		{"v1a entries ignored", []string{spec.Secret}, withSig("v1a,AAAA " + sig)},
+		{"v1a entries ignored without public keys", []string{spec.Secret}, withSig("v1a,AAAA " + sig)},
 		{"malformed entries ignored", []string{spec.Secret}, withSig("garbage v1, ,v1 v1,short  " + sig + " v2,x")},
 		{"second configured secret", []string{other, spec.Secret}, request(spec)},
 		{"invalid secret skipped", []string{"whsec_!!!", spec.Secret}, request(spec)},

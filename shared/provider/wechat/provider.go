@@ -37,16 +37,15 @@ func init() {
 		Docs:         "https://developers.weixin.qq.com/doc/offiaccount/Basic_Information/Access_Overview.html",
 		Signature:    "the message XML; --mode safe (ciphertext only; the default with an encodingAESKey),\ncompat (ciphertext and plaintext fields) or plain (the default without a key)",
 		DedupKey:     `"msg:<MsgId>" for messages; a fingerprint of the event's fields for events (see the package doc)`,
-		Reply:        webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: successBody},
-		AnswerWithin: 5 * time.Second,
+		Reply:        rules.Ack,
+		AnswerWithin: wxmsg.AnswerWithin,
 		Modes:        []string{ModeSafe, ModeCompat, ModePlain},
 		Demo: provider.Demo{
 			Settings: map[string]string{"token": "HookwallLocalToken", "appId": "wx0000000000000001", "encodingAESKey": "HookwallLocalWeChatKeyNotASecret0123456789a"},
 			ID:       wxmsg.DemoMsgID,
 			Body:     demoBody,
 			Key:      func(id string) string { return "msg:" + id },
-			// WeChat retries three times within about 5 s.
-			Retry: provider.Retry{Policy: "wechat 3 retries in 5s", Waits: []time.Duration{time.Second, 1500 * time.Millisecond, 2 * time.Second}},
+			Retry:    provider.Retry{Policy: Name + " " + wxmsg.RetryPolicy, Waits: wxmsg.RetryWaits()},
 		},
 	})
 }

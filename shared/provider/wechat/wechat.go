@@ -43,9 +43,6 @@ func New(c Config) (*Parser, error) {
 		return nil, errors.New("wechat: config: Token is required")
 	}
 	p := &Parser{acct: wxmsg.Account{Token: c.Token, ReceiveID: c.AppID, Tolerance: c.Tolerance}}
-	if p.acct.Tolerance == 0 {
-		p.acct.Tolerance = DefaultTolerance
-	}
 	if c.EncodingAESKey != "" {
 		if c.AppID == "" {
 			return nil, errors.New("wechat: config: AppID is required with EncodingAESKey")
@@ -59,42 +56,29 @@ func New(c Config) (*Parser, error) {
 	return p, nil
 }
 
-// successBody is the acknowledgement WeChat expects for a POST.
-var successBody = []byte("success")
+// rules are WeChat's on top of the family's callback protocol: the type of
+// a message is its Event or MsgType, its dedup key the one of the package
+// documentation, and a POST is acknowledged with "success".
+var rules = wxmsg.Rules{Provider: Name, Type: wxmsg.Type, Key: dedupKey, Ack: wxmsg.Ack([]byte("success"))}
 
 // Parse verifies req and returns the handshake reply (GET) or the one event
 // of a POST. Errors wrap [webhook.ErrBadSignature], [webhook.ErrStaleTimestamp],
 // [webhook.ErrMalformed] or [webhook.ErrMethodNotAllowed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if req == nil {
-		return nil, fmt.Errorf("wechat: nil request: %w", webhook.ErrMalformed)
+	return rules.Parse(req, p.echo, p.DecryptBody)
+}
+
+// echo authenticates a GET URL verification (the plain signature and the
+// window) and returns its echostr.
+func (p *Parser) echo(req *webhook.Request) (string, error) {
+	if err := p.verifyPlain(req); err != nil {
+		return "", err
 	}
-	switch req.Method {
-	case "GET":
-		if err := p.verifyPlain(req); err != nil {
-			return nil, err
-		}
-		echo := req.Query.Get("echostr")
-		if echo == "" {
-			return nil, fmt.Errorf("wechat: missing echostr: %w", webhook.ErrMalformed)
-		}
-		return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(echo)}, nil
-	case "POST":
-		plain, err := p.DecryptBody(req)
-		if err != nil {
-			return nil, err
-		}
-		ev, err := NewEvent(plain)
-		if err != nil {
-			return nil, err
-		}
-		return &webhook.Delivery{
-			Events: []webhook.Event{*ev},
-			Reply:  webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: successBody[:len(successBody):len(successBody)]},
-		}, nil
-	default:
-		return nil, fmt.Errorf("wechat: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)
+	echo := req.Query.Get("echostr")
+	if echo == "" {
+		return "", fmt.Errorf("wechat: missing echostr: %w", webhook.ErrMalformed)
 	}
+	return echo, nil
 }
 
 // DecryptBody authenticates a POST and returns its message bytes: the
@@ -153,26 +137,13 @@ func (p *Parser) checkWindow(ts string, now time.Time) error {
 // time, normalised JSON, payload hash and the dedup key described in the
 // package documentation. Errors wrap [webhook.ErrMalformed].
 func NewEvent(plainXML []byte) (*webhook.Event, error) {
-	doc, err := xmljson.Convert(plainXML)
-	if err != nil {
-		return nil, fmt.Errorf("wechat: message: %w", err)
-	}
-	typ := wxmsg.Type(doc)
-	if typ == "" {
-		return nil, fmt.Errorf("wechat: message has no MsgType or Event: %w", webhook.ErrMalformed)
-	}
-	ev := wxmsg.NewEvent(plainXML, doc, typ)
-	ev.DedupKey = dedupKey(doc)
-	if !wxmsg.ValidKey(ev.DedupKey) { // unreachable with the key rules: a last guard
-		return nil, fmt.Errorf("wechat: dedup key breaks the key contract: %w", webhook.ErrMalformed)
-	}
-	return ev, nil
+	return rules.Event(plainXML)
 }
 
 // eventFields are the fingerprint names of events, in order.
 var eventFields = []string{"ToUserName", "FromUserName", "CreateTime", "Event", "EventKey", "MsgID"}
 
-func dedupKey(doc *xmljson.Doc) string {
+func dedupKey(doc *xmljson.Doc, _ *webhook.Event) string {
 	if id := doc.Get("MsgId"); id != "" {
 		if wxmsg.IsToken(id, 64) {
 			return "msg:" + id

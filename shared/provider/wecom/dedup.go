@@ -3,6 +3,7 @@ package wecom
 import (
 	"github.com/hookwall/hookwall/shared/provider/wxmsg"
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // field is one name of a fingerprint and its path in the document.
@@ -28,7 +29,8 @@ var (
 	genericFields         = []field{fld("ToUserName"), fld("Event"), fld("ChangeType"), fld("CreateTime")}
 )
 
-func dedupKey(doc *xmljson.Doc, typ, xmlHash string) string {
+func dedupKey(doc *xmljson.Doc, ev *webhook.Event) string {
+	typ, xmlHash := ev.Type, ev.PayloadHash
 	if msgID := doc.Get("MsgId"); msgID != "" {
 		agent := doc.Get("AgentID")
 		if wxmsg.IsToken(msgID, 64) && (agent == "" || wxmsg.IsToken(agent, 32)) {

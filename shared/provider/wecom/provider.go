@@ -28,15 +28,14 @@ func init() {
 		Docs:         "https://developer.work.weixin.qq.com/document/path/90238",
 		Signature:    "the message XML encrypted for the CorpID, msg_signature/timestamp/nonce in the query",
 		DedupKey:     `"msg:<AgentID>:<MsgId>" for messages; a fingerprint of the event's fields for events (see the package doc)`,
-		Reply:        webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: []byte{}},
-		AnswerWithin: 5 * time.Second,
+		Reply:        rules.Ack,
+		AnswerWithin: wxmsg.AnswerWithin,
 		Demo: provider.Demo{
 			Settings: map[string]string{"token": "HookwallLocalToken", "encodingAESKey": "HookwallLocalDemoKeyNotASecret0123456789abc", "corpId": demoCorpID},
 			ID:       wxmsg.DemoMsgID,
 			Body:     demoBody,
 			Key:      func(id string) string { return "msg:" + demoAgentID + ":" + id },
-			// WeCom retries three times within about 5 s.
-			Retry: provider.Retry{Policy: "wecom 3 retries in 5s", Waits: []time.Duration{time.Second, 1500 * time.Millisecond, 2 * time.Second}},
+			Retry:    provider.Retry{Policy: Name + " " + wxmsg.RetryPolicy, Waits: wxmsg.RetryWaits()},
 		},
 	})
 }

@@ -49,40 +49,34 @@ func New(c Config) (*Parser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wecom: config: EncodingAESKey: %w", err)
 	}
-	tol := c.Tolerance
-	if tol == 0 {
-		tol = DefaultTolerance
-	}
-	return &Parser{acct: wxmsg.Account{Token: c.Token, Key: key, ReceiveID: c.CorpID, Tolerance: tol}}, nil
+	return &Parser{acct: wxmsg.Account{Token: c.Token, Key: key, ReceiveID: c.CorpID, Tolerance: c.Tolerance}}, nil
 }
+
+// rules are WeCom's on top of the family's callback protocol: the type of
+// a message is its Event or MsgType (InfoType for suite callbacks), its
+// dedup key the one of the package documentation, and a POST is
+// acknowledged with an empty body.
+var rules = wxmsg.Rules{Provider: Name, Type: eventType, Key: dedupKey, Ack: wxmsg.Ack([]byte{})}
 
 // Parse verifies req and returns the handshake reply (GET) or the one event
 // of a POST. Errors wrap [webhook.ErrBadSignature], [webhook.ErrStaleTimestamp],
 // [webhook.ErrMalformed] or [webhook.ErrMethodNotAllowed].
 func (p *Parser) Parse(ctx context.Context, req *webhook.Request) (*webhook.Delivery, error) {
-	if req == nil {
-		return nil, fmt.Errorf("wecom: nil request: %w", webhook.ErrMalformed)
-	}
-	switch req.Method {
-	case "GET":
-		return p.verifyURL(req)
-	case "POST":
-		return p.parsePost(req)
-	default:
-		return nil, fmt.Errorf("wecom: method %.10q: %w", req.Method, webhook.ErrMethodNotAllowed)
-	}
+	return rules.Parse(req, p.echo, p.DecryptBody)
 }
 
-func (p *Parser) verifyURL(req *webhook.Request) (*webhook.Delivery, error) {
+// echo authenticates a GET URL verification and returns the plaintext of
+// its echostr, the ciphertext its msg_signature covers.
+func (p *Parser) echo(req *webhook.Request) (string, error) {
 	echo := req.Query.Get("echostr")
 	if echo == "" {
-		return nil, fmt.Errorf("wecom: missing echostr: %w", webhook.ErrBadSignature)
+		return "", fmt.Errorf("wecom: missing echostr: %w", webhook.ErrBadSignature)
 	}
 	plain, err := p.acct.OpenCiphertext(req.Query, echo, req.Now)
 	if err != nil {
-		return nil, fmt.Errorf("wecom: url verification: %w", err)
+		return "", fmt.Errorf("wecom: url verification: %w", err)
 	}
-	return &webhook.Delivery{Verification: true, Reply: webhook.EchoReply(string(plain))}, nil
+	return string(plain), nil
 }
 
 // DecryptBody verifies a POST's query signature and timestamp over the
@@ -96,40 +90,18 @@ func (p *Parser) DecryptBody(req *webhook.Request) ([]byte, error) {
 	return plain, nil
 }
 
-func (p *Parser) parsePost(req *webhook.Request) (*webhook.Delivery, error) {
-	plain, err := p.DecryptBody(req)
-	if err != nil {
-		return nil, err
-	}
-	ev, err := NewEvent(plain)
-	if err != nil {
-		return nil, err
-	}
-	return &webhook.Delivery{
-		Events: []webhook.Event{*ev},
-		Reply:  webhook.Reply{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte{}},
-	}, nil
-}
-
 // NewEvent builds the [webhook.Event] for an authentic, decrypted callback
 // XML: type, time, normalised JSON, payload hash and the dedup key described
 // in the package documentation. Errors wrap [webhook.ErrMalformed].
 func NewEvent(plainXML []byte) (*webhook.Event, error) {
-	doc, err := xmljson.Convert(plainXML)
-	if err != nil {
-		return nil, fmt.Errorf("wecom: decrypted message: %w", err)
-	}
-	typ := wxmsg.Type(doc)
+	return rules.Event(plainXML)
+}
+
+// eventType is [wxmsg.Type], or the InfoType of a suite callback, which
+// carries no MsgType.
+func eventType(doc *xmljson.Doc) string {
 	if doc.Get("MsgType") == "" {
-		typ = doc.Get("InfoType") // suite callbacks carry InfoType instead
+		return doc.Get("InfoType")
 	}
-	if typ == "" {
-		return nil, fmt.Errorf("wecom: decrypted message has no MsgType, Event or InfoType: %w", webhook.ErrMalformed)
-	}
-	ev := wxmsg.NewEvent(plainXML, doc, typ)
-	ev.DedupKey = dedupKey(doc, typ, ev.PayloadHash)
-	if !wxmsg.ValidKey(ev.DedupKey) { // unreachable with the key rules: a last guard
-		return nil, fmt.Errorf("wecom: dedup key breaks the key contract: %w", webhook.ErrMalformed)
-	}
-	return ev, nil
+	return wxmsg.Type(doc)
 }

@@ -10,10 +10,12 @@
 // streaming pass that builds no tree and allocates only that text, so an
 // unauthenticated request costs about its body's size in memory.
 //
-// Each provider keeps its own rules on top: which fields a dedup key hashes,
-// what a message without MsgType means, and the provider prefix of its error
-// messages. Errors returned here carry no prefix, so callers wrap them
-// (fmt.Errorf("wecom: %w", err)).
+// The callback protocol is shared too: a GET is the URL verification, a POST
+// one message acknowledged with [Ack]. Each provider states its own [Rules]
+// on top, once: which fields a dedup key hashes, what a message without
+// MsgType means, its acknowledgement and the provider prefix of its error
+// messages; [Rules.Parse] and [Rules.Event] apply them. Other errors returned
+// here carry no prefix, so callers wrap them (fmt.Errorf("wecom: %w", err)).
 //
 // Message formats:
 //   - https://developer.work.weixin.qq.com/document/path/90239

@@ -18,7 +18,8 @@ type Account struct {
 	Key []byte
 	// ReceiveID is the expected receiveid: the CorpID (WeCom) or AppID (WeChat).
 	ReceiveID string
-	// Tolerance is the timestamp window (see CheckWindow).
+	// Tolerance is the timestamp window: 0 means [DefaultTolerance], a
+	// negative value disables the check (see [CheckWindow]).
 	Tolerance time.Duration
 }
 

@@ -3,12 +3,21 @@ package wxmsg
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/provider/xmljson"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
+
+// Ack returns the answer to a POST that WeChat and WeCom take as delivered
+// (no retry): 200 text/plain with body (WeChat's "success", WeCom's empty
+// body). The body's capacity is cut to its length, so that no holder of a
+// reply can append into another's.
+func Ack(body []byte) webhook.Reply {
+	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain; charset=utf-8", Body: body[:len(body):len(body)]}
+}
 
 // Header is what every WeCom and WeChat message and event carries, as the
 // normalised JSON of package xmljson has it (every value a string). The

@@ -9,17 +9,21 @@ import (
 )
 
 // DefaultTolerance is the timestamp window both providers use when their
-// Config.Tolerance is 0.
+// Config.Tolerance is 0: [CheckWindow] applies it.
 const DefaultTolerance = 300 * time.Second
 
 // CheckWindow reports whether the (already signed) query timestamp ts, in
-// unix seconds, is within tolerance of now; a zero now means [time.Now] and a
-// negative tolerance disables the check. A ts that is not an integer or lies
-// outside the window is an error wrapping [webhook.ErrStaleTimestamp], with
-// no package prefix: callers add theirs.
+// unix seconds, is within tolerance of now; a zero now means [time.Now], a
+// zero tolerance [DefaultTolerance], and a negative tolerance disables the
+// check. A ts that is not an integer or lies outside the window is an error
+// wrapping [webhook.ErrStaleTimestamp], with no package prefix: callers add
+// theirs.
 func CheckWindow(ts string, now time.Time, tolerance time.Duration) error {
-	if tolerance < 0 {
+	switch {
+	case tolerance < 0:
 		return nil
+	case tolerance == 0:
+		tolerance = DefaultTolerance
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {

@@ -29,6 +29,8 @@ func TestCheckWindow(t *testing.T) {
 		{"not an integer", "soon", DefaultTolerance, true},
 		{"minimum int64 does not overflow", "-9223372036854775808", DefaultTolerance, true},
 		{"negative tolerance disables the check", "1", -1, false},
+		{"zero tolerance is the default: at +default", "1767225914", 0, false},
+		{"zero tolerance is the default: past -default", "1767225313", 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := CheckWindow(tt.ts, now, tt.tol)
@@ -184,5 +186,22 @@ func TestValidKey(t *testing.T) {
 		if got := ValidKey(k); got != want {
 			t.Errorf("ValidKey(%q) = %v, want %v", k, got, want)
 		}
+	}
+}
+
+// Ack is 200 text/plain with the body, whose capacity is cut: appending to
+// one reply's body never writes into the shared acknowledgement.
+func TestAckDoesNotShareSpareCapacity(t *testing.T) {
+	shared := []byte("success--")[:7]
+	r := Ack(shared)
+	if r.Status != 200 || r.ContentType != "text/plain; charset=utf-8" || string(r.Body) != "success" {
+		t.Fatalf("Ack = %d %q %q", r.Status, r.ContentType, r.Body)
+	}
+	_ = append(r.Body, 'X')
+	if got := string(shared[:cap(shared)]); got != "success--" {
+		t.Errorf("appending to the reply wrote into the shared body: %q", got)
+	}
+	if b := Ack([]byte{}).Body; b == nil || len(b) != 0 {
+		t.Errorf("an empty body stays empty, not nil: %#v", b)
 	}
 }

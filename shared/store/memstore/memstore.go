@@ -303,10 +303,15 @@ func leasedStatus(l webhook.Lease) webhook.Status {
 // lease and lastError and removes the sweep attributes, fenced on l, as
 // [store.Table.Complete].
 func (s *Store) Complete(_ context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
-	return s.transition(l, webhook.StatusProcessing, webhook.StatusSucceeded, "", func(r *store.Record) {
+	return s.transition(l, webhook.StatusProcessing, webhook.StatusSucceeded, "", completion(retainUntil)), nil
+}
+
+// completion is what a completion sets besides the transition.
+func completion(retainUntil time.Time) func(*store.Record) {
+	return func(r *store.Record) {
 		r.ExpiresAt = retainUntil.Unix()
 		r.LastError = ""
-	}), nil
+	}
 }
 
 // Retry moves the record to RETRY with lastError and clears the lease,
@@ -376,32 +381,55 @@ func (s *Store) CountDelivery(_ context.Context, rec *store.Record) (bool, error
 
 // SaveStep writes journal entry e, tagged with l's claim id, if l still
 // holds the record (in the lease's status: PROCESSING or COMPENSATING), as
-// [store.Table.SaveStep]: the entry outlives the
-// record's expiry by [store.StepRetention]. An entry of the same handler and
-// step is replaced.
-func (s *Store) SaveStep(_ context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
+// [store.Table.SaveStep]. An entry of the same handler and step is
+// replaced.
+func (s *Store) SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
+	return s.SaveSteps(ctx, l, []webhook.JournalEntry{e})
+}
+
+// SaveSteps writes journal entries in one step, fenced on l, as
+// [store.Table.SaveSteps].
+func (s *Store) SaveSteps(_ context.Context, l webhook.Lease, entries []webhook.JournalEntry) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !fenced(s.recs[l.Key], l, leasedStatus(l)) {
 		return false, nil
 	}
+	s.saveSteps(l, entries)
+	return true, nil
+}
+
+// CompleteSteps completes the record carrying journal entries, fenced on l,
+// as [store.Table.CompleteSteps]: both or neither.
+func (s *Store) CompleteSteps(_ context.Context, l webhook.Lease, retainUntil time.Time, entries []webhook.JournalEntry) (bool, error) {
+	complete := completion(retainUntil)
+	return s.transition(l, webhook.StatusProcessing, webhook.StatusSucceeded, "", func(r *store.Record) {
+		complete(r)
+		s.saveSteps(l, entries) // s.mu is held
+	}), nil
+}
+
+// saveSteps stores entries of l's claim (s.mu held). Entries outlive the
+// record's expiry by [store.StepRetention], as journal items do.
+func (s *Store) saveSteps(l webhook.Lease, entries []webhook.JournalEntry) {
 	now := s.now()
 	base := now
 	if l.ExpiresAt.After(now) {
 		base = l.ExpiresAt
 	}
-	j := journal{
-		claimID: l.ClaimID, handler: e.Handler, step: e.Step, completedAt: e.CompletedAt.UnixMilli(),
-		expiresAt: base.Add(store.StepRetention).Unix(),
+	for _, e := range entries {
+		j := journal{
+			claimID: l.ClaimID, handler: e.Handler, step: e.Step, completedAt: e.CompletedAt.UnixMilli(),
+			expiresAt: base.Add(store.StepRetention).Unix(),
+		}
+		if len(e.Result) > 0 { // the table omits an empty result
+			j.result = slices.Clone(e.Result)
+		}
+		if s.steps[l.Key] == nil {
+			s.steps[l.Key] = map[string]journal{}
+		}
+		s.steps[l.Key][store.StepSK(e.Handler, e.Step)] = j
 	}
-	if len(e.Result) > 0 { // the table omits an empty result
-		j.result = slices.Clone(e.Result)
-	}
-	if s.steps[l.Key] == nil {
-		s.steps[l.Key] = map[string]journal{}
-	}
-	s.steps[l.Key][store.StepSK(e.Handler, e.Step)] = j
-	return true, nil
 }
 
 // Journal returns the journal entries of l's claim in sort key order, as

@@ -115,7 +115,8 @@ func (s *Store) Resweep(_ context.Context, rec *store.Record, at time.Time) (boo
 }
 
 // Replay sends the record of key back to RECEIVED, as [store.Table.Replay]:
-// refused for SUCCEEDED without Force and for a live lease; missing for an
+// refused for SUCCEEDED without Force, for a live lease and for a state not
+// in opts.From; missing for an
 // absent or expired record.
 func (s *Store) Replay(_ context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error) {
 	s.mu.Lock()
@@ -124,6 +125,9 @@ func (s *Store) Replay(_ context.Context, key string, opts store.ReplayOptions) 
 	r := s.recs[key]
 	if r == nil || r.Expired(now) {
 		return store.ReplayResult{Outcome: store.ReplayMissing}, nil
+	}
+	if len(opts.From) > 0 && !slices.Contains(opts.From, r.Status) {
+		return store.ReplayResult{Outcome: store.ReplayRefused, Record: clone(r)}, nil
 	}
 	switch r.Status {
 	case webhook.StatusSucceeded:

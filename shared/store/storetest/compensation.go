@@ -299,7 +299,7 @@ var compensationCases = []testCase{
 		if !e.save(t, c, "crm.lead", "$undo:create", "") {
 			t.Fatalf("save undo step: lease lost")
 		}
-		e.expectOps(t, "save undo step", map[string]int{"TransactWriteItems": 1})
+		e.expectOps(t, "save undo step", map[string]int{"UpdateItem": 1}) // kept in the record
 		ms := e.clk.Now().UnixMilli()
 		want := fmt.Sprintf(`crm.lead/$undo:create=nil@%d crm.lead/create={"id":"L1"}@%d `, ms, ms)
 		if got := describe(e.journal(t, c)); got != want {

@@ -121,6 +121,21 @@ var replayCases = []testCase{
 			}
 		}
 	}},
+	{"replay from given states refuses a record in another state and writes nothing", func(t *testing.T, e *env) {
+		e.failed(t)
+		from := []webhook.Status{webhook.StatusFailed}
+		if rec := e.replayed(t, store.ReplayOptions{From: from, Window: Window}); rec.Status != webhook.StatusReceived {
+			t.Fatalf("from FAILED: got %s, want RECEIVED", rec.Status)
+		}
+		before := e.mustGet(t)
+		res := e.replay(t, store.ReplayOptions{From: from, Window: Window})
+		if res.Outcome != store.ReplayRefused || res.Record == nil || res.Record.Status != webhook.StatusReceived {
+			t.Fatalf("a second replay from FAILED: got %v with %+v, want refused with the RECEIVED record", res.Outcome, res.Record)
+		}
+		if got := e.mustGet(t); got.Version != before.Version {
+			t.Errorf("the refused replay wrote: version %d, want %d", got.Version, before.Version)
+		}
+	}},
 	{"replay of a key never claimed or expired is missing", func(t *testing.T, e *env) {
 		if res := e.replay(t, store.ReplayOptions{Force: true}); res.Outcome != store.ReplayMissing || res.Record != nil {
 			t.Errorf("never claimed: got %v, want missing", res.Outcome)

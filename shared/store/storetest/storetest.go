@@ -36,6 +36,8 @@ type Store interface {
 	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
 	Steps(ctx context.Context, key, claimID string) ([]webhook.JournalEntry, error)
 	SaveStep(ctx context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error)
+	SaveSteps(ctx context.Context, l webhook.Lease, entries []webhook.JournalEntry) (bool, error)
+	CompleteSteps(ctx context.Context, l webhook.Lease, retainUntil time.Time, entries []webhook.JournalEntry) (bool, error)
 
 	AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
 	HeartbeatCompensation(ctx context.Context, l webhook.Lease, until time.Time) (bool, error)

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/recovery"
+	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/memgate"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// fakeHeld counts held records by scope ("kind#name").
+type fakeHeld map[string]int
+
+func (h fakeHeld) HeldCount(_ context.Context, on string) (int, error) { return h[on], nil }
+
+// fakeOps records the operational events published.
+type fakeOps struct {
+	mu  sync.Mutex
+	ops []bus.Op
+}
+
+func (o *fakeOps) PublishOps(_ context.Context, ops []bus.Op) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ops = append(o.ops, ops...)
+	return nil
+}
+
+// fakeJobs is the recovery jobs: Run reports steps progress reports, one
+// event each, the clock advancing by tick between them, then ends the job
+// in end (with err).
+type fakeJobs struct {
+	jobs    map[string]*recovery.Job
+	created []recovery.Filter
+	rates   []float64
+	steps   int
+	tick    func()
+	end     recovery.State
+	err     error
+}
+
+func newFakeJobs() *fakeJobs {
+	return &fakeJobs{jobs: map[string]*recovery.Job{}, end: recovery.StateDone}
+}
+
+func (f *fakeJobs) Create(_ context.Context, fl recovery.Filter, rate float64, by string) (*recovery.Job, error) {
+	f.created, f.rates = append(f.created, fl), append(f.rates, rate)
+	j := &recovery.Job{ID: "20261201-120000-abcdef", Filter: fl, Rate: rate, State: recovery.StateInterrupted, By: by}
+	f.jobs[j.ID] = j
+	return j, nil
+}
+
+func (f *fakeJobs) Run(_ context.Context, id string, progress func(recovery.Job)) (*recovery.Job, error) {
+	j, ok := f.jobs[id]
+	if !ok {
+		return nil, recovery.ErrNotFound
+	}
+	j.State = recovery.StateRunning
+	j.Counts.Counted, j.Counts.Total, j.Counts.Replayed = true, f.steps, 0
+	for range f.steps {
+		j.Counts.Replayed++
+		if f.tick != nil {
+			f.tick()
+		}
+		progress(*j)
+	}
+	j.State = f.end
+	return j, f.err
+}
+
+func (f *fakeJobs) Cancel(_ context.Context, id string) (*recovery.Job, bool, error) {
+	j, ok := f.jobs[id]
+	if !ok {
+		return nil, false, recovery.ErrNotFound
+	}
+	if j.State == recovery.StateDone || j.State == recovery.StateCancelled {
+		return j, false, nil
+	}
+	j.State = recovery.StateCancelled
+	return j, true, nil
+}
+
+func (f *fakeJobs) Get(_ context.Context, id string) (*recovery.Job, error) {
+	if j, ok := f.jobs[id]; ok {
+		return j, nil
+	}
+	return nil, recovery.ErrNotFound
+}
+
+func (f *fakeJobs) List(context.Context, int) ([]*recovery.Job, error) {
+	var out []*recovery.Job
+	for _, j := range f.jobs {
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+func gateFixture(t *testing.T) *fixture {
+	t.Helper()
+	fx := newFixture()
+	g, err := memgate.New(targets.Config{Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.gate, fx.held, fx.ops = g, map[string]int{}, &fakeOps{}
+	return fx
+}
+
+func TestPauseResumeAndTargets(t *testing.T) {
+	fx := gateFixture(t)
+	fx.env["USER"] = "ana"
+	code, out, errOut := fx.run(t, "pause", "target/forward/acme", "--reason", "migration")
+	want(t, code, out, errOut, exitOK, []string{"paused target/forward/acme", "'hookwall resume target/forward/acme' drains them"}, nil)
+	fx.held["target#forward/acme"] = 3
+
+	code, out, errOut = fx.run(t, "targets")
+	want(t, code, out, errOut, exitOK, []string{"no target has been called yet"}, nil)
+	if !hasRow(out, "target/forward/acme", "2026-12-01T12:00:00Z", "ana", "3", "migration") {
+		t.Errorf("the pause row is missing:\n%s", out)
+	}
+	code, out, _ = fx.run(t, "targets", "--json")
+	var v struct {
+		Pauses []pauseView
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || len(v.Pauses) != 1 || v.Pauses[0].Held != 3 || v.Pauses[0].By != "ana" {
+		t.Errorf("targets --json: exit %d %s", code, out)
+	}
+
+	code, out, errOut = fx.run(t, "resume", "target/forward/acme")
+	want(t, code, out, errOut, exitOK, []string{"resumed target/forward/acme: released 3 held event(s)"},
+		[]string{"resume target/forward/acme: released 1 of about 3 held"})
+	if !slices.Equal(fx.drained, []string{"target#forward/acme"}) {
+		t.Errorf("drained %v", fx.drained)
+	}
+	if ps, _ := fx.gate.Pauses(context.Background()); len(ps) != 0 {
+		t.Errorf("still paused: %v", ps)
+	}
+	var types []string
+	for _, op := range fx.ops.ops {
+		types = append(types, op.Type+" "+op.Scope)
+	}
+	if !slices.Equal(types, []string{bus.DetailTypeControlPaused + " target#forward/acme", bus.DetailTypeControlResumed + " target#forward/acme"}) ||
+		fx.ops.ops[1].Count != 3 || fx.ops.ops[0].Reason != "migration" {
+		t.Errorf("op events: %+v", fx.ops.ops)
+	}
+
+	code, out, errOut = fx.run(t, "resume", "tenant/acme", "--no-drain", "--json")
+	want(t, code, out, errOut, exitOK, []string{`"wasPaused": false`, `"released": 0`}, nil)
+
+	for _, bad := range [][]string{{"pause"}, {"pause", "acme"}, {"pause", "queue/x"}, {"resume", "tenant/"}, {"pause", "tenant/a", "tenant/b"}} {
+		code, out, errOut := fx.run(t, bad...)
+		want(t, code, out, errOut, exitUsage, nil, []string{"handler/NAME, tenant/NAME or target/NAME"})
+	}
+}
+
+func TestRecoverParsesItsWindowAndRefusesWhatItCannotDo(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"recover"}, "--since is required"},
+		{[]string{"recover", "--since", "2h", "--status", "SUCCEEDED"}, "never sends back an event whose handlers ran to the end"},
+		{[]string{"recover", "--since", "2h", "--status", "NOPE"}, "--status \"NOPE\""},
+		{[]string{"recover", "--since", "1h", "--until", "2h"}, "--since must be before --until"},
+		{[]string{"recover", "--since", "1h", "--resume", "20261201-120000-abcdef"}, "give either a window"},
+		{[]string{"recover", "--list", "--cancel", "x"}, "give either a window"},
+		{[]string{"recover", "--resume", "a#b"}, "is not a job id"},
+		{[]string{"recover", "--since", "1h", "--rate", "-1"}, "--rate -1"},
+		{[]string{"recover", "--resume", "20261201-120000-abcdef", "--rate", "2"}, "--rate applies to a new job"},
+		{[]string{"recover", "--since", "1h", "--tenant", "a b"}, "not a tenant name"},
+		{[]string{"recover", "extra", "--since", "1h"}, "unexpected argument"},
+	} {
+		fx := gateFixture(t)
+		fx.jobs = newFakeJobs()
+		code, out, errOut := fx.run(t, tt.args...)
+		want(t, code, out, errOut, exitUsage, nil, []string{tt.want})
+		if len(fx.jobs.created) != 0 {
+			t.Errorf("%v created a job", tt.args)
+		}
+	}
+}
+
+func TestRecoverShowsProgressAndAnETA(t *testing.T) {
+	fx := gateFixture(t)
+	fx.jobs = newFakeJobs()
+	fx.jobs.steps = 4
+	now := testNow
+	fx.jobs.tick = func() { now = now.Add(600 * time.Millisecond) }
+	var out, errOut strings.Builder
+	a := newApp(&out, &errOut, func(k string) string { return fx.env[k] })
+	a.now, a.wd, a.exe = func() time.Time { return now }, "", ""
+	a.open = func(context.Context, settings.CLI) (*backend, error) {
+		return &backend{gate: fx.gate, jobs: fx.jobs, held: fakeHeld(fx.held)}, nil
+	}
+	code := a.main(context.Background(), []string{"recover", "--since", "2026-12-01T10:00:00Z", "--until", "30m", "--status", "failed,dead",
+		"--tenant", "acme", "--handler", "forward", "--rate", "5"})
+	want(t, code, out.String(), errOut.String(), exitOK,
+		[]string{"job 20261201-120000-abcdef done: 4/4 done: replayed 4"},
+		[]string{"recover: job 20261201-120000-abcdef: FAILED, DEAD events received from 2026-12-01T10:00:00Z to 2026-12-01T11:30:00Z, tenant acme, handler forward",
+			"recover 20261201-120000-abcdef: 1/4 (25%) replayed 1, skipped 0, missing 0, 1.7/s, ETA 2s",
+			"recover 20261201-120000-abcdef: 3/4 (75%)", "4/4 (100%) replayed 4, skipped 0, missing 0; done"})
+	if n := strings.Count(errOut.String(), "\n"); n != 4 { // the job line, two progress lines a second apart, the last
+		t.Errorf("%d stderr lines, want 4 (a progress line a second at most):\n%s", n, errOut.String())
+	}
+	f := fx.jobs.created[0]
+	if !slices.Equal(f.Statuses, []webhook.Status{webhook.StatusFailed, webhook.StatusDead}) || f.Tenant != "acme" || f.Handler != "forward" ||
+		fx.jobs.rates[0] != 5 || !f.Until.Equal(testNow.Add(-30*time.Minute)) {
+		t.Errorf("created %+v rate %v", f, fx.jobs.rates)
+	}
+}
+
+func TestRecoverInterruptedOrCancelledSaysHowToResume(t *testing.T) {
+	fx := gateFixture(t)
+	fx.jobs = newFakeJobs()
+	fx.jobs.steps, fx.jobs.end, fx.jobs.err = 2, recovery.StateInterrupted, context.Canceled
+	code, out, errOut := fx.run(t, "recover", "--since", "1h", "--json")
+	want(t, code, out, errOut, exitFailed, []string{`"state": "interrupted"`},
+		[]string{"interrupted at 2/2 done", "'hookwall recover --resume 20261201-120000-abcdef'"})
+
+	fx.jobs.err, fx.jobs.end = nil, recovery.StateCancelled
+	code, out, errOut = fx.run(t, "recover", "--resume", "20261201-120000-abcdef")
+	want(t, code, out, errOut, exitFailed, nil, []string{"was cancelled", "--resume 20261201-120000-abcdef' goes on"})
+
+	code, out, errOut = fx.run(t, "recover", "--cancel", "20261201-120000-abcdef")
+	want(t, code, out, errOut, exitRefused, nil, []string{"is cancelled: nothing to cancel"})
+	fx.jobs.jobs["20261201-120000-abcdef"].State = recovery.StateRunning
+	code, out, errOut = fx.run(t, "recover", "--cancel", "20261201-120000-abcdef")
+	want(t, code, out, errOut, exitOK, []string{"cancelled job 20261201-120000-abcdef"}, nil)
+
+	fx.jobs.jobs["20261201-120000-abcdef"].State = recovery.StateDone
+	code, out, errOut = fx.run(t, "recover", "--resume", "20261201-120000-abcdef")
+	want(t, code, out, errOut, exitRefused, nil, []string{"is done"})
+	code, out, errOut = fx.run(t, "recover", "--resume", "20261201-000000-ffffff")
+	want(t, code, out, errOut, exitRefused, nil, []string{"no such job", "hookwall recover --list"})
+
+	code, out, errOut = fx.run(t, "recover", "--list")
+	want(t, code, out, errOut, exitOK, nil, nil)
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "20261201-120000-abcdef done 2/2 2 0") {
+		t.Errorf("list:\n%s", out)
+	}
+	fx.jobs.err = errors.New("boom")
+	fx.jobs.jobs["20261201-120000-abcdef"].State = recovery.StateInterrupted
+	code, out, errOut = fx.run(t, "recover", "--resume", "20261201-120000-abcdef")
+	want(t, code, out, errOut, exitFailed, nil, []string{"hookwall: boom"})
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/recovery"
+	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// recoverer runs recovery jobs (recovery.Jobs).
+type recoverer interface {
+	Create(ctx context.Context, f recovery.Filter, rate float64, by string) (*recovery.Job, error)
+	Run(ctx context.Context, id string, progress func(recovery.Job)) (*recovery.Job, error)
+	Cancel(ctx context.Context, id string) (*recovery.Job, bool, error)
+	Get(ctx context.Context, id string) (*recovery.Job, error)
+	List(ctx context.Context, limit int) ([]*recovery.Job, error)
+}
+
+// progressEvery is the least time between two progress lines.
+const progressEvery = time.Second
+
+func (a *app) recover(ctx context.Context, args []string) error {
+	const cmd = "recover"
+	fs := a.flagSet(cmd)
+	since := fs.String("since", "", "the window's start: a duration back from now (90m, 2h, 7d) or an RFC 3339 time (required for a new job)")
+	until := fs.String("until", "", "the window's end (excluded): a duration back from now or an RFC 3339 time (default: now)")
+	status := fs.String("status", "FAILED", "states to recover, comma-separated: FAILED, DEAD, COMPENSATED")
+	tenant := fs.String("tenant", "", "only this tenant's events")
+	handler := fs.String("handler", "", "only the events whose last attempt was bound for this handler's target (its name, or name/<tenant>)")
+	rate := fs.Float64("rate", 0, "a new job: at most this many events per second per target, below HOOKWALL_TARGET_RATE (0: that rate alone)")
+	resume := fs.String("resume", "", "resume the job ID (interrupted, cancelled, or left by a process that died)")
+	cancel := fs.String("cancel", "", "cancel the job ID (its process stops within a second; --resume ID goes on)")
+	list := fs.Bool("list", false, "list the latest jobs")
+	pos, err := a.parse(cmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef(cmd, "unexpected argument %q", pos[0])
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	modes := 0
+	for _, m := range []string{"resume", "cancel", "list"} {
+		if set[m] {
+			modes++
+		}
+	}
+	newJob := set["since"] || set["until"] || set["status"] || set["tenant"] || set["handler"]
+	switch {
+	case modes > 1 || (modes == 1 && newJob):
+		return usagef(cmd, "give either a window (--since …) for a new job, or one of --resume ID, --cancel ID, --list")
+	case modes == 0 && !set["since"]:
+		return usagef(cmd, "--since is required (the window's start), e.g. --since 2h or --since 2026-05-01T10:00:00Z")
+	case *rate < 0:
+		return usagef(cmd, "--rate %g: want 0 or more", *rate)
+	case set["rate"] && modes > 0:
+		return usagef(cmd, "--rate applies to a new job (a resumed job keeps the rate it was created with)")
+	}
+	for _, id := range []string{*resume, *cancel} {
+		if id != "" && !recovery.ValidID(id) {
+			return usagef(cmd, "%q is not a job id (see 'hookwall recover --list')", id)
+		}
+	}
+	var f recovery.Filter
+	if modes == 0 {
+		now := a.now()
+		if f.Since, err = parseSince(cmd, *since, now); err != nil {
+			return err
+		}
+		f.Until = now
+		if *until != "" {
+			if f.Until, err = parseSince(cmd, *until, now); err != nil {
+				return usagef(cmd, "--until %q: want a duration such as 30m or an RFC 3339 time", *until)
+			}
+		}
+		if !f.Since.Before(f.Until) {
+			return usagef(cmd, "--since must be before --until")
+		}
+		sts, err := parseStatuses(cmd, *status)
+		if err != nil {
+			return err
+		}
+		for _, s := range sts {
+			if s == webhook.StatusSucceeded {
+				return usagef(cmd, "--status SUCCEEDED: recovery never sends back an event whose handlers ran to the end (use 'hookwall replay --force KEY')")
+			}
+		}
+		f.Statuses, f.Tenant, f.Handler = sts, *tenant, *handler
+		if f.Tenant != "" && !webhook.ValidTenant(f.Tenant) {
+			return usagef(cmd, "--tenant %q: not a tenant name", f.Tenant)
+		}
+	}
+	_, b, err := a.backend(ctx, settings.CLINeeds{Table: true, Queue: true})
+	if err != nil {
+		return err
+	}
+	if b.jobs == nil {
+		return errors.New("recover: no recovery jobs on this backend")
+	}
+	switch {
+	case *list:
+		return a.recoverList(ctx, b.jobs)
+	case *cancel != "":
+		return a.recoverCancel(ctx, b.jobs, *cancel)
+	case *resume != "":
+		j, err := b.jobs.Get(ctx, *resume)
+		if err != nil {
+			return jobError(err)
+		}
+		if !j.Resumable() {
+			return refusedf("job %s is done (%s): nothing left to recover", j.ID, summary(j))
+		}
+		return a.recoverRun(ctx, b.jobs, j)
+	}
+	j, err := b.jobs.Create(ctx, f, *rate, a.user())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "recover: job %s: %s (resume it after an interruption with 'hookwall recover --resume %s')\n",
+		j.ID, describeFilter(j.Filter), j.ID)
+	return a.recoverRun(ctx, b.jobs, j)
+}
+
+// jobError maps the recovery errors a command refuses on.
+func jobError(err error) error {
+	switch {
+	case errors.Is(err, recovery.ErrNotFound):
+		return refusedf("%v (see 'hookwall recover --list')", err)
+	case errors.Is(err, recovery.ErrBusy):
+		return refusedf("%v: wait for it, or cancel it with --cancel", err)
+	}
+	return err
+}
+
+// user names the operator in a job or a pause.
+func (a *app) user() string {
+	for _, k := range []string{"HOOKWALL_USER", "USER", "USERNAME"} {
+		if v := a.getenv(k); v != "" {
+			return v
+		}
+	}
+	return "cli"
+}
+
+// recoverRun runs job j, with a progress line on stderr at most once a
+// second (on a terminal it overwrites itself), and prints its summary.
+func (a *app) recoverRun(ctx context.Context, jobs recoverer, j *recovery.Job) error {
+	start, startDone := a.now(), j.Counts.Done()
+	var last time.Time
+	progress := func(p recovery.Job) {
+		now := a.now()
+		if !last.IsZero() && now.Sub(last) < progressEvery {
+			return
+		}
+		last = now
+		line := progressLine(&p, startDone, now.Sub(start))
+		if a.progress {
+			fmt.Fprintf(a.stderr, "\r\033[K%s", line)
+		} else {
+			fmt.Fprintln(a.stderr, line)
+		}
+	}
+	got, err := jobs.Run(ctx, j.ID, progress)
+	if a.progress {
+		fmt.Fprint(a.stderr, "\r\033[K")
+	}
+	if got != nil {
+		fmt.Fprintln(a.stderr, progressLine(got, startDone, a.now().Sub(start)))
+	}
+	switch {
+	case errors.Is(err, context.Canceled) && got != nil:
+		_ = a.printJob(got)
+		fmt.Fprintf(a.stderr, "recover: job %s interrupted at %s; resume it with 'hookwall recover --resume %s'\n", got.ID, summary(got), got.ID)
+		return err
+	case err != nil:
+		return jobError(err)
+	}
+	if err := a.printJob(got); err != nil {
+		return err
+	}
+	switch {
+	case got.State == recovery.StateCancelled:
+		return fmt.Errorf("recover: job %s was cancelled at %s; 'hookwall recover --resume %s' goes on", got.ID, summary(got), got.ID)
+	case got.Counts.NotEnqueued > 0:
+		return fmt.Errorf("recover: %d event(s) replayed but not enqueued: they are RECEIVED, and the sweeper enqueues them", got.Counts.NotEnqueued)
+	}
+	return nil
+}
+
+// progressLine is one progress report: done of total, what was done, the
+// pace of this run and the time left at that pace.
+func progressLine(j *recovery.Job, startDone int, elapsed time.Duration) string {
+	c := j.Counts
+	if !c.Counted {
+		return fmt.Sprintf("recover %s: counting the events in the window (%d so far)", j.ID, c.Total)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "recover %s: %d/%d", j.ID, c.Done(), c.Total)
+	if c.Total > 0 {
+		fmt.Fprintf(&b, " (%d%%)", min(100, 100*c.Done()/c.Total))
+	}
+	fmt.Fprintf(&b, " replayed %d, skipped %d, missing %d", c.Replayed, c.Skipped, c.Missing)
+	if c.NotEnqueued > 0 {
+		fmt.Fprintf(&b, ", not enqueued %d", c.NotEnqueued)
+	}
+	if j.State == recovery.StateDone || j.State == recovery.StateCancelled || j.State == recovery.StateInterrupted {
+		fmt.Fprintf(&b, "; %s", j.State)
+		return b.String()
+	}
+	if done := c.Done() - startDone; done > 0 && elapsed > 0 {
+		pace := float64(done) / elapsed.Seconds()
+		left := time.Duration(float64(max(c.Total-c.Done(), 0)) / pace * float64(time.Second))
+		fmt.Fprintf(&b, ", %.1f/s, ETA %s", pace, left.Round(time.Second))
+	} else {
+		b.WriteString(", ETA -")
+	}
+	return b.String()
+}
+
+// summary is a job's counts in a few words.
+func summary(j *recovery.Job) string {
+	c := j.Counts
+	return fmt.Sprintf("%d/%d done: replayed %d, skipped %d, missing %d", c.Done(), c.Total, c.Replayed, c.Skipped, c.Missing)
+}
+
+// describeFilter says what a filter selects.
+func describeFilter(f recovery.Filter) string {
+	s := fmt.Sprintf("%s events received from %s to %s", joinStatuses(f.Statuses),
+		f.Since.UTC().Format(time.RFC3339), f.Until.UTC().Format(time.RFC3339))
+	if f.Tenant != "" {
+		s += ", tenant " + f.Tenant
+	}
+	if f.Handler != "" {
+		s += ", handler " + f.Handler
+	}
+	return s
+}
+
+// printJob prints a job's summary: its JSON with --json, else a line.
+func (a *app) printJob(j *recovery.Job) error {
+	if a.json {
+		return a.writeJSON(j)
+	}
+	fmt.Fprintf(a.stdout, "job %s %s: %s (%s)\n", j.ID, j.State, summary(j), describeFilter(j.Filter))
+	return nil
+}
+
+func (a *app) recoverCancel(ctx context.Context, jobs recoverer, id string) error {
+	j, changed, err := jobs.Cancel(ctx, id)
+	if err != nil {
+		return jobError(err)
+	}
+	if !changed {
+		return refusedf("job %s is %s: nothing to cancel", j.ID, j.State)
+	}
+	if a.json {
+		return a.writeJSON(j)
+	}
+	running := ""
+	if j.Owner != "" && j.LeaseUntil.After(a.now()) {
+		running = fmt.Sprintf(" (%s runs it: it stops at its next save, within a second)", j.Owner)
+	}
+	fmt.Fprintf(a.stdout, "cancelled job %s at %s%s; 'hookwall recover --resume %s' goes on from there\n", j.ID, summary(j), running, j.ID)
+	return nil
+}
+
+func (a *app) recoverList(ctx context.Context, jobs recoverer) error {
+	list, err := jobs.List(ctx, 20)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		if list == nil {
+			list = []*recovery.Job{}
+		}
+		return a.writeJSON(struct {
+			Jobs []*recovery.Job `json:"jobs"`
+		}{list})
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(a.stdout, "no recovery job")
+		return nil
+	}
+	w := a.table()
+	fmt.Fprintln(w, "JOB\tSTATE\tDONE\tREPLAYED\tSKIPPED\tUPDATED\tSELECTS")
+	for _, j := range list {
+		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%d\t%d\t%s\t%s\n", j.ID, j.State, j.Counts.Done(), j.Counts.Total, j.Counts.Replayed,
+			j.Counts.Skipped, j.UpdatedAt.UTC().Format(time.RFC3339), describeFilter(j.Filter))
+	}
+	return w.Flush()
+}
