@@ -112,6 +112,23 @@ func TestCostOfCallsAndDeliveries(t *testing.T) {
 			t.Errorf("%s: %.1f WCU, record %d B; want 1 WCU, within %d B", c.name, wcu, size, store.InlineRecordBytes)
 		}
 	}
+	// The peer workload's happy path: one journaled step (kept in the
+	// record by the completion) and one 2xx call.
+	{
+		ev := peerEvent("line#tenant-01#01HQXYZABCDEFGHJKMNPQRSSTP")
+		if res, err := p.table.Claim(ctx, ev, time.Hour); err != nil || res.Outcome != store.Claimed {
+			t.Fatalf("claim: %v, %v", res.Outcome, err)
+		}
+		l := p.lease(t, ev.Key)
+		l.AddCalls([]webhook.Call{{At: time.Now(), Target: "forward/tenant-01", Status: 200, Latency: 87 * time.Millisecond}}, 1)
+		p.cap.takeCalls()
+		if ok, err := p.table.CompleteSteps(ctx, l, time.Now().Add(time.Hour),
+			[]webhook.JournalEntry{{Handler: "hookwall.forward", Step: "post", CompletedAt: time.Now()}}); !ok || err != nil {
+			t.Fatalf("complete with a step: %v, %v", ok, err)
+		}
+		wcu, n := p.writeUnits()
+		row("complete with one journaled step and one 2xx call", wcu, n, fmt.Sprintf("%d B", p.recordBytes(t, ev.Key)))
+	}
 	ev = peerEvent("line#tenant-01#01HQXYZABCDEFGHJKMNPQRSBIG")
 	if res, err := p.table.Claim(ctx, ev, time.Hour); err != nil || res.Outcome != store.Claimed {
 		t.Fatalf("claim: %v, %v", res.Outcome, err)
