@@ -14,10 +14,14 @@ import (
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sweep"
 	"github.com/hookwall/hookwall/shared/targets"
 )
+
+// metricsNamespace is the EMF namespace of the compensator's metrics.
+const metricsNamespace = "Hookwall"
 
 // Defaults returns the sweeper's defaults for [settings.LoadCompensator],
 // from shared/sweep's constants (settings reads the engines' own from the
@@ -34,7 +38,8 @@ func Defaults() settings.CompensatorDefaults {
 // processor's handler registry (functions/processor/handlers, the same
 // teams with the same settings, read through s.Getenv, for their
 // compensations), the compensator
-// and the sweeper with the targets' gate and the drain of held events. The handler logs to logger and writes EMF metrics to
+// and the sweeper with the targets' gate, the drain of held events and the
+// detached recovery jobs. The handler logs to logger and writes EMF metrics to
 // metricsOut.
 func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
@@ -52,7 +57,7 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 	if err != nil {
 		return nil, err
 	}
-	metrics := obs.NewMetrics(metricsOut, "Hookwall", map[string]string{"Function": "compensator"})
+	metrics := obs.NewMetrics(metricsOut, metricsNamespace, map[string]string{"Function": "compensator"})
 	reg, err := dispatch.BuildRegistry(handlers.Register, s.Getenv, b.TeamDeps()...)
 	if err != nil {
 		return nil, fmt.Errorf("compensator: %w", err)
@@ -70,10 +75,18 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 	if err != nil {
 		return nil, err
 	}
+	// The detached recovery jobs: their replays are kept at least the
+	// retention (the CLI's foreground runs keep them the dedup window).
+	jobs, err := recovery.New(recovery.Config{DB: b.DynamoDB, TableName: s.TableName, Store: sweepTable, Queue: b.Queue,
+		Limiter: b.Gate, Ops: b.Bus, Window: s.Retention})
+	if err != nil {
+		return nil, err
+	}
 	sw, err := sweep.New(sweep.Config{
 		Store: sweepTable, Queue: b.Queue, DLQ: b.DLQ, Logger: logger, Metrics: metrics,
 		Grace: s.ReenqueueGrace, StuckAfter: s.SweepStuckAfter, RetryCap: s.RetryCap, Limit: s.SweepLimit,
 		Gate: b.Gate, Drain: drainer, Retention: s.Retention,
+		Jobs: jobs, MetricsOut: metricsOut, Namespace: metricsNamespace,
 	})
 	if err != nil {
 		return nil, err
