@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/control"
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/targets"
@@ -151,7 +152,7 @@ func TestPauseResumeAndTargets(t *testing.T) {
 	}
 	code, out, _ = fx.run(t, "targets", "--json")
 	var v struct {
-		Pauses []pauseView
+		Pauses []control.Pause
 	}
 	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || len(v.Pauses) != 1 || v.Pauses[0].Held != 3 || v.Pauses[0].By != "ana" {
 		t.Errorf("targets --json: exit %d %s", code, out)
@@ -323,7 +324,9 @@ func TestRecoverDetachThenWatch(t *testing.T) {
 	var sout, serr strings.Builder
 	a := newApp(&sout, &serr, func(k string) string { return fx.env[k] })
 	a.now, a.wd, a.exe, a.pollEvery = func() time.Time { return testNow }, "", "", time.Millisecond
-	a.open = func(context.Context, settings.CLI) (*backend, error) { return &backend{gate: fx.gate, jobs: fx.jobs}, nil }
+	a.open = func(context.Context, settings.CLI) (*backend, error) {
+		return &backend{gate: fx.gate, jobs: fx.jobs}, nil
+	}
 	code = a.main(ctx, []string{"recover", "--watch", id})
 	want(t, code, sout.String(), serr.String(), exitOK, nil, []string{"stopped watching job " + id + "; the job goes on"})
 	if st := fx.jobs.jobs[id].State; st != recovery.StateRunning {
