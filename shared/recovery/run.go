@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/batch"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -475,19 +476,7 @@ func (r *run) send(ctx context.Context) {
 	for i, p := range r.pending {
 		envs[i] = p.env
 	}
-	failed := map[int]bool{}
-	if err := r.js.cfg.Queue.Send(ctx, envs); err != nil {
-		var se *queue.SendError
-		if errors.As(err, &se) {
-			for _, i := range se.Failed {
-				failed[i] = true
-			}
-		} else {
-			for i := range envs {
-				failed[i] = true
-			}
-		}
-	}
+	failed := queue.NotSent(r.js.cfg.Queue.Send(ctx, envs), len(envs))
 	now := r.js.cfg.Now()
 	var ops []bus.Op
 	for i, p := range r.pending {
@@ -558,13 +547,5 @@ func (r *run) wait(ctx context.Context, at time.Time) error {
 			return err
 		}
 	}
-	d := max(at.Sub(r.js.cfg.Now()), minWait)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return batch.Sleep(ctx, max(at.Sub(r.js.cfg.Now()), minWait))
 }

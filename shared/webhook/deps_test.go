@@ -75,7 +75,7 @@ func TestImportRules(t *testing.T) {
 		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout",
 			"shared/internal/kernel", "shared/internal/registry", "shared/drain", targetsPkg, targetsDeps[0], targetsDeps[1]}},
 		// The drain of held records: the store and the targets.
-		{"shared/drain", nil, []string{"shared/webhook", "shared/store", targetsPkg, targetsDeps[0], targetsDeps[1],
+		{"shared/drain", nil, []string{"shared/webhook", "shared/store", "shared/batch", targetsPkg, targetsDeps[0], targetsDeps[1],
 			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
 		// The operator's controls (pause, resume, the targets' panel): the
 		// targets, the drain and the op events' types; no SDK of its own.
