@@ -30,16 +30,9 @@ func (js *Jobs) Detach(ctx context.Context, id string) (*Job, error) {
 		ReturnValues: types.ReturnValueAllNew, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
-		old, ok := conditionFailed(err)
-		if !ok {
-			return nil, fmt.Errorf("recovery: detach job %s: %w", id, err)
-		}
-		j, err := fromItem(old)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("recovery: job %s: %w", id, err)
-		case j == nil || js.expired(old):
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		j, err := js.refusal("detach", id, err)
+		if err != nil {
+			return nil, err
 		}
 		return j, fmt.Errorf("%w: %s", ErrDone, id)
 	}

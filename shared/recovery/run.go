@@ -129,16 +129,10 @@ func (js *Jobs) acquire(ctx context.Context, id string, background bool) (*Job, 
 		ReturnValues: types.ReturnValueAllNew, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
-		old, ok := conditionFailed(err)
-		if !ok {
-			return nil, fmt.Errorf("recovery: take job %s: %w", id, err)
-		}
-		j, err := fromItem(old)
+		j, err := js.refusal("take", id, err)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("recovery: job %s: %w", id, err)
-		case j == nil || js.expired(old):
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+			return nil, err
 		case j.State == StateDone, background && (j.State == StateCancelled || !j.Detached):
 			return j, nil
 		}
