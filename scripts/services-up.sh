@@ -124,29 +124,8 @@ if [[ $RESP_CODE != 200 ]]; then
 else
 	log "table $TABLE_NAME: exists"
 fi
-for _ in $(seq 1 100); do
-	ddb DescribeTable "{\"TableName\":\"$TABLE_NAME\"}"
-	[[ $RESP_CODE == 200 && "$(json_get Table.TableStatus <<<"$RESP_BODY")" == ACTIVE ]] && break
-	sleep 0.1
-done
-[[ "$(json_get Table.TableStatus <<<"$RESP_BODY")" == ACTIVE ]] || die "table $TABLE_NAME is not ACTIVE: $RESP_BODY"
-keys=$(json_get Table.KeySchema <<<"$RESP_BODY")
-[[ $keys == '[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}]' ]] ||
-	log "WARNING: table $TABLE_NAME has key schema $keys, expected pk HASH + sk RANGE"
-
-# A table created before the sweep index gets it added (never recreated).
-if [[ "$(json_get Table.GlobalSecondaryIndexes <<<"$RESP_BODY")" != *'"IndexName":"sweep"'* ]]; then
-	ddb UpdateTable "{\"TableName\":\"$TABLE_NAME\",\"AttributeDefinitions\":[$SWEEP_ATTRS],
-\"GlobalSecondaryIndexUpdates\":[{\"Create\":$SWEEP_GSI}]}"
-	[[ $RESP_CODE == 200 ]] || die "UpdateTable $TABLE_NAME (add GSI sweep): HTTP $RESP_CODE $RESP_BODY"
-	log "table $TABLE_NAME: GSI sweep added"
-else
-	log "table $TABLE_NAME: GSI sweep exists"
-fi
-
-# A table created before the held index gets it added (never recreated). One
-# index per UpdateTable: wait for the table (and a sweep index just added) to
-# be ACTIVE first.
+# wait_active: wait until the table and its indexes are ACTIVE (10 s at
+# most); the last DescribeTable stays in RESP_BODY.
 wait_active() {
 	for _ in $(seq 1 100); do
 		ddb DescribeTable "{\"TableName\":\"$TABLE_NAME\"}"
@@ -156,15 +135,29 @@ wait_active() {
 	done
 	die "table $TABLE_NAME is not ACTIVE: $RESP_BODY"
 }
+
+# ensure_gsi NAME ATTRIBUTES INDEX: a table created before index NAME gets it
+# added (never recreated). One index per UpdateTable: wait for the table (and
+# an index just added) to be ACTIVE first.
+ensure_gsi() {
+	local name=$1 attrs=$2 gsi=$3
+	wait_active
+	if [[ "$(json_get Table.GlobalSecondaryIndexes <<<"$RESP_BODY")" == *"\"IndexName\":\"$name\""* ]]; then
+		log "table $TABLE_NAME: GSI $name exists"
+		return 0
+	fi
+	ddb UpdateTable "{\"TableName\":\"$TABLE_NAME\",\"AttributeDefinitions\":[$attrs],
+\"GlobalSecondaryIndexUpdates\":[{\"Create\":$gsi}]}"
+	[[ $RESP_CODE == 200 ]] || die "UpdateTable $TABLE_NAME (add GSI $name): HTTP $RESP_CODE $RESP_BODY"
+	log "table $TABLE_NAME: GSI $name added"
+}
+
 wait_active
-if [[ "$(json_get Table.GlobalSecondaryIndexes <<<"$RESP_BODY")" != *'"IndexName":"held"'* ]]; then
-	ddb UpdateTable "{\"TableName\":\"$TABLE_NAME\",\"AttributeDefinitions\":[$HELD_ATTRS],
-\"GlobalSecondaryIndexUpdates\":[{\"Create\":$HELD_GSI}]}"
-	[[ $RESP_CODE == 200 ]] || die "UpdateTable $TABLE_NAME (add GSI held): HTTP $RESP_CODE $RESP_BODY"
-	log "table $TABLE_NAME: GSI held added"
-else
-	log "table $TABLE_NAME: GSI held exists"
-fi
+keys=$(json_get Table.KeySchema <<<"$RESP_BODY")
+[[ $keys == '[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}]' ]] ||
+	log "WARNING: table $TABLE_NAME has key schema $keys, expected pk HASH + sk RANGE"
+ensure_gsi sweep "$SWEEP_ATTRS" "$SWEEP_GSI"
+ensure_gsi held "$HELD_ATTRS" "$HELD_GSI"
 
 ddb DescribeTimeToLive "{\"TableName\":\"$TABLE_NAME\"}"
 ttl_status=$(json_get TimeToLiveDescription.TimeToLiveStatus <<<"$RESP_BODY")

@@ -279,6 +279,41 @@ func TestEventsGetAndHistory(t *testing.T) {
 	want(t, code, out, errOut, exitUsage, nil, []string{"want one event key"})
 }
 
+func TestEventsGetShowsCallsAndDeliveries(t *testing.T) {
+	fx := newFixture()
+	key := "line#demo#E1"
+	rec := failedRecord(key, testNow)
+	rec.Calls = []webhook.Call{
+		{At: testNow.Add(-3 * time.Second), Target: "crm/demo", Status: 503, Latency: 1200 * time.Millisecond, Snippet: "{\"error\":\"maintenance\"}"},
+		{At: testNow.Add(-2 * time.Second), Target: "crm/demo", Error: "context deadline exceeded", Latency: 5 * time.Second},
+		{At: testNow.Add(-time.Second), Target: "crm/demo", Status: 200, Latency: 87 * time.Millisecond},
+	}
+	rec.CallCount, rec.Deliveries, rec.LastDeliveryAt = 12, 3, testNow.UnixMilli()
+	fx.store.put(rec)
+
+	code, out, errOut := fx.run(t, "events", "get", key)
+	want(t, code, out, errOut, exitOK, []string{"deliveries         3 (last 2026-12-01T12:00:00Z)",
+		"CALLS (12 made; the newest 3 kept)"}, nil)
+	for _, r := range [][]string{
+		{"2026-12-01T11:59:57Z", "crm/demo", "503", "1.2s", `{"error":"maintenance"}`},
+		{"2026-12-01T11:59:58Z", "crm/demo", "no", "answer", "5s", "context", "deadline", "exceeded"},
+		{"2026-12-01T11:59:59Z", "crm/demo", "200", "87ms", "-"},
+	} {
+		if !hasRow(out, r...) {
+			t.Errorf("no call row %q:\n%s", r, out)
+		}
+	}
+
+	code, out, errOut = fx.run(t, "events", "get", key, "--json")
+	want(t, code, out, errOut, exitOK, []string{`"deliveries": 3`, `"callCount": 12`, `"status": 503`, `"latencyMs": 1200`,
+		`"snippet": "{\"error\":\"maintenance\"}"`, `"error": "context deadline exceeded"`}, nil)
+
+	// A record without calls or duplicates.
+	fx.store.put(failedRecord("line#demo#E2", testNow))
+	code, out, errOut = fx.run(t, "events", "get", "line#demo#E2")
+	want(t, code, out, errOut, exitOK, []string{"deliveries         1 (last 2026-12-01T11:59:00Z)", "CALLS (0 made)\nnone recorded"}, nil)
+}
+
 func TestEventsListByIndexAndScan(t *testing.T) {
 	fx := newFixture()
 	for i := range 7 { // FAILED through the index, one per minute

@@ -21,7 +21,7 @@ Commands:
   sign <provider>      build a signed (WeCom/WeChat: encrypted) webhook request for a tenant;
                        print it as a curl command, or --send it and print the reply
   send <provider>      sign a webhook request and send it to the receiver (make run's by default)
-  events get KEY       an event's record, payload, journaled steps and history
+  events get KEY       an event's record, payload, steps, calls, deliveries and history
   events list          events by status (--status, --since, --tenant)
   events history KEY   an event's transitions (time, from → to, attempt, function)
   replay KEY           send an event back to RECEIVED and enqueue it from its stored payload
@@ -59,7 +59,7 @@ Exit codes: 0 ok; 1 the operation failed; 2 bad usage or environment;
 `
 
 const eventsUsage = `Usage:
-  hookwall events get KEY         the record, payload, steps and history of one event
+  hookwall events get KEY         one event: record, payload, steps, calls, deliveries, history
   hookwall events list [flags]    events by status, newest update first
   hookwall events history KEY     the transitions of one event
 

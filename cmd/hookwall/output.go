@@ -108,7 +108,7 @@ func (a *app) printRecords(recs []*store.Record) {
 	_ = w.Flush()
 }
 
-// printView prints an event's record, payload, steps and history.
+// printView prints an event's record, payload, steps, calls and history.
 func (a *app) printView(v *audit.View) {
 	r := v.Record
 	w := a.table()
@@ -126,6 +126,7 @@ func (a *app) printView(v *audit.View) {
 	row("enqueued", whenTime(r.EnqueuedAt))
 	row("updated", whenTime(r.UpdatedAt))
 	row("expires", whenTime(r.ExpiresAt))
+	row("deliveries", fmt.Sprintf("%d (last %s)", r.Deliveries, whenTime(r.LastDeliveryAt)))
 	if r.LeaseOwner != "" {
 		row("lease", r.LeaseOwner+" until "+whenTime(r.LeaseUntil))
 	}
@@ -159,7 +160,36 @@ func (a *app) printView(v *audit.View) {
 		_ = w.Flush()
 	}
 	fmt.Fprintln(a.stdout)
+	a.printCalls(v)
+	fmt.Fprintln(a.stdout)
 	a.printHistory(v)
+}
+
+// printCalls prints the outside calls on an event's record, oldest first.
+func (a *app) printCalls(v *audit.View) {
+	fmt.Fprintf(a.stdout, "CALLS (%d made", v.CallCount)
+	if dropped := v.CallCount - int64(len(v.Calls)); dropped > 0 {
+		fmt.Fprintf(a.stdout, "; the newest %d kept", len(v.Calls))
+	}
+	fmt.Fprintln(a.stdout, ")")
+	if len(v.Calls) == 0 {
+		fmt.Fprintln(a.stdout, "none recorded")
+		return
+	}
+	w := a.table()
+	fmt.Fprintln(w, "AT	TARGET	STATUS	LATENCY	ERROR / RESPONSE")
+	for _, c := range v.Calls {
+		status, detail := strconv.Itoa(c.Status), c.Error
+		if c.Status == 0 {
+			status = "no answer"
+		}
+		if detail == "" {
+			detail = c.Snippet
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.At.Format(time.RFC3339Nano), cell(c.Target, 40), status,
+			(time.Duration(c.LatencyMs) * time.Millisecond).String(), cell(detail, 80))
+	}
+	_ = w.Flush()
 }
 
 // printHistory prints an event's transitions, oldest first.

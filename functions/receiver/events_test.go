@@ -133,7 +133,8 @@ func (acceptAll) Unclaim(context.Context, *store.Record) (bool, error) { return 
 func (acceptAll) TakeOverEnqueue(context.Context, *store.Record, time.Duration) (bool, error) {
 	return false, nil
 }
-func (acceptAll) RevertEnqueue(context.Context, *store.Record, int64) error { return nil }
+func (acceptAll) RevertEnqueue(context.Context, *store.Record, int64) error  { return nil }
+func (acceptAll) CountDelivery(context.Context, *store.Record) (bool, error) { return true, nil }
 func (acceptAll) LoadProgress(context.Context, string) (store.Progress, error) {
 	return store.Progress{}, nil
 }

@@ -26,7 +26,7 @@ const (
 var emitted = map[string][]string{
 	"receiver": {intake.MetricReceived, intake.MetricEnqueued, intake.MetricDuplicate, intake.MetricConflict,
 		intake.MetricInFlight, intake.MetricReenqueued, intake.MetricReceiverLatency, intake.MetricRejected,
-		intake.MetricRejectedUnavailable},
+		intake.MetricRejectedUnavailable, intake.MetricHandedOffHit, intake.MetricDeliveryNotCounted},
 	"processor": {dispatch.MetricSucceeded, dispatch.MetricRetried, dispatch.MetricFailed, dispatch.MetricUnhandled,
 		dispatch.MetricProcessingLatency, dispatch.MetricEndToEndLatency},
 	"compensator": {compensate.MetricCompensated, compensate.MetricDead, compensate.MetricCompensationLatency,

@@ -26,6 +26,10 @@ type View struct {
 	Record  Record    `json:"record"`
 	Steps   []Step    `json:"steps"`
 	History []History `json:"history"`
+	// Calls are the newest outside calls its handlers made, oldest first
+	// (the record keeps [webhook.MaxCalls]); CallCount counts them all.
+	Calls     []Call `json:"calls"`
+	CallCount int64  `json:"callCount"`
 	// HistoryDropped counts the oldest transitions no longer in History
 	// (the record keeps only the newest).
 	HistoryDropped int `json:"historyDropped"`
@@ -53,6 +57,25 @@ type Record struct {
 	ClaimID       string          `json:"claimId"`
 	PayloadHash   string          `json:"payloadHash"`
 	Payload       json.RawMessage `json:"payload"`
+	// Deliveries counts the deliveries of the event that reached the table,
+	// the first included; LastDeliveryAt is the latest one's time.
+	// Duplicates a receiver answered from its hand-off cache (no AWS call)
+	// are not in it: the receiver's Duplicate and HandedOffCacheHit metrics
+	// count them.
+	Deliveries     int64      `json:"deliveries"`
+	LastDeliveryAt *time.Time `json:"lastDeliveryAt,omitempty"`
+}
+
+// Call is one outside HTTP call a handler made for the event.
+type Call struct {
+	At     time.Time `json:"at"`
+	Target string    `json:"target"`
+	// Status is the HTTP status answered, 0 when no answer came (see Error).
+	Status    int    `json:"status"`
+	LatencyMs int64  `json:"latencyMs"`
+	Error     string `json:"error,omitempty"`
+	// Snippet is the start of the body of an answer other than 2xx.
+	Snippet string `json:"snippet,omitempty"`
 }
 
 // Step is one journal entry of the current claim.
@@ -106,8 +129,10 @@ func New(rec *store.Record, steps []webhook.JournalEntry) *View {
 			OccurredAt: millis(rec.OccurredAt), ReceivedAt: millis(rec.ReceivedAt), EnqueuedAt: millis(rec.EnqueuedAt),
 			UpdatedAt: millis(rec.UpdatedAt), LeaseOwner: rec.LeaseOwner, LeaseUntil: millis(rec.LeaseUntil),
 			LastError: rec.LastError, TraceID: rec.TraceID, ClaimID: rec.ClaimID, PayloadHash: rec.PayloadHash,
-			Payload: asJSON(rec.Payload),
+			Payload: asJSON(rec.Payload), Deliveries: rec.DeliveryCount(), LastDeliveryAt: millis(rec.LastDelivery()),
 		},
+		Calls:          make([]Call, 0, len(rec.Calls)),
+		CallCount:      rec.CallCount,
 		Steps:          make([]Step, 0, len(steps)),
 		History:        make([]History, 0, len(rec.History)),
 		HistoryDropped: rec.HistoryDropped(),
@@ -121,6 +146,10 @@ func New(rec *store.Record, steps []webhook.JournalEntry) *View {
 			CompletedAt: s.CompletedAt.UTC(), Result: asJSON(s.Result)})
 	}
 	slices.SortStableFunc(v.Steps, func(a, b Step) int { return a.CompletedAt.Compare(b.CompletedAt) })
+	for _, c := range rec.Calls {
+		v.Calls = append(v.Calls, Call{At: c.At.UTC(), Target: c.Target, Status: c.Status, LatencyMs: c.Latency.Milliseconds(),
+			Error: c.Error, Snippet: c.Snippet})
+	}
 	for _, h := range rec.History {
 		v.History = append(v.History, History{Version: h.Version, At: h.At.UTC(), From: h.From, To: h.To,
 			Attempt: h.Attempt, Owner: h.Owner, Error: h.Error, Function: h.Function})

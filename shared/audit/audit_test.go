@@ -97,3 +97,38 @@ func TestParseKey(t *testing.T) {
 		}
 	}
 }
+
+func TestViewShowsCallsAndDeliveries(t *testing.T) {
+	at := time.UnixMilli(1767312100123)
+	rec := &store.Record{Key: "line#acme#E1", Status: webhook.StatusSucceeded, ReceivedAt: at.UnixMilli(), ClaimID: "c1",
+		Calls: []webhook.Call{
+			{At: at, Target: "crm/acme", Status: 503, Latency: 1200 * time.Millisecond, Snippet: `{"error":"down"}`},
+			{At: at.Add(time.Second), Target: "crm/acme", Error: "context deadline exceeded", Latency: 5 * time.Second},
+			{At: at.Add(2 * time.Second), Target: "crm/acme", Status: 200, Latency: 87 * time.Millisecond},
+		},
+		CallCount: 11, Deliveries: 3, LastDeliveryAt: at.Add(time.Minute).UnixMilli()}
+	b, err := json.Marshal(audit.New(rec, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"deliveries":3`, `"lastDeliveryAt":"2026-01-02T00:02:40.123Z"`, `"callCount":11`,
+		`{"at":"2026-01-02T00:01:40.123Z","target":"crm/acme","status":503,"latencyMs":1200,"snippet":"{\"error\":\"down\"}"}`,
+		`{"at":"2026-01-02T00:01:41.123Z","target":"crm/acme","status":0,"latencyMs":5000,"error":"context deadline exceeded"}`,
+		`{"at":"2026-01-02T00:01:42.123Z","target":"crm/acme","status":200,"latencyMs":87}`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("view JSON lacks %s:\n%s", want, b)
+		}
+	}
+	// A record no duplicate reached: one delivery, at its receipt; no calls.
+	b, err = json.Marshal(audit.New(&store.Record{Key: "line#acme#E2", ReceivedAt: at.UnixMilli()}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"deliveries":1`, `"lastDeliveryAt":"2026-01-02T00:01:40.123Z"`, `"calls":[]`, `"callCount":0`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("view JSON lacks %s:\n%s", want, b)
+		}
+	}
+}

@@ -21,6 +21,7 @@ type attempt struct {
 	regs    []*registry.Entry // the handlers that run, in order
 	loadErr error             // the payload could not be loaded
 	failed  *registry.Entry   // the handler whose error ended the attempt
+	calls   callLog           // the handlers' outside calls
 	hold    *held             // the admission that held the event, if one did
 
 	mu      sync.Mutex
@@ -109,9 +110,14 @@ func (t *attempt) runHandler(ctx context.Context, reg *registry.Entry) error {
 	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.Env.Key), slog.String("handler", reg.Name))
 	return a.Guard(ctx, reg.Timeout, log, func(ctx context.Context) error {
 		run := &handlerRun{att: t, handler: reg.Name, used: map[string]bool{}}
-		return reg.Run(ctx, registry.Call{Envelope: a.Env, Attempt: a.Lease.Attempt, Log: log, Steps: run, Transport: t.d.cfg.Transport})
+		return reg.Run(ctx, registry.Call{Envelope: a.Env, Attempt: a.Lease.Attempt, Log: log, Steps: run,
+			Transport: t.calls.transport(t.d.cfg.Transport, reg.TargetOf(a.Env.Tenant))})
 	})
 }
+
+// lease is the attempt's lease with the calls its handlers made, for the
+// settling write to store.
+func (t *attempt) lease() webhook.Lease { return t.calls.onto(t.a.Lease) }
 
 // held is the admission that held an attempt's event, and its subject.
 type held struct {
@@ -168,6 +174,7 @@ func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr e
 	default:
 		return
 	}
+	t.d.circuitGauge(ctx, t.a.Log, tr.Target, tr.Opened)
 	t.d.publishOps(ctx, t.a.Log, op)
 }
 

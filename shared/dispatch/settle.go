@@ -34,7 +34,7 @@ func (t *attempt) complete() kernel.Settlement {
 	a, cfg := t.a, &t.d.cfg
 	s := kernel.Settlement{Op: "complete",
 		Write: func(ctx context.Context) (bool, error) {
-			return t.completeWrite(ctx, a.Lease, a.Now.Add(cfg.Retention))
+			return t.completeWrite(ctx, t.lease(), a.Now.Add(cfg.Retention))
 		},
 		Verdict: Unhandled, Ack: true,
 		Then: func(ctx, _ context.Context, res Result) Result {
@@ -92,7 +92,7 @@ func (t *attempt) held() kernel.Settlement {
 		RetainUntil: a.Now.Add(cfg.Retention)}
 	return kernel.Settlement{Op: "hold",
 		Write: func(ctx context.Context) (bool, error) {
-			return cfg.Store.Hold(ctx, a.Lease, hold)
+			return cfg.Store.Hold(ctx, t.lease(), hold)
 		},
 		Verdict: Held, Ack: true,
 		Then: func(ctx, _ context.Context, res Result) Result {
@@ -120,10 +120,10 @@ func (t *attempt) retry(herr error, reason string) kernel.Settlement {
 // reason, then the verdict v is counted as metric and then finishes.
 func (t *attempt) unsuccessful(op string, write func(context.Context, webhook.Lease, string) (bool, error), reason string,
 	v Verdict, metric string, then func(ctx, fctx context.Context, res Result) Result) kernel.Settlement {
-	a, cfg := t.a, &t.d.cfg
+	cfg := &t.d.cfg
 	return kernel.Settlement{Op: op,
 		Write: func(ctx context.Context) (bool, error) {
-			return write(ctx, a.Lease, reason)
+			return write(ctx, t.lease(), reason)
 		},
 		Verdict: v,
 		Then: func(ctx, fctx context.Context, res Result) Result {

@@ -26,6 +26,7 @@ type Store interface {
 	Claim(ctx context.Context, ev store.NewEvent, window time.Duration) (store.ClaimResult, error)
 	Unclaim(ctx context.Context, rec *store.Record) (bool, error)
 	TakeOverEnqueue(ctx context.Context, rec *store.Record, grace time.Duration) (bool, error)
+	CountDelivery(ctx context.Context, rec *store.Record) (bool, error)
 	RevertEnqueue(ctx context.Context, rec *store.Record, prev int64) error
 	LoadProgress(ctx context.Context, id string) (store.Progress, error)
 	SaveProgress(ctx context.Context, id string, p store.Progress) error
@@ -504,6 +505,9 @@ func (h *Handler) admitWave(ctx context.Context, items []admitted, start, claimB
 			return
 		}
 		rec := it.res.Record
+		if it.res.Outcome == store.Duplicate {
+			h.countDelivery(ctx, it, claimBy)
+		}
 		if rec.Status != webhook.StatusReceived {
 			return // past RECEIVED: on its way.
 		}
@@ -600,6 +604,22 @@ func (h *Handler) admitWave(ctx context.Context, items []admitted, start, claimB
 		h.undo(ctx, items, undo)
 	}
 	h.flights.land(items)
+}
+
+// countDelivery records on the record a duplicate delivery that reached
+// the table (see [store.Table.CountDelivery]): one more write, made only
+// while the claims' part of the budget lasts. It is what operators see,
+// not what the answer depends on: a failure is logged and counted
+// (MetricDeliveryNotCounted), never answered with an error.
+func (h *Handler) countDelivery(ctx context.Context, it *admitted, claimBy time.Time) {
+	if time.Now().After(claimBy) {
+		h.cfg.Metrics.Count(MetricDeliveryNotCounted, 1)
+		return
+	}
+	if _, err := h.cfg.Store.CountDelivery(ctx, it.res.Record); err != nil {
+		h.cfg.Metrics.Count(MetricDeliveryNotCounted, 1)
+		h.logEvent(ctx, slog.LevelWarn, it, "duplicate delivery not counted on the record", slog.Any("error", err))
+	}
 }
 
 // awaitFlights waits for the hand-offs in this instance that items await

@@ -9,6 +9,12 @@ const (
 	MetricEnqueued = "Enqueued"
 	// MetricDuplicate counts the events already claimed (a redelivery).
 	MetricDuplicate = "Duplicate"
+	// MetricDeliveryNotCounted counts the duplicates that reached the table
+	// but could not be counted on the record (deliveries, lastDeliveryAt):
+	// the write failed or the budget had run out. Duplicates answered from
+	// the hand-off cache never reach the table: they are counted only in
+	// MetricDuplicate and MetricHandedOffHit.
+	MetricDeliveryNotCounted = "DeliveryNotCounted"
 	// MetricConflict counts the events whose key was claimed with another payload.
 	MetricConflict = "Conflict"
 	// MetricInFlight counts the redeliveries of events still being enqueued by

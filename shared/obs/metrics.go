@@ -89,6 +89,7 @@ const (
 const (
 	unitCount        = "Count"
 	unitMilliseconds = "Milliseconds"
+	unitNone         = "None"
 )
 
 // part is one metric's value(s) in one document.
@@ -187,4 +188,43 @@ func (m *Metrics) document(ts int64, parts []part) map[string]any {
 		}},
 	}
 	return rec
+}
+
+// Gauge writes at once one EMF document holding the metric name = value
+// (unit None) under the Metrics' dimensions and extra ones (for example
+// {"Target": "forward/acme"}; a key of both takes extra's value): for a
+// state that changes rarely and is keyed by more than the function, such as
+// a circuit breaker's. Like Flush, it writes nothing for a name a
+// dimension takes, and one more dimension than 30 is an error.
+func (m *Metrics) Gauge(name string, value float64, extra map[string]string) error {
+	if m == nil {
+		return nil
+	}
+	dims := maps.Clone(m.dims)
+	if dims == nil {
+		dims = map[string]string{}
+	}
+	maps.Copy(dims, extra)
+	if _, isDim := dims[name]; isDim || name == "_aws" {
+		return nil
+	}
+	if len(dims) > maxDimensions {
+		return fmt.Errorf("obs: gauge %s: %d dimensions, at most %d", name, len(dims), maxDimensions)
+	}
+	keys := slices.Sorted(maps.Keys(dims))
+	if keys == nil {
+		keys = []string{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	doc := &Metrics{namespace: m.namespace, dims: dims, dimKeys: keys}
+	rec := doc.document(m.now().UnixMilli(), []part{{name, unitNone, value}})
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("obs: encode gauge %s: %w", name, err)
+	}
+	if _, err := m.w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("obs: write gauge %s: %w", name, err)
+	}
+	return nil
 }

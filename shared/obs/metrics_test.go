@@ -439,3 +439,33 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+func TestGaugeWritesOneDocumentWithItsOwnDimension(t *testing.T) {
+	w := &writes{}
+	m := newTestMetrics(w, map[string]string{"Function": "processor"})
+	m.Count("Succeeded", 1)
+	if err := m.Gauge("CircuitOpen", 1, map[string]string{"Target": "forward/acme"}); err != nil {
+		t.Fatal(err)
+	}
+	docs := w.docs(t)
+	if len(docs) != 1 {
+		t.Fatalf("got %d documents, want 1 (the gauge, at once)", len(docs))
+	}
+	d := docs[0]
+	if fmt.Sprint(d.dimSets) != "[[Function Target]]" || d.dims["Function"] != "processor" || d.dims["Target"] != "forward/acme" {
+		t.Errorf("got dimensions %v = %v, want [Function Target] = processor, forward/acme", d.dimSets, d.dims)
+	}
+	if want := map[string]metric{"CircuitOpen": {"None", []float64{1}}}; fmt.Sprint(d.metrics) != fmt.Sprint(want) {
+		t.Errorf("got metrics %v, want %v", d.metrics, want)
+	}
+	// The counters wait for Flush, under the function's dimensions only.
+	if err := m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if docs = w.docs(t); len(docs) != 2 || fmt.Sprint(docs[1].dimSets) != "[[Function]]" {
+		t.Errorf("after Flush: got %d documents, the second with %v; want 2, [[Function]]", len(docs), docs[len(docs)-1].dimSets)
+	}
+	if err := m.Gauge("Function", 1, nil); err != nil || len(w.docs(t)) != 2 {
+		t.Errorf("a gauge named like a dimension: got %v, %d documents; want nil and nothing written", err, len(w.docs(t)))
+	}
+}

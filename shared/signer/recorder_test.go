@@ -34,8 +34,9 @@ func (*recorder) Unclaim(context.Context, *store.Record) (bool, error) { return 
 func (*recorder) TakeOverEnqueue(context.Context, *store.Record, time.Duration) (bool, error) {
 	return false, nil
 }
-func (*recorder) RevertEnqueue(context.Context, *store.Record, int64) error { return nil }
-func (*recorder) Send(context.Context, []webhook.Envelope) error            { return nil }
+func (*recorder) RevertEnqueue(context.Context, *store.Record, int64) error  { return nil }
+func (*recorder) CountDelivery(context.Context, *store.Record) (bool, error) { return true, nil }
+func (*recorder) Send(context.Context, []webhook.Envelope) error             { return nil }
 func (*recorder) LoadProgress(context.Context, string) (store.Progress, error) {
 	return store.Progress{}, nil
 }

@@ -53,6 +53,14 @@
 // retries leave it alone, so the index costs one put at the claim and one
 // delete at the end of an event.
 //
+// What operators see besides transitions: `calls` (a list of the newest
+// [webhook.MaxCalls] outside calls, each {at, target, status, latencyMs,
+// error, snippet}) and `callCount`, written by the settling write of the
+// attempt that made them (the lease carries them: [webhook.Lease.AddCalls]);
+// `deliveries` and `lastDeliveryAt`, added by [Table.CountDelivery] for each
+// duplicate that reaches the table, absent (one delivery, at receivedAt)
+// until then.
+//
 // TTL deletion is lazy, so every condition and read treats expiresAt < now as
 // absent. A lost conditional race is a result, never an error.
 package store

@@ -124,6 +124,11 @@ func (r Record) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
 		return nil, fmt.Errorf("store: record encoded as %T", av)
 	}
 	m.Value[AttrHistory] = encodeHistory(r.History)
+	if len(r.Calls) > 0 {
+		if m.Value[AttrCalls], err = encodeCalls(r.Calls); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -133,7 +138,7 @@ func (r *Record) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error 
 	if err := attributevalue.Unmarshal(av, (*recordItem)(r)); err != nil {
 		return err
 	}
-	r.History = nil
+	r.History, r.Calls = nil, nil
 	m, ok := av.(*types.AttributeValueMemberM)
 	if !ok {
 		return nil
@@ -144,6 +149,13 @@ func (r *Record) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error 
 			return err
 		}
 		r.History = hist
+	}
+	if c, ok := m.Value[AttrCalls]; ok {
+		calls, err := decodeCalls(c)
+		if err != nil {
+			return err
+		}
+		r.Calls = calls
 	}
 	return nil
 }

@@ -233,6 +233,10 @@ func (rec *Record) Lease() webhook.Lease {
 		Attempt: int(rec.Attempts),
 		Until:   time.UnixMilli(rec.LeaseUntil),
 		Status:  rec.Status,
+		// The calls so far: the attempt adds its own, and its settling
+		// write stores them all.
+		Calls:     rec.Calls,
+		CallCount: int(rec.CallCount),
 	}
 	if rec.ExpiresAt > 0 {
 		l.ExpiresAt = time.Unix(rec.ExpiresAt, 0)
@@ -298,10 +302,13 @@ func (t *Table) Fail(ctx context.Context, l webhook.Lease, lastError string) (bo
 
 // transition completes w as one fenced transition of the lease l, which
 // holds the record in status leased: to status to, version+1, the lease
-// removed, updatedAt, and the history entry (with errText), in one
-// conditional UpdateItem.
+// removed, updatedAt, the history entry (with errText) and the calls the
+// attempt added ([webhook.Lease.AddCalls]), in one conditional UpdateItem.
 func (t *Table) transition(ctx context.Context, l webhook.Lease, leased, to webhook.Status, errText string, w *write) (bool, error) {
 	now := t.now()
+	if err := recordCalls(w, l); err != nil {
+		return false, fmt.Errorf("store: set %s %s: %w", to, l.Key, err)
+	}
 	w.sets(map[string]types.AttributeValue{
 		AttrStatus:    avString(string(to)),
 		AttrVersion:   avInt(l.Version + 1),

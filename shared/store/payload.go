@@ -100,8 +100,8 @@ func claimItemBytes(ev *NewEvent) int {
 
 // ItemSize is an item's size by DynamoDB's rules, what a write is charged
 // for (per 1 KB): attribute names and values, numbers at one byte per two
-// significant digits plus one, binary and strings at their length, maps 3
-// bytes plus one per element, booleans and nulls 1.
+// significant digits plus one, binary and strings at their length, maps and
+// lists 3 bytes plus one per element, booleans and nulls 1.
 func ItemSize(item map[string]types.AttributeValue) int {
 	n := 0
 	for k, v := range item {
@@ -122,6 +122,12 @@ func valueSize(av types.AttributeValue) int {
 		n := 3
 		for k, e := range v.Value {
 			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
 		}
 		return n
 	}

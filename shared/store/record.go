@@ -113,6 +113,15 @@ type Record struct {
 	// entries, at most the table's HistoryKeep, one per version. It is
 	// stored as the map attribute `history` ("v<version>" → entry).
 	History []webhook.HistoryEntry `dynamodbav:"-"`
+	// Calls are the newest outside calls its handlers made, newest last, at
+	// most [webhook.MaxCalls]; CallCount counts them all ([AttrCalls]).
+	Calls     []webhook.Call `dynamodbav:"-"`
+	CallCount int64          `dynamodbav:"callCount,omitempty"`
+	// Deliveries and LastDeliveryAt (epoch ms) count the deliveries that
+	// reached the table; both are absent until a duplicate's (see
+	// [AttrDeliveries], [Record.DeliveryCount], [Record.LastDelivery]).
+	Deliveries     int64 `dynamodbav:"deliveries,omitempty"`
+	LastDeliveryAt int64 `dynamodbav:"lastDeliveryAt,omitempty"`
 }
 
 // HistoryDropped returns how many transitions of the record are no longer

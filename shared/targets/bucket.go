@@ -26,22 +26,6 @@ func decodeBucket(item map[string]types.AttributeValue) breaker.Bucket {
 	return b
 }
 
-func (t *Table) rememberBucket(target string, b breaker.Bucket, at time.Time) breaker.Bucket {
-	t.mu.Lock()
-	t.buckets[target] = cached[breaker.Bucket]{b, at}
-	t.mu.Unlock()
-	return b
-}
-
-func (t *Table) readBucket(ctx context.Context, target string) (breaker.Bucket, error) {
-	at := t.cfg.Now()
-	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: targetKey(target, skBucket), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return breaker.Bucket{}, fmt.Errorf("targets: read bucket %s: %w", target, err)
-	}
-	return t.rememberBucket(target, decodeBucket(out.Item), at), nil
-}
-
 // Take implements [Gate.Take]: one conditional write when it grants
 // tokens, none when it grants none. The instance's copy of the bucket is
 // used as it is (another instance's takes only leave fewer tokens, which
@@ -51,13 +35,11 @@ func (t *Table) Take(ctx context.Context, target string, want int) (int, time.Ti
 	if target == "" || want < 0 {
 		return 0, time.Time{}, fmt.Errorf("targets: take %d of %q: want a target and n of at least 0", want, target)
 	}
-	t.mu.Lock()
-	c, ok := t.buckets[target]
-	t.mu.Unlock()
+	c, ok := t.buckets.get(target)
 	b := c.v
 	if !ok {
 		var err error
-		if b, err = t.readBucket(ctx, target); err != nil {
+		if b, err = readTarget(ctx, t, &t.buckets, target, skBucket, "bucket", decodeBucket); err != nil {
 			return 0, time.Time{}, err
 		}
 		c.at = t.cfg.Now()
@@ -68,7 +50,7 @@ func (t *Table) Take(ctx context.Context, target string, want int) (int, time.Ti
 		if granted == 0 {
 			if now.Sub(c.at) > BreakerCacheFor {
 				var err error
-				if b, err = t.readBucket(ctx, target); err != nil {
+				if b, err = readTarget(ctx, t, &t.buckets, target, skBucket, "bucket", decodeBucket); err != nil {
 					return 0, time.Time{}, err
 				}
 				c.at = now
@@ -90,13 +72,13 @@ func (t *Table) Take(ctx context.Context, target string, want int) (int, time.Ti
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 		if item, failed := conditionFailed(err); failed {
-			b, c.at = t.rememberBucket(target, decodeBucket(item), now), now
+			b, c.at = t.buckets.put(target, decodeBucket(item), now), now
 			continue
 		}
 		if err != nil {
 			return 0, time.Time{}, fmt.Errorf("targets: take from %s: %w", target, err)
 		}
-		t.rememberBucket(target, after, now)
+		t.buckets.put(target, after, now)
 		return granted, time.UnixMilli(next), nil
 	}
 	return 0, time.Time{}, fmt.Errorf("targets: take from %s: lost %d races in a row", target, maxConflicts)
@@ -120,8 +102,6 @@ func (t *Table) SetRate(ctx context.Context, target string, rate float64) error 
 	if _, err := t.db.UpdateItem(ctx, in); err != nil {
 		return fmt.Errorf("targets: set rate %s: %w", target, err)
 	}
-	t.mu.Lock()
-	delete(t.buckets, target)
-	t.mu.Unlock()
+	t.buckets.drop(target)
 	return nil
 }

@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -65,45 +66,23 @@ const PauseRecheck = 5 * time.Minute
 
 // With returns c with the variables set in s (its zero fields are unset).
 func (c Config) With(s settings.Targets) Config {
-	if s.MinCalls != 0 {
-		c.MinCalls = s.MinCalls
-	}
-	if s.FailureRate != 0 {
-		c.FailureRate = s.FailureRate
-	}
-	if s.Window != 0 {
-		c.Window = s.Window
-	}
-	if s.ProbeInterval != 0 {
-		c.ProbeInterval = s.ProbeInterval
-	}
-	if s.Rate != 0 {
-		c.Rate = s.Rate
-	}
+	c.MinCalls = cmp.Or(s.MinCalls, c.MinCalls)
+	c.FailureRate = cmp.Or(s.FailureRate, c.FailureRate)
+	c.Window = cmp.Or(s.Window, c.Window)
+	c.ProbeInterval = cmp.Or(s.ProbeInterval, c.ProbeInterval)
+	c.Rate = cmp.Or(s.Rate, c.Rate)
 	return c
 }
 
 // WithDefaults returns c with its zero fields set to their defaults, or an
 // error naming each field out of its domain.
 func (c Config) WithDefaults() (Config, error) {
-	if c.MinCalls == 0 {
-		c.MinCalls = DefaultMinCalls
-	}
-	if c.FailureRate == 0 {
-		c.FailureRate = DefaultFailureRate
-	}
-	if c.Window == 0 {
-		c.Window = DefaultWindow
-	}
-	if c.ProbeInterval == 0 {
-		c.ProbeInterval = DefaultProbeInterval
-	}
-	if c.Rate == 0 {
-		c.Rate = DefaultRate
-	}
-	if c.Wait == 0 {
-		c.Wait = DefaultWait
-	}
+	c.MinCalls = cmp.Or(c.MinCalls, DefaultMinCalls)
+	c.FailureRate = cmp.Or(c.FailureRate, DefaultFailureRate)
+	c.Window = cmp.Or(c.Window, DefaultWindow)
+	c.ProbeInterval = cmp.Or(c.ProbeInterval, DefaultProbeInterval)
+	c.Rate = cmp.Or(c.Rate, DefaultRate)
+	c.Wait = cmp.Or(c.Wait, DefaultWait)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

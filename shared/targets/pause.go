@@ -84,33 +84,20 @@ func (t *Table) readPauses(ctx context.Context) (map[Scope]Pause, error) {
 	t.mu.Unlock()
 	at := t.cfg.Now()
 	set := map[Scope]Pause{}
-	in := &dynamodb.QueryInput{
-		TableName: &t.name, ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :prefix)"),
-		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pkControl), ":prefix": s(skPausePrefix)},
-	}
-	for {
-		out, err := t.db.Query(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("targets: read pauses: %w", err)
-		}
-		for _, item := range out.Items {
-			sc := Scope{Kind: str(item, attrKind), Name: str(item, attrName)}
-			if sc.Validate() != nil {
-				// Not a pause this version wrote: read its key.
-				if parsed, err := ParseScope(strings.TrimPrefix(str(item, attrSK), skPausePrefix)); err == nil {
-					sc = parsed
-				} else {
-					continue
-				}
+	err := t.eachControl(ctx, skPausePrefix, "read pauses", func(item map[string]types.AttributeValue) {
+		sc := Scope{Kind: str(item, attrKind), Name: str(item, attrName)}
+		if sc.Validate() != nil {
+			// Not a pause this version wrote: read its key.
+			parsed, err := ParseScope(strings.TrimPrefix(str(item, attrSK), skPausePrefix))
+			if err != nil {
+				return
 			}
-			set[sc] = Pause{Scope: sc, By: str(item, attrBy), Reason: str(item, attrReason), At: time.UnixMilli(num(item, attrAt))}
+			sc = parsed
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			break
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+		set[sc] = Pause{Scope: sc, By: str(item, attrBy), Reason: str(item, attrReason), At: time.UnixMilli(num(item, attrAt))}
+	})
+	if err != nil {
+		return nil, err
 	}
 	t.mu.Lock()
 	if t.pauses.gen == gen {
@@ -120,6 +107,31 @@ func (t *Table) readPauses(ctx context.Context) (map[Scope]Pause, error) {
 	}
 	t.mu.Unlock()
 	return set, nil
+}
+
+// eachControl calls fn with every item of the CONTROL partition whose sort
+// key begins with prefix (a strongly consistent Query, page by page); what
+// names the read in errors.
+func (t *Table) eachControl(ctx context.Context, prefix, what string, fn func(map[string]types.AttributeValue)) error {
+	in := &dynamodb.QueryInput{
+		TableName: &t.name, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :prefix)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pkControl), ":prefix": s(prefix)},
+	}
+	for {
+		out, err := t.db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("targets: %s: %w", what, err)
+		}
+		for _, item := range out.Items {
+			fn(item)
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
 }
 
 // paused reports whether sc is paused, as the instance's copy says if it
@@ -177,24 +189,11 @@ func (t *Table) Blocked(ctx context.Context, sc Scope) (bool, error) {
 // now.
 func (t *Table) Breakers(ctx context.Context) ([]Breaker, error) {
 	var names []string
-	in := &dynamodb.QueryInput{
-		TableName: &t.name, ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :prefix)"),
-		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pkControl), ":prefix": s(skTargetPrefix)},
-	}
-	for {
-		out, err := t.db.Query(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("targets: list targets: %w", err)
-		}
-		for _, item := range out.Items {
-			names = append(names, strings.TrimPrefix(str(item, attrSK), skTargetPrefix))
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			break
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+	err := t.eachControl(ctx, skTargetPrefix, "list targets", func(item map[string]types.AttributeValue) {
+		names = append(names, strings.TrimPrefix(str(item, attrSK), skTargetPrefix))
+	})
+	if err != nil {
+		return nil, err
 	}
 	bs := make([]Breaker, 0, len(names))
 	for chunk := range slices.Chunk(names, 100) {

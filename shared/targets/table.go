@@ -26,10 +26,11 @@ type Table struct {
 	cfg  Config
 	p    breaker.Params
 
-	mu       sync.Mutex
-	breakers map[string]cached[breaker.State]
-	buckets  map[string]cached[breaker.Bucket]
-	pauses   pauseCache
+	breakers perTarget[breaker.State]
+	buckets  perTarget[breaker.Bucket]
+
+	mu     sync.Mutex // guards pauses
+	pauses pauseCache
 }
 
 var _ Gate = (*Table)(nil)
@@ -38,6 +39,53 @@ var _ Gate = (*Table)(nil)
 type cached[T any] struct {
 	v  T
 	at time.Time
+}
+
+// perTarget is the instance's copy of one item per target (its breakers,
+// its buckets), safe for concurrent use.
+type perTarget[T any] struct {
+	mu sync.Mutex
+	m  map[string]cached[T]
+}
+
+// get returns target's copy, if any.
+func (p *perTarget[T]) get(target string) (cached[T], bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.m[target]
+	return c, ok
+}
+
+// put keeps v as target's copy, read or written at at, and returns v.
+func (p *perTarget[T]) put(target string, v T, at time.Time) T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[string]cached[T]{}
+	}
+	p.m[target] = cached[T]{v, at}
+	return v
+}
+
+// drop forgets target's copy.
+func (p *perTarget[T]) drop(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, target)
+}
+
+// readTarget reads target's item sk (a strongly consistent GetItem, what
+// naming it in errors), decodes it and keeps it in p as read when the read
+// began.
+func readTarget[T any](ctx context.Context, t *Table, p *perTarget[T], target, sk, what string,
+	decode func(map[string]types.AttributeValue) T) (T, error) {
+	at := t.cfg.Now()
+	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: targetKey(target, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("targets: read %s %s: %w", what, target, err)
+	}
+	return p.put(target, decode(out.Item), at), nil
 }
 
 // TableConfig configures a Table.
@@ -97,8 +145,7 @@ func New(cfg TableConfig) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Table{db: cfg.Client, name: cfg.TableName, cfg: c, p: c.params(),
-		breakers: map[string]cached[breaker.State]{}, buckets: map[string]cached[breaker.Bucket]{}}, nil
+	return &Table{db: cfg.Client, name: cfg.TableName, cfg: c, p: c.params()}, nil
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -147,32 +194,15 @@ func conditionFailed(err error) (map[string]types.AttributeValue, bool) {
 	return nil, false
 }
 
-// remember caches v as target's breaker, read or written at at.
-func (t *Table) remember(target string, v breaker.State, at time.Time) breaker.State {
-	t.mu.Lock()
-	t.breakers[target] = cached[breaker.State]{v, at}
-	t.mu.Unlock()
-	return v
-}
-
 // readBreaker reads target's breaker (a strongly consistent GetItem).
 func (t *Table) readBreaker(ctx context.Context, target string) (breaker.State, error) {
-	at := t.cfg.Now()
-	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &t.name, Key: targetKey(target, skBreaker), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return breaker.State{}, fmt.Errorf("targets: read breaker %s: %w", target, err)
-	}
-	return t.remember(target, decodeState(out.Item), at), nil
+	return readTarget(ctx, t, &t.breakers, target, skBreaker, "breaker", decodeState)
 }
 
 // breakerState returns target's breaker as cached if read at most
 // BreakerCacheFor ago, else as read now (fresh).
 func (t *Table) breakerState(ctx context.Context, target string, now time.Time) (st breaker.State, fresh bool, err error) {
-	t.mu.Lock()
-	c, ok := t.breakers[target]
-	t.mu.Unlock()
+	c, ok := t.breakers.get(target)
 	if ok && now.Sub(c.at) <= BreakerCacheFor && !now.Before(c.at) {
 		return c.v, false, nil
 	}
@@ -196,12 +226,12 @@ func (t *Table) update(ctx context.Context, target, what, expr, cond string, nam
 	}
 	out, err := t.db.UpdateItem(ctx, in)
 	if item, failed := conditionFailed(err); failed {
-		return t.remember(target, decodeState(item), at), false, nil
+		return t.breakers.put(target, decodeState(item), at), false, nil
 	}
 	if err != nil {
 		return breaker.State{}, false, fmt.Errorf("targets: %s %s: %w", what, target, err)
 	}
-	return t.remember(target, decodeState(out.Attributes), at), true, nil
+	return t.breakers.put(target, decodeState(out.Attributes), at), true, nil
 }
 
 // names of every breaker attribute, for the expressions.

@@ -18,6 +18,7 @@ import (
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/targetstest"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // writeOps are the DynamoDB operations that consume write units.
@@ -60,7 +61,7 @@ func TestTableWriteCost(t *testing.T) {
 	var units capacity
 	db := awstest.DynamoDB(t, units.option)
 	name := awstest.NewTable(t, db)
-	clock := targetstest.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	clock := webhooktest.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	cfg := targets.Config{Now: clock.Now}
 	cfg, err := cfg.WithDefaults()
 	if err != nil {

@@ -58,8 +58,13 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil || c.MinCalls != 3 || c.FailureRate != 0.25 || c.Window != time.Hour || c.ProbeInterval != time.Second || c.Rate != 0.5 {
 		t.Errorf("With(%+v) = %+v, %v; want the settings", s, c, err)
 	}
-	if c, _ := (Config{MinCalls: 7}).With(settings.Targets{}).WithDefaults(); c.MinCalls != 7 {
-		t.Errorf("With(unset settings) changed MinCalls to %d", c.MinCalls)
+	set := Config{MinCalls: 7, FailureRate: 0.75, Window: time.Minute, ProbeInterval: time.Minute, Rate: 2, Wait: time.Second}
+	if c, _ := set.With(settings.Targets{}).WithDefaults(); c.MinCalls != 7 || c.FailureRate != 0.75 || c.Window != time.Minute ||
+		c.ProbeInterval != time.Minute || c.Rate != 2 || c.Wait != time.Second {
+		t.Errorf("%+v.With(unset settings).WithDefaults() = %+v; want it unchanged", set, c)
+	}
+	if c := set.With(s); c.MinCalls != 3 || c.FailureRate != 0.25 || c.Window != time.Hour || c.ProbeInterval != time.Second || c.Rate != 0.5 {
+		t.Errorf("%+v.With(%+v) = %+v; want the settings over the config", set, s, c)
 	}
 	for _, bad := range []Config{{MinCalls: -1}, {FailureRate: 1.5}, {FailureRate: -0.1}, {Window: -time.Second}, {Rate: -1}, {Wait: -1}} {
 		if _, err := bad.WithDefaults(); err == nil {

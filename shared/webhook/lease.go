@@ -74,6 +74,15 @@ type Lease struct {
 	// the processor's lease, COMPENSATING for the compensator's. The
 	// journal's writes are fenced on it ("" counts as PROCESSING).
 	Status Status
+	// Calls are the outside calls on the record, newest last, at most
+	// [MaxCalls]: those it had when the lease was taken, then those the
+	// attempt added ([Lease.AddCalls]).
+	Calls []Call
+	// CallCount counts every call made for the event, those no longer in
+	// Calls included.
+	CallCount int
+
+	added int // calls added by AddCalls, to be written by the settling write
 }
 
 // Acquisition is the result of the store's Acquire.

@@ -460,6 +460,12 @@ func TestPage(t *testing.T) {
 			Status: webhook.StatusSucceeded, Version: 3, Provider: "line", Tenant: "demo", EventType: "message",
 			ReceivedAt: now.Add(time.Duration(i) * time.Second).UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix(),
 			ClaimID: "c1", Payload: store.Payload(`{"x":"<b>1</b>"}`),
+			Calls: []webhook.Call{
+				{At: now, Target: "forward/demo", Status: 503, Latency: 1200 * time.Millisecond, Snippet: "<i>down</i>"},
+				{At: now, Target: "forward/demo", Error: "context deadline exceeded", Latency: 5 * time.Second},
+				{At: now, Target: "forward/demo", Status: 200, Latency: 87 * time.Millisecond},
+			},
+			CallCount: 12, Deliveries: 3, LastDeliveryAt: now.UnixMilli(),
 			History: []webhook.HistoryEntry{
 				{At: now, To: webhook.StatusReceived, Function: "receiver", Version: 1},
 				{At: now, From: webhook.StatusReceived, To: webhook.StatusProcessing, Function: "processor", Attempt: 1, Version: 2},
@@ -493,17 +499,23 @@ func TestPage(t *testing.T) {
 	if len(evs[0].History) != 3 || len(evs[0].Steps) != 2 || evs[0].Steps[0].Step != "post-c1" || evs[0].Steps[1].Step != "in-record" {
 		t.Errorf("history %v steps %v (only the current claim's)", evs[0].History, evs[0].Steps)
 	}
+	if c := evs[0].Calls; len(c) != 3 || c[0].Status != 503 || c[1].Error != "context deadline exceeded" || evs[0].CallCount != 12 ||
+		evs[0].Deliveries != 3 || evs[0].LastDeliveryAt.UnixMilli() != now.UnixMilli() {
+		t.Errorf("calls %+v (count %d), deliveries %d at %v", c, evs[0].CallCount, evs[0].Deliveries, evs[0].LastDeliveryAt)
+	}
 	mux := http.NewServeMux()
 	mux.Handle(PagePath, page)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	body := get(t, srv.URL+PagePath)
-	for _, want := range []string{newest, "SUCCEEDED", "PROCESSING → SUCCEEDED", "post-c1", "&lt;b&gt;1&lt;/b&gt;", "Replay"} {
+	for _, want := range []string{newest, "SUCCEEDED", "PROCESSING → SUCCEEDED", "post-c1", "&lt;b&gt;1&lt;/b&gt;", "Replay",
+		"calls (12, newest 3 kept)", "<td>forward/demo</td><td>503</td><td>1.2s</td>", "<code>&lt;i&gt;down&lt;/i&gt;</code>",
+		"<td>no answer</td><td>5s</td><td class=\"error\">context deadline exceeded</td>", "3 deliveries"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page has no %q", want)
 		}
 	}
-	if strings.Contains(body, "post-old") || strings.Contains(body, "<b>1</b>") {
+	if strings.Contains(body, "post-old") || strings.Contains(body, "<b>1</b>") || strings.Contains(body, "<i>down") {
 		t.Error("page shows an old claim's step, or unescaped payload")
 	}
 	if rows := get(t, srv.URL+PagePath+"events"); !strings.Contains(rows, newest) || strings.Contains(rows, "<html") {

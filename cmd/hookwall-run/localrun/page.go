@@ -123,6 +123,24 @@ type EventView struct {
 	HistoryDropped              int
 	Steps                       []StepView
 	Payload                     string
+	// Calls are the newest outside calls of its handlers, oldest first;
+	// CallCount counts them all.
+	Calls     []CallView
+	CallCount int64
+	// Deliveries counts the deliveries that reached the table (the first
+	// included), the last at LastDeliveryAt.
+	Deliveries     int64
+	LastDeliveryAt time.Time
+}
+
+// CallView is one outside call of the event's handlers.
+type CallView struct {
+	At      time.Time
+	Target  string
+	Status  int // 0: no answer (see Error)
+	Latency time.Duration
+	Error   string
+	Snippet string
 }
 
 // StepView is one journal entry of the event's current claim.
@@ -424,7 +442,13 @@ func (p *Page) view(rec store.Record, c *collected) EventView {
 		ReceivedAt: time.UnixMilli(rec.ReceivedAt), Version: rec.Version, Attempts: rec.Attempts,
 		LastError: rec.LastError, LeaseOwner: rec.LeaseOwner,
 		History: rec.History, HistoryDropped: rec.HistoryDropped(),
-		Payload: prettyPayload(rec.Payload),
+		Payload:    prettyPayload(rec.Payload),
+		CallCount:  rec.CallCount,
+		Deliveries: rec.DeliveryCount(), LastDeliveryAt: time.UnixMilli(rec.LastDelivery()),
+	}
+	for _, c := range rec.Calls {
+		ev.Calls = append(ev.Calls, CallView{At: c.At, Target: c.Target, Status: c.Status, Latency: c.Latency,
+			Error: c.Error, Snippet: c.Snippet})
 	}
 	if rec.PayloadRef != "" && rec.Payload == nil { // a large payload, in its own item
 		ev.Payload = prettyPayload(c.payloads[rec.Key+"\x00"+rec.PayloadRef])

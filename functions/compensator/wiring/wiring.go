@@ -2,7 +2,6 @@ package wiring
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 
@@ -11,17 +10,12 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers"
 	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/drain"
-	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sweep"
 	"github.com/hookwall/hookwall/shared/targets"
 )
-
-// metricsNamespace is the EMF namespace of the compensator's metrics.
-const metricsNamespace = "Hookwall"
 
 // Defaults returns the sweeper's defaults for [settings.LoadCompensator],
 // from shared/sweep's constants (settings reads the engines' own from the
@@ -35,61 +29,53 @@ func Defaults() settings.CompensatorDefaults {
 // (config.LoadDefaultConfig with optFns; endpoints come from the SDK's own
 // AWS_ENDPOINT_URL_* variables) with the SDK's log lines sent to logger, then
 // the tenants document, the table, the queues, the outcome bus, the
-// processor's handler registry (functions/processor/handlers, the same
-// teams with the same settings, read through s.Getenv, for their
-// compensations), the compensator
-// and the sweeper with the targets' gate, the drain of held events and the
-// detached recovery jobs. The handler logs to logger and writes EMF metrics to
-// metricsOut.
+// targets' gate (from s.Targets), the processor's handler registry
+// (functions/processor/handlers, the same teams with the same settings,
+// read through s.Getenv, for their compensations), all through
+// backend.Start as the processor's, then the compensator and the sweeper
+// with the targets' gate, the drain of held events and the detached
+// recovery jobs. The handler logs to logger and writes EMF metrics (the
+// sweeper's circuit metric too) to metricsOut.
 func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
-	ts, err := settings.LoadTargets(s.Getenv)
-	if err != nil {
-		return nil, fmt.Errorf("compensator: %w", err)
-	}
-	b, err := backend.Load(ctx, backend.Config{Function: "compensator", TenantsFile: s.TenantsFile, TenantsSecretARN: s.TenantsSecretARN,
+	e, err := backend.Start(ctx, backend.Config{Function: "compensator", TenantsFile: s.TenantsFile, TenantsSecretARN: s.TenantsSecretARN,
 		TableName: s.TableName, QueueURL: s.QueueURL, DLQURL: s.DLQURL, EventBusName: s.EventBusName,
-		Targets: targets.Config{}.With(ts)}, logger, optFns...)
+		Targets: targets.Config{}.With(s.Targets)}, handlers.Register, s.Getenv, logger, metricsOut, optFns...)
 	if err != nil {
 		return nil, err
 	}
-	sweepTable, err := b.NewTable("sweeper")
+	sweepTable, err := e.NewTable("sweeper")
 	if err != nil {
 		return nil, err
-	}
-	metrics := obs.NewMetrics(metricsOut, metricsNamespace, map[string]string{"Function": "compensator"})
-	reg, err := dispatch.BuildRegistry(handlers.Register, s.Getenv, b.TeamDeps()...)
-	if err != nil {
-		return nil, fmt.Errorf("compensator: %w", err)
 	}
 	comp, err := compensate.New(compensate.Config{
-		Registry: reg, Store: b.Table, Requeue: b.Queue,
-		Kernel: compensate.Kernel{Queue: b.DLQ, Publisher: b.Publisher, Outcomes: s.OutcomeEvents, Logger: logger, Metrics: metrics,
+		Registry: e.Registry, Store: e.Table, Requeue: e.Queue,
+		Kernel: compensate.Kernel{Queue: e.DLQ, Publisher: e.Publisher, Outcomes: s.OutcomeEvents, Logger: logger, Metrics: e.Metrics,
 			LeaseDuration: s.Lease, MaxAttempts: s.CompensationAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
 			Retention: s.Retention},
 	})
 	if err != nil {
 		return nil, err
 	}
-	drainer, err := drain.New(drain.Config{Store: sweepTable, Gate: b.Gate, Queue: b.Queue, Logger: logger})
+	drainer, err := drain.New(drain.Config{Store: sweepTable, Gate: e.Gate, Queue: e.Queue, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
 	// The detached recovery jobs: their replays are kept at least the
 	// retention (the CLI's foreground runs keep them the dedup window).
-	jobs, err := recovery.New(recovery.Config{DB: b.DynamoDB, TableName: s.TableName, Store: sweepTable, Queue: b.Queue,
-		Limiter: b.Gate, Ops: b.Bus, Window: s.Retention})
+	jobs, err := recovery.New(recovery.Config{DB: e.DynamoDB, TableName: s.TableName, Store: sweepTable, Queue: e.Queue,
+		Limiter: e.Gate, Ops: e.Bus, Window: s.Retention})
 	if err != nil {
 		return nil, err
 	}
 	sw, err := sweep.New(sweep.Config{
-		Store: sweepTable, Queue: b.Queue, DLQ: b.DLQ, Logger: logger, Metrics: metrics,
+		Store: sweepTable, Queue: e.Queue, DLQ: e.DLQ, Logger: logger, Metrics: e.Metrics,
 		Grace: s.ReenqueueGrace, StuckAfter: s.SweepStuckAfter, RetryCap: s.RetryCap, Limit: s.SweepLimit,
-		Gate: b.Gate, Drain: drainer, Retention: s.Retention,
-		Jobs: jobs, MetricsOut: metricsOut, Namespace: metricsNamespace,
+		Gate: e.Gate, Drain: drainer, Retention: s.Retention,
+		Jobs: jobs, MetricsOut: metricsOut, Namespace: backend.MetricsNamespace,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return New(comp, sw, 0, metrics, logger), nil
+	return New(comp, sw, 0, e.Metrics, logger), nil
 }

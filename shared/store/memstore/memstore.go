@@ -72,6 +72,7 @@ func clone(r *store.Record) *store.Record {
 	c := *r
 	c.Payload = store.Payload(slices.Clone([]byte(r.Payload)))
 	c.History = slices.Clone(r.History)
+	c.Calls = slices.Clone(r.Calls)
 	return &c
 }
 
@@ -220,7 +221,7 @@ func (s *Store) Acquire(_ context.Context, key, owner string, until time.Time) (
 		return store.LostAcquisition(r, now), nil
 	}
 	s.takeLease(r, now, webhook.StatusProcessing, owner, until, &r.Attempts)
-	acq := acquired(r, r.Lease())
+	acq := acquired(r, clone(r).Lease())
 	acq.Status = r.Status
 	return acq, nil
 }
@@ -344,8 +345,38 @@ func (s *Store) transition(l webhook.Lease, leased, to webhook.Status, errText s
 		r.SweepShard, r.SweepAt = "", 0
 	}
 	set(r)
+	if l.CallsAdded() > 0 {
+		r.Calls, r.CallCount = storedCalls(l.Calls), int64(l.CallCount)
+	}
 	s.addHistory(r, now, leased, l.Owner, l.Attempt, errText)
 	return true
+}
+
+// storedCalls returns cs as the table reads them back: times and latencies
+// in whole milliseconds.
+func storedCalls(cs []webhook.Call) []webhook.Call {
+	out := slices.Clone(cs)
+	for i := range out {
+		out[i].At = time.UnixMilli(out[i].At.UnixMilli())
+		out[i].Latency = out[i].Latency.Truncate(time.Millisecond)
+	}
+	return out
+}
+
+// CountDelivery records one more delivery of rec's record, as
+// [store.Table.CountDelivery]: counted is false when the record is gone or
+// was claimed anew.
+func (s *Store) CountDelivery(_ context.Context, rec *store.Record) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[rec.Key]
+	if r == nil || r.ClaimID != rec.ClaimID {
+		return false, nil
+	}
+	r.Deliveries = r.DeliveryCount() + 1
+	r.LastDeliveryAt = s.now().UnixMilli()
+	rec.Deliveries, rec.LastDeliveryAt = r.Deliveries, r.LastDeliveryAt
+	return true, nil
 }
 
 // SaveStep writes journal entry e, tagged with l's claim id, if l still

@@ -23,6 +23,7 @@ type Store interface {
 	Unclaim(ctx context.Context, rec *store.Record) (bool, error)
 	TakeOverEnqueue(ctx context.Context, rec *store.Record, grace time.Duration) (bool, error)
 	RevertEnqueue(ctx context.Context, rec *store.Record, prev int64) error
+	CountDelivery(ctx context.Context, rec *store.Record) (bool, error)
 	Get(ctx context.Context, key string) (*store.Record, error)
 	LoadPayload(ctx context.Context, key string) ([]byte, error)
 
@@ -122,7 +123,8 @@ const (
 
 // Run runs the contract suite against the stores newStore returns, one per
 // subtest. Subtests are grouped as claim, take-over, lease, fence, journal,
-// history, sweep, compensation, replay, payload, progress, hold and (with [Transitions])
+// history, sweep, compensation, replay, payload, progress, hold, calls,
+// deliveries and (with [Transitions])
 // transition.
 func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	t.Helper()
@@ -152,6 +154,8 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	group("payload", payloadCases)
 	group("progress", progressCases)
 	group("hold", holdCases)
+	group("calls", callCases)
+	group("deliveries", deliveryCases)
 	if o.transitions != nil {
 		t.Run("transition", func(t *testing.T) {
 			for _, c := range transitionCases {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // Env is one shared state (a table) under test.
@@ -35,35 +36,12 @@ type RateSetter interface {
 	SetRate(ctx context.Context, target string, rate float64) error
 }
 
-// Clock is a fake clock, safe for concurrent use.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock returns a clock at t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // start is the clock's start: whole milliseconds, as the table keeps them.
 var start = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // config returns the suite's configuration on clock c: the defaults'
 // shape, with a wait long enough for goroutines to report.
-func config(c *Clock) targets.Config {
+func config(c *webhooktest.Clock) targets.Config {
 	return targets.Config{MinCalls: 5, FailureRate: 0.5, Window: time.Minute, ProbeInterval: 30 * time.Second,
 		Rate: 10, Wait: 10 * time.Second, Now: c.Now}
 }
@@ -221,7 +199,7 @@ func breakerOf(t *testing.T, g targets.Gate, name string) targets.Breaker {
 }
 
 func deadTarget(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	a, b := env.Gate(t, cfg), env.Gate(t, cfg)
 	gates := []targets.Gate{a, b}
@@ -274,7 +252,7 @@ func deadTarget(t *testing.T, env Env) {
 }
 
 func freeWindow(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	a, b := env.Gate(t, cfg), env.Gate(t, cfg)
 	for range cfg.MinCalls {
@@ -304,7 +282,7 @@ func freeWindow(t *testing.T, env Env) {
 }
 
 func healthyWrites(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	a, b := env.Gate(t, cfg), env.Gate(t, cfg)
 	call(t, a, subject, false) // the first call also lists the target
@@ -323,7 +301,7 @@ func healthyWrites(t *testing.T, env Env) {
 }
 
 func windowRolls(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	g := env.Gate(t, cfg)
 	for range cfg.MinCalls - 1 {
@@ -343,7 +321,7 @@ func windowRolls(t *testing.T, env Env) {
 }
 
 func underRate(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	g := env.Gate(t, cfg)
 	for i, failed := range []bool{true, false, true, false, false, false, true, false, true} {
@@ -358,7 +336,7 @@ func underRate(t *testing.T, env Env) {
 }
 
 func pendingWait(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	cfg.Wait = 200 * time.Millisecond
 	g := env.Gate(t, cfg)
@@ -379,7 +357,7 @@ func pendingWait(t *testing.T, env Env) {
 }
 
 func lostReservations(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	cfg.Wait = 100 * time.Millisecond
 	g := env.Gate(t, cfg)
@@ -399,7 +377,7 @@ func lostReservations(t *testing.T, env Env) {
 }
 
 func takeRate(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	a, b := env.Gate(t, cfg), env.Gate(t, cfg)
 	ctx := context.Background()
@@ -444,7 +422,7 @@ func takeRate(t *testing.T, env Env) {
 }
 
 func takeBurst(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	g := env.Gate(t, cfg)
 	ctx := context.Background()
@@ -468,7 +446,7 @@ func takeBurst(t *testing.T, env Env) {
 }
 
 func takeOwnRate(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	a, b := env.Gate(t, cfg), env.Gate(t, cfg)
 	rs, ok := a.(RateSetter)
@@ -493,7 +471,7 @@ func takeOwnRate(t *testing.T, env Env) {
 }
 
 func pauses(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	cfg := config(clock)
 	a, b := env.Gate(t, cfg), env.Gate(t, cfg)
 	ctx := context.Background()
@@ -541,7 +519,7 @@ func pauses(t *testing.T, env Env) {
 }
 
 func pausePriority(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	g := env.Gate(t, config(clock))
 	ctx := context.Background()
 	scopes := []targets.Scope{{Kind: targets.KindTarget, Name: target}, {Kind: targets.KindTenant, Name: subject.Tenant},
@@ -564,7 +542,7 @@ func pausePriority(t *testing.T, env Env) {
 }
 
 func badScopes(t *testing.T, env Env) {
-	g := env.Gate(t, config(NewClock(start)))
+	g := env.Gate(t, config(webhooktest.NewClock(start)))
 	ctx := context.Background()
 	for _, sc := range []targets.Scope{{}, {Kind: "queue", Name: "x"}, {Kind: targets.KindTenant}, {Kind: targets.KindTarget, Name: "a\nb"}} {
 		for name, err := range map[string]error{
@@ -583,7 +561,7 @@ func badScopes(t *testing.T, env Env) {
 }
 
 func breakers(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	g := env.Gate(t, config(clock))
 	for _, name := range []string{"b", "a", "b"} {
 		call(t, g, targets.Subject{Handler: "h", Tenant: "t", Target: name}, name == "b")
@@ -599,7 +577,7 @@ func breakers(t *testing.T, env Env) {
 }
 
 func noTarget(t *testing.T, env Env) {
-	clock := NewClock(start)
+	clock := webhooktest.NewClock(start)
 	g := env.Gate(t, config(clock))
 	ctx := context.Background()
 	sub := targets.Subject{Handler: "h", Tenant: "t"}

@@ -1,0 +1,204 @@
+package storetest
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// someCalls returns n calls starting at the suite's clock, numbered from
+// first (in their target and latency), as a handler's transport records
+// them: every third answered 503 with a snippet, every third no answer.
+func (e *env) someCalls(first, n int) []webhook.Call {
+	var out []webhook.Call
+	for i := first; i < first+n; i++ {
+		c := webhook.Call{At: e.clk.Now().Add(time.Duration(i) * time.Millisecond), Target: fmt.Sprintf("crm-%d.example", i),
+			Status: 200, Latency: time.Duration(10+i) * time.Millisecond}
+		switch i % 3 {
+		case 1:
+			c.Status, c.Error, c.Snippet = 503, "503 Service Unavailable", `{"error":"maintenance, back at 10:00 – ünïcode"}`
+		case 2:
+			c.Status, c.Error = 0, "context deadline exceeded"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func expectCalls(t *testing.T, what string, got []webhook.Call, gotCount int64, want []webhook.Call, wantCount int64) {
+	t.Helper()
+	if len(got) == 0 && len(want) == 0 {
+		got, want = nil, nil
+	}
+	for i := range got { // compare times as instants
+		if i < len(want) && got[i].At.Equal(want[i].At) {
+			got[i].At = want[i].At
+		}
+	}
+	if !reflect.DeepEqual(got, want) || gotCount != wantCount {
+		t.Errorf("%s: got %d calls (count %d) %+v\nwant %d (count %d) %+v", what, len(got), gotCount, got, len(want), wantCount, want)
+	}
+}
+
+var callCases = []testCase{
+	{"the settling write stores the attempt's calls and their count, in its one write", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		if len(l.Calls) != 0 || l.CallCount != 0 {
+			t.Errorf("a new record's lease carries calls: %+v, %d", l.Calls, l.CallCount)
+		}
+		calls := e.someCalls(0, 3)
+		l.AddCalls(calls, len(calls))
+		e.ops()
+		if !held(t, "retry")(e.s.Retry(e.ctx, l, "crm down")) {
+			t.Fatal("retry: lease lost")
+		}
+		e.expectOps(t, "retry with calls", map[string]int{"UpdateItem": 1})
+		got := e.mustGet(t)
+		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 3)
+	}},
+	{"calls add up over attempts and the newest MaxCalls are kept", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		first := e.someCalls(0, 5)
+		l.AddCalls(first, len(first))
+		held(t, "retry")(e.s.Retry(e.ctx, l, "crm down"))
+		l2 := e.leased(t, "w2")
+		expectCalls(t, "the next lease", l2.Calls, int64(l2.CallCount), first, 5)
+		second := e.someCalls(5, 6)
+		l2.AddCalls(second, len(second))
+		if !held(t, "complete")(e.s.Complete(e.ctx, l2, e.clk.Now().Add(Window))) {
+			t.Fatal("complete: lease lost")
+		}
+		got := e.mustGet(t)
+		all := append(first, second...)
+		expectCalls(t, "stored", got.Calls, got.CallCount, all[len(all)-webhook.MaxCalls:], 11)
+	}},
+	{"an attempt that made no call leaves the record's calls as they are", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		calls := e.someCalls(0, 2)
+		l.AddCalls(calls, len(calls))
+		held(t, "retry")(e.s.Retry(e.ctx, l, "crm down"))
+		l2 := e.leased(t, "w2")
+		l2.AddCalls(nil, 0)
+		if !held(t, "fail")(e.s.Fail(e.ctx, l2, "blocked")) {
+			t.Fatal("fail: lease lost")
+		}
+		got := e.mustGet(t)
+		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 2)
+	}},
+	{"a hold stores the calls of the handlers that ran before it", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		calls := e.someCalls(0, 2)
+		l.AddCalls(calls, len(calls))
+		if !held(t, "hold")(e.s.Hold(e.ctx, l, webhook.Hold{Reason: "circuit open: crm", On: "target#crm", Target: "crm",
+			RecheckAt: e.clk.Now().Add(time.Minute), RetainUntil: e.clk.Now().Add(Window)})) {
+			t.Fatal("hold: lease lost")
+		}
+		got := e.mustGet(t)
+		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 2)
+	}},
+	{"a lost lease stores none of its calls", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		e.clk.Advance(LeaseFor + time.Millisecond)
+		e.leased(t, "w2")
+		l.AddCalls(e.someCalls(0, 2), 2)
+		if held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window))) {
+			t.Fatal("complete by the lost lease: held")
+		}
+		got := e.mustGet(t)
+		expectCalls(t, "stored", got.Calls, got.CallCount, nil, 0)
+	}},
+	{"the compensation lease carries the calls of the processing attempts", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		calls := e.someCalls(0, 2)
+		l.AddCalls(calls, len(calls))
+		held(t, "fail")(e.s.Fail(e.ctx, l, "blocked"))
+		acq := e.taken(t, "acquire compensation", Store.AcquireCompensation, "c1")
+		expectCalls(t, "compensation lease", acq.Lease.Calls, int64(acq.Lease.CallCount), calls, 2)
+		if !held(t, "dead")(e.s.Dead(e.ctx, acq.Lease, "gave up", e.clk.Now().Add(Window))) {
+			t.Fatal("dead: lease lost")
+		}
+		got := e.mustGet(t)
+		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 2)
+	}},
+}
+
+var deliveryCases = []testCase{
+	{"a claimed record counts one delivery, at its claim, and stores nothing for it", func(t *testing.T, e *env) {
+		e.claimed(t)
+		got := e.mustGet(t)
+		if got.DeliveryCount() != 1 || got.LastDelivery() != got.ReceivedAt || got.Deliveries != 0 || got.LastDeliveryAt != 0 {
+			t.Errorf("got %d deliveries, last %d (stored %d, %d); want 1 at %d, nothing stored",
+				got.DeliveryCount(), got.LastDelivery(), got.Deliveries, got.LastDeliveryAt, got.ReceivedAt)
+		}
+	}},
+	{"each duplicate counted adds a delivery and its time, in one write, no transition", func(t *testing.T, e *env) {
+		e.claimed(t)
+		before := e.mustGet(t)
+		for i, want := range []int64{2, 3} {
+			e.clk.Advance(time.Second)
+			res := e.claim(t, "h1")
+			if res.Outcome.String() != "duplicate" {
+				t.Fatalf("claim %d: got %v, want duplicate", i+2, res.Outcome)
+			}
+			e.ops()
+			counted, err := e.s.CountDelivery(e.ctx, res.Record)
+			if err != nil || !counted {
+				t.Fatalf("count delivery: got %v, %v; want counted", counted, err)
+			}
+			e.expectOps(t, "count delivery", map[string]int{"UpdateItem": 1})
+			if res.Record.Deliveries != want || res.Record.LastDeliveryAt != e.clk.Now().UnixMilli() {
+				t.Errorf("duplicate %d: record says %d at %d, want %d at %d", i+2, res.Record.Deliveries, res.Record.LastDeliveryAt,
+					want, e.clk.Now().UnixMilli())
+			}
+		}
+		got := e.mustGet(t)
+		if got.DeliveryCount() != 3 || got.LastDelivery() != e.clk.Now().UnixMilli() {
+			t.Errorf("stored: got %d deliveries, last %d; want 3 at %d", got.DeliveryCount(), got.LastDelivery(), e.clk.Now().UnixMilli())
+		}
+		if got.Version != before.Version || len(got.History) != len(before.History) || got.UpdatedAt != before.UpdatedAt ||
+			got.SweepAt != before.SweepAt || got.Status != before.Status {
+			t.Errorf("a count moved the record: before %+v, after %+v", before, got)
+		}
+	}},
+	{"a duplicate of a finished record is counted and the record stays out of the sweep", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
+		res := e.claim(t, "h1")
+		if counted, err := e.s.CountDelivery(e.ctx, res.Record); err != nil || !counted {
+			t.Fatalf("count delivery: got %v, %v", counted, err)
+		}
+		got := e.mustGet(t)
+		if got.DeliveryCount() != 2 || got.Status != webhook.StatusSucceeded || got.SweepShard != "" || got.SweepAt != 0 {
+			t.Errorf("got %d deliveries, status %s, sweep %q %d; want 2, SUCCEEDED, none", got.DeliveryCount(), got.Status, got.SweepShard, got.SweepAt)
+		}
+	}},
+	{"a delivery of a record since gone or claimed anew is not counted and creates nothing", func(t *testing.T, e *env) {
+		old := e.claimed(t)
+		e.clk.Advance(Window + 2*time.Second)
+		e.claimed(t) // expired: claimed anew
+		if counted, err := e.s.CountDelivery(e.ctx, old); err != nil || counted {
+			t.Errorf("count on the old claim: got %v, %v; want not counted", counted, err)
+		}
+		if got := e.mustGet(t); got.DeliveryCount() != 1 {
+			t.Errorf("the new claim got %d deliveries, want 1", got.DeliveryCount())
+		}
+		gone := *old
+		gone.Key = "line#acme#never"
+		if counted, err := e.s.CountDelivery(e.ctx, &gone); err != nil || counted {
+			t.Errorf("count on a key never claimed: got %v, %v; want not counted", counted, err)
+		}
+		if rec, err := e.s.Get(e.ctx, gone.Key); err != nil || rec != nil {
+			t.Errorf("count on a key never claimed: got record %+v, %v; want none", rec, err)
+		}
+	}},
+}
