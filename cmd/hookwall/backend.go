@@ -18,6 +18,7 @@ import (
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/awslog"
 	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/control"
 	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/recovery"
@@ -69,10 +70,10 @@ type backend struct {
 	sqs     sqsAPI               // any queue
 	secrets tenants.SecretGetter // TENANTS_SECRET_ARN
 	gate    controller           // TABLE_NAME: the targets' breakers, buckets and pauses
-	held    heldCounter          // TABLE_NAME
-	drain   drainer              // TABLE_NAME and QUEUE_URL: resume's drain
+	held    control.HeldCounter  // TABLE_NAME
+	drain   control.Drainer      // TABLE_NAME and QUEUE_URL: resume's drain
 	jobs    recoverer            // TABLE_NAME and QUEUE_URL: recovery jobs
-	ops     opsPublisher         // EVENT_BUS_NAME (nil: none)
+	ops     control.Publisher    // EVENT_BUS_NAME (nil: none)
 }
 
 // openAWS connects to AWS as the functions do: the SDK's default
@@ -155,18 +156,7 @@ func (b *backend) openControl(cfg aws.Config, dbEndpoint func(*dynamodb.Options)
 	if err != nil {
 		return err
 	}
-	b.drain = func(ctx context.Context, sc targets.Scope, progress func(int)) (int, error) {
-		p, err := d.Release(ctx, sc, drain.Options{Progress: func(p drain.Progress) { progress(p.Released) }})
-		switch {
-		case err != nil:
-			return p.Released, err
-		case p.Blocked:
-			return p.Released, fmt.Errorf("%s is blocked again (paused, or its breaker open): the rest stays held", sc)
-		case p.Errors > 0:
-			return p.Released, fmt.Errorf("%d event(s) could not be released or sent (the sweeper retries them)", p.Errors)
-		}
-		return p.Released, nil
-	}
+	b.drain = d
 	jc := recovery.Config{DB: db, TableName: s.TableName, Store: t, Queue: q, Limiter: gate, Window: s.DedupWindow}
 	if ops != nil {
 		jc.Ops = ops

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/control"
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/targets"
@@ -47,6 +48,10 @@ type fakeJobs struct {
 	tick    func()
 	end     recovery.State
 	err     error
+	runs    int
+	// onGet, when set, changes the job before each Get returns it (a
+	// sweep run moving it on).
+	onGet func(*recovery.Job)
 }
 
 func newFakeJobs() *fakeJobs {
@@ -65,6 +70,7 @@ func (f *fakeJobs) Run(_ context.Context, id string, progress func(recovery.Job)
 	if !ok {
 		return nil, recovery.ErrNotFound
 	}
+	f.runs++
 	j.State = recovery.StateRunning
 	j.Counts.Counted, j.Counts.Total, j.Counts.Replayed = true, f.steps, 0
 	for range f.steps {
@@ -92,9 +98,25 @@ func (f *fakeJobs) Cancel(_ context.Context, id string) (*recovery.Job, bool, er
 
 func (f *fakeJobs) Get(_ context.Context, id string) (*recovery.Job, error) {
 	if j, ok := f.jobs[id]; ok {
-		return j, nil
+		if f.onGet != nil {
+			f.onGet(j)
+		}
+		c := *j
+		return &c, nil
 	}
 	return nil, recovery.ErrNotFound
+}
+
+func (f *fakeJobs) Detach(_ context.Context, id string) (*recovery.Job, error) {
+	j, ok := f.jobs[id]
+	switch {
+	case !ok:
+		return nil, recovery.ErrNotFound
+	case j.State == recovery.StateDone:
+		return j, recovery.ErrDone
+	}
+	j.Detached, j.State = true, recovery.StateRunning
+	return j, nil
 }
 
 func (f *fakeJobs) List(context.Context, int) ([]*recovery.Job, error) {
@@ -130,7 +152,7 @@ func TestPauseResumeAndTargets(t *testing.T) {
 	}
 	code, out, _ = fx.run(t, "targets", "--json")
 	var v struct {
-		Pauses []pauseView
+		Pauses []control.Pause
 	}
 	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || len(v.Pauses) != 1 || v.Pauses[0].Held != 3 || v.Pauses[0].By != "ana" {
 		t.Errorf("targets --json: exit %d %s", code, out)
@@ -252,4 +274,72 @@ func TestRecoverInterruptedOrCancelledSaysHowToResume(t *testing.T) {
 	fx.jobs.jobs["20261201-120000-abcdef"].State = recovery.StateInterrupted
 	code, out, errOut = fx.run(t, "recover", "--resume", "20261201-120000-abcdef")
 	want(t, code, out, errOut, exitFailed, nil, []string{"hookwall: boom"})
+}
+
+// --detach creates the job, hands it to the sweeper and prints its id at
+// once, running nothing; --watch shows its progress from the job item
+// until it is done; Ctrl-C stops watching, not the job.
+func TestRecoverDetachThenWatch(t *testing.T) {
+	fx := gateFixture(t)
+	fx.jobs = newFakeJobs()
+	const id = "20261201-120000-abcdef"
+	code, out, errOut := fx.run(t, "recover", "--since", "1h", "--detach")
+	want(t, code, out, errOut, exitOK, []string{id + "\n"}, []string{"the sweeper runs it in the background", "'hookwall recover --watch " + id + "'"})
+	if j := fx.jobs.jobs[id]; fx.jobs.runs != 0 || !j.Detached || j.State != recovery.StateRunning {
+		t.Fatalf("detach: %d runs, job %+v; want no run, the job detached", fx.jobs.runs, j)
+	}
+	for _, bad := range [][]string{{"recover", "--list", "--detach"}, {"recover", "--watch", id, "--detach"}, {"recover", "--watch", "a#b"},
+		{"recover", "--watch", id, "--since", "1h"}} {
+		code, out, errOut := fx.run(t, bad...)
+		want(t, code, out, errOut, exitUsage, nil, nil)
+	}
+
+	// A sweep run between two reads moves it on by 2 of 6.
+	fx.jobs.jobs[id].Counts = recovery.Counts{Total: 6, Counted: true}
+	fx.jobs.onGet = func(j *recovery.Job) {
+		if j.Counts.Replayed < j.Counts.Total {
+			j.Counts.Replayed += 2
+		}
+		if j.Counts.Replayed == j.Counts.Total {
+			j.State = recovery.StateDone
+		}
+	}
+	code, out, errOut = fx.run(t, "recover", "--watch", id)
+	want(t, code, out, errOut, exitOK, []string{"job " + id + " done: 6/6 done: replayed 6"},
+		[]string{"recover " + id + ": 2/6 (33%)", "waiting for the next sweep run", "6/6 (100%) replayed 6, skipped 0, missing 0; done"})
+	if fx.jobs.runs != 0 {
+		t.Errorf("watch ran the job %d times", fx.jobs.runs)
+	}
+
+	// Ctrl-C while watching: the watch ends, the job goes on.
+	fx.jobs.jobs[id].State, fx.jobs.jobs[id].Counts = recovery.StateRunning, recovery.Counts{Total: 100, Counted: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gets := 0
+	fx.jobs.onGet = func(j *recovery.Job) {
+		if gets++; gets == 3 {
+			cancel()
+		}
+	}
+	var sout, serr strings.Builder
+	a := newApp(&sout, &serr, func(k string) string { return fx.env[k] })
+	a.now, a.wd, a.exe, a.pollEvery = func() time.Time { return testNow }, "", "", time.Millisecond
+	a.open = func(context.Context, settings.CLI) (*backend, error) {
+		return &backend{gate: fx.gate, jobs: fx.jobs}, nil
+	}
+	code = a.main(ctx, []string{"recover", "--watch", id})
+	want(t, code, sout.String(), serr.String(), exitOK, nil, []string{"stopped watching job " + id + "; the job goes on"})
+	if st := fx.jobs.jobs[id].State; st != recovery.StateRunning {
+		t.Errorf("after Ctrl-C: the job is %s, want still running", st)
+	}
+
+	// A job that no process runs any more (not detached) ends the watch,
+	// saying how to go on; a done job cannot be detached.
+	fx.jobs.onGet = nil
+	fx.jobs.jobs[id].Detached, fx.jobs.jobs[id].State = false, recovery.StateInterrupted
+	code, out, errOut = fx.run(t, "recover", "--watch", id)
+	want(t, code, out, errOut, exitFailed, []string{"job " + id + " interrupted"}, []string{"--resume " + id + "' goes on"})
+	fx.jobs.jobs[id].State = recovery.StateDone
+	code, out, errOut = fx.run(t, "recover", "--resume", id, "--detach")
+	want(t, code, out, errOut, exitRefused, nil, []string{"is done"})
 }

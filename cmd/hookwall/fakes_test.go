@@ -18,6 +18,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
@@ -78,19 +79,26 @@ func (fx *fixture) run(t *testing.T, args ...string) (int, string, string) {
 		if fx.jobs != nil {
 			b.jobs = fx.jobs
 		}
-		b.drain = func(_ context.Context, sc targets.Scope, progress func(int)) (int, error) {
-			n := fx.held[sc.String()]
-			for i := range n {
-				progress(i + 1)
-			}
-			fx.drained = append(fx.drained, sc.String())
-			delete(fx.held, sc.String())
-			return n, nil
-		}
+		b.drain = fakeDrain{fx}
 		return b, nil
 	}
 	code := a.main(context.Background(), args)
 	return code, out.String(), errOut.String()
+}
+
+// fakeDrain releases what fx.held counts on a scope, reporting each.
+type fakeDrain struct{ fx *fixture }
+
+func (d fakeDrain) Release(_ context.Context, sc targets.Scope, opts drain.Options) (drain.Progress, error) {
+	n := d.fx.held[sc.String()]
+	for i := range n {
+		if opts.Progress != nil {
+			opts.Progress(drain.Progress{Released: i + 1})
+		}
+	}
+	d.fx.drained = append(d.fx.drained, sc.String())
+	delete(d.fx.held, sc.String())
+	return drain.Progress{Released: n}, nil
 }
 
 // fakeStore is the events table: records, their steps, Replay as the

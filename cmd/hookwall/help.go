@@ -27,7 +27,8 @@ Commands:
   replay KEY           send an event back to RECEIVED and enqueue it from its stored payload
   replay --status S    the same for every event in a status (a dry run unless --yes)
   recover --since T    a resumable, cancellable job sending back every FAILED event of a window,
-                       at each target's rate, with progress and ETA (--resume, --cancel, --list)
+                       at each target's rate, with progress and ETA (--detach, --watch,
+                       --resume, --cancel, --list)
   pause SCOPE          hold the events of handler/NAME, tenant/NAME or target/NAME (still received)
   resume SCOPE         end a pause and drain the held events at the target's rate
   targets              breakers, pauses and held counts
@@ -166,8 +167,9 @@ func providerLines() string {
 
 const recoverUsage = `Usage:
   hookwall recover --since T [--until T] [--status FAILED[,DEAD,COMPENSATED]] [--tenant T]
-                   [--handler NAME] [--rate N] [--json]
-  hookwall recover --resume ID [--json]
+                   [--handler NAME] [--rate N] [--detach] [--json]
+  hookwall recover --resume ID [--detach] [--json]
+  hookwall recover --watch ID [--json]
   hookwall recover --cancel ID
   hookwall recover --list [--json]
 
@@ -180,7 +182,15 @@ target, shared with the drain; --rate caps it lower for this job). Progress and 
 stderr, a line a second at most; the summary goes to stdout (--json: the job).
 
 Ctrl-C saves the job's cursor and leaves it resumable; --cancel ID (from anywhere) stops it
-within a second, also resumable; --resume ID goes on from the cursor, in any process. A
+within a second, also resumable; --resume ID goes on from the cursor, in any process.
+
+--detach runs the job in the background instead: it prints the job's id and returns at once,
+and the sweeper (the compensator's schedule on AWS, every 5 minutes; make run's every 30 s)
+goes on with it after its own work on each of its runs, for a bounded part of the run, at the
+targets' rate, until it is done. --watch ID shows a job's progress and ETA from the table
+until it ends (Ctrl-C stops watching, not the job); --cancel ID stops it at its next save,
+whoever runs it; --resume ID --detach hands a cancelled or interrupted job back to the
+sweeper. A
 second job over the same window changes nothing: an event that is no longer in the states
 given (SUCCEEDED since, or sent back by another job) is skipped, and each replay is a write
 pinned to the record's version. --handler selects the events whose last attempt was bound for
@@ -190,6 +200,7 @@ Each event sent back publishes hookwall.event.recovered on EVENT_BUS_NAME.
 Examples:
   hookwall recover --since 2026-05-01T09:00:00Z --until 2026-05-01T11:00:00Z --handler forward
   hookwall recover --since 3h --tenant acme --rate 5
+  hookwall recover --since 2d --detach; hookwall recover --watch 20260501-113000123-a1b2c3
   hookwall recover --list
   hookwall recover --resume 20260501-113000123-a1b2c3
 `

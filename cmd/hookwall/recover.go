@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -20,6 +21,7 @@ type recoverer interface {
 	Cancel(ctx context.Context, id string) (*recovery.Job, bool, error)
 	Get(ctx context.Context, id string) (*recovery.Job, error)
 	List(ctx context.Context, limit int) ([]*recovery.Job, error)
+	Detach(ctx context.Context, id string) (*recovery.Job, error)
 }
 
 // progressEvery is the least time between two progress lines.
@@ -37,6 +39,8 @@ func (a *app) recover(ctx context.Context, args []string) error {
 	resume := fs.String("resume", "", "resume the job ID (interrupted, cancelled, or left by a process that died)")
 	cancel := fs.String("cancel", "", "cancel the job ID (its process stops within a second; --resume ID goes on)")
 	list := fs.Bool("list", false, "list the latest jobs")
+	detach := fs.Bool("detach", false, "a new job or --resume ID: hand it to the sweeper, which runs it in the background, and return at once")
+	watch := fs.String("watch", "", "show the progress and ETA of the job ID until it ends (Ctrl-C stops watching, not the job)")
 	pos, err := a.parse(cmd, fs, args)
 	if err != nil {
 		return err
@@ -47,7 +51,7 @@ func (a *app) recover(ctx context.Context, args []string) error {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	modes := 0
-	for _, m := range []string{"resume", "cancel", "list"} {
+	for _, m := range []string{"resume", "cancel", "list", "watch"} {
 		if set[m] {
 			modes++
 		}
@@ -55,7 +59,9 @@ func (a *app) recover(ctx context.Context, args []string) error {
 	newJob := set["since"] || set["until"] || set["status"] || set["tenant"] || set["handler"]
 	switch {
 	case modes > 1 || (modes == 1 && newJob):
-		return usagef(cmd, "give either a window (--since …) for a new job, or one of --resume ID, --cancel ID, --list")
+		return usagef(cmd, "give either a window (--since …) for a new job, or one of --resume ID, --cancel ID, --list, --watch ID")
+	case *detach && modes == 1 && !set["resume"]:
+		return usagef(cmd, "--detach applies to a new job or to --resume ID")
 	case modes == 0 && !set["since"]:
 		return usagef(cmd, "--since is required (the window's start), e.g. --since 2h or --since 2026-05-01T10:00:00Z")
 	case *rate < 0:
@@ -63,7 +69,7 @@ func (a *app) recover(ctx context.Context, args []string) error {
 	case set["rate"] && modes > 0:
 		return usagef(cmd, "--rate applies to a new job (a resumed job keeps the rate it was created with)")
 	}
-	for _, id := range []string{*resume, *cancel} {
+	for _, id := range []string{*resume, *cancel, *watch} {
 		if id != "" && !recovery.ValidID(id) {
 			return usagef(cmd, "%q is not a job id (see 'hookwall recover --list')", id)
 		}
@@ -109,6 +115,8 @@ func (a *app) recover(ctx context.Context, args []string) error {
 		return a.recoverList(ctx, b.jobs)
 	case *cancel != "":
 		return a.recoverCancel(ctx, b.jobs, *cancel)
+	case *watch != "":
+		return a.recoverWatch(ctx, b.jobs, *watch)
 	case *resume != "":
 		j, err := b.jobs.Get(ctx, *resume)
 		if err != nil {
@@ -117,15 +125,96 @@ func (a *app) recover(ctx context.Context, args []string) error {
 		if !j.Resumable() {
 			return refusedf("job %s is done (%s): nothing left to recover", j.ID, summary(j))
 		}
+		if *detach {
+			return a.recoverDetach(ctx, b.jobs, j.ID)
+		}
 		return a.recoverRun(ctx, b.jobs, j)
 	}
 	j, err := b.jobs.Create(ctx, f, *rate, a.user())
 	if err != nil {
 		return err
 	}
+	if *detach {
+		return a.recoverDetach(ctx, b.jobs, j.ID)
+	}
 	fmt.Fprintf(a.stderr, "recover: job %s: %s (resume it after an interruption with 'hookwall recover --resume %s')\n",
 		j.ID, describeFilter(j.Filter), j.ID)
 	return a.recoverRun(ctx, b.jobs, j)
+}
+
+// recoverDetach hands job id to the sweeper and prints its id (--json: the
+// job) at once.
+func (a *app) recoverDetach(ctx context.Context, jobs recoverer, id string) error {
+	j, err := jobs.Detach(ctx, id)
+	switch {
+	case errors.Is(err, recovery.ErrDone):
+		return refusedf("job %s is done: nothing left to recover", id)
+	case err != nil:
+		return jobError(err)
+	}
+	fmt.Fprintf(a.stderr, "recover: job %s: %s; the sweeper runs it in the background (each of its runs goes on "+
+		"for a while, at the targets' rate): 'hookwall recover --watch %s' shows its progress, --cancel %s stops it\n",
+		j.ID, describeFilter(j.Filter), j.ID, j.ID)
+	if a.json {
+		return a.writeJSON(j)
+	}
+	fmt.Fprintln(a.stdout, j.ID)
+	return nil
+}
+
+// recoverWatch shows the progress of job id from the job item, a line per
+// pollEvery at most, until the job ends: done, cancelled, or (not detached)
+// left by the process that ran it. Ctrl-C stops watching, not the job.
+func (a *app) recoverWatch(ctx context.Context, jobs recoverer, id string) error {
+	j, err := jobs.Get(ctx, id)
+	if err != nil {
+		return jobError(err)
+	}
+	start, startDone := a.now(), j.Counts.Done()
+	for {
+		line := progressLine(j, startDone, a.now().Sub(start))
+		if a.progress {
+			fmt.Fprintf(a.stderr, "\r\033[K%s", line)
+		} else {
+			fmt.Fprintln(a.stderr, line)
+		}
+		if watchOver(j, a.now()) {
+			break
+		}
+		var next *recovery.Job
+		select {
+		case <-ctx.Done():
+		case <-time.After(a.pollEvery):
+			next, err = jobs.Get(ctx, id)
+		}
+		if ctx.Err() != nil {
+			if a.progress {
+				fmt.Fprintln(a.stderr)
+			}
+			fmt.Fprintf(a.stderr, "recover: stopped watching job %s; the job goes on ('hookwall recover --watch %s' again)\n", id, id)
+			return nil
+		}
+		if err != nil {
+			return jobError(err)
+		}
+		j = next
+	}
+	if a.progress {
+		fmt.Fprintln(a.stderr)
+	}
+	return a.jobEnded(j)
+}
+
+// watchOver reports whether a watched job will not move any more without
+// an operator: done, cancelled, or not detached and run by no process.
+func watchOver(j *recovery.Job, now time.Time) bool {
+	switch {
+	case j.State == recovery.StateDone || j.State == recovery.StateCancelled:
+		return true
+	case j.Detached:
+		return false
+	}
+	return j.State != recovery.StateRunning || j.Owner == "" || j.LeaseUntil.Before(now)
 }
 
 // jobError maps the recovery errors a command refuses on.
@@ -182,10 +271,19 @@ func (a *app) recoverRun(ctx context.Context, jobs recoverer, j *recovery.Job) e
 	case err != nil:
 		return jobError(err)
 	}
+	return a.jobEnded(got)
+}
+
+// jobEnded prints the summary of a job whose run (or watch) ended, and
+// says why it is not done, if it is not.
+func (a *app) jobEnded(got *recovery.Job) error {
 	if err := a.printJob(got); err != nil {
 		return err
 	}
 	switch {
+	case got.State == recovery.StateInterrupted || got.State == recovery.StateRunning:
+		return fmt.Errorf("recover: job %s stopped at %s (%s); 'hookwall recover --resume %s' goes on", got.ID, summary(got),
+			cmp.Or(got.LastError, "no process runs it"), got.ID)
 	case got.State == recovery.StateCancelled:
 		return fmt.Errorf("recover: job %s was cancelled at %s; 'hookwall recover --resume %s' goes on", got.ID, summary(got), got.ID)
 	case got.Counts.NotEnqueued > 0:
@@ -213,6 +311,12 @@ func progressLine(j *recovery.Job, startDone int, elapsed time.Duration) string 
 	if j.State == recovery.StateDone || j.State == recovery.StateCancelled || j.State == recovery.StateInterrupted {
 		fmt.Fprintf(&b, "; %s", j.State)
 		return b.String()
+	}
+	if j.LastError != "" {
+		fmt.Fprintf(&b, ", last run stopped on: %s", cell(j.LastError, 80))
+	}
+	if j.Detached && j.Owner == "" {
+		b.WriteString(", waiting for the next sweep run")
 	}
 	if done := c.Done() - startDone; done > 0 && elapsed > 0 {
 		pace := float64(done) / elapsed.Seconds()

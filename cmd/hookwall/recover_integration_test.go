@@ -12,6 +12,7 @@ import (
 	"time"
 
 	fnbackend "github.com/hookwall/hookwall/shared/backend"
+	"github.com/hookwall/hookwall/shared/control"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -90,7 +91,7 @@ func TestPauseAndResumeThroughTheTable(t *testing.T) {
 		t.Fatalf("pause: exit %d %s%s", code, out, errOut)
 	}
 	code, out, errOut = s.cli(t, "targets", "--json")
-	var v struct{ Pauses []pauseView }
+	var v struct{ Pauses []control.Pause }
 	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || len(v.Pauses) != 1 || v.Pauses[0].Scope != "tenant/acme" ||
 		v.Pauses[0].Reason != "maintenance" {
 		t.Fatalf("targets: exit %d %s%s", code, out, errOut)
@@ -139,7 +140,7 @@ func TestPausedEventsAreHeldThenDrainedByResume(t *testing.T) {
 		t.Fatalf("the handler ran %d times while paused", p.handled.Load())
 	}
 	code, out, errOut := s.cli(t, "targets", "--json")
-	var v struct{ Pauses []pauseView }
+	var v struct{ Pauses []control.Pause }
 	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || len(v.Pauses) != 1 || v.Pauses[0].Held != 5 {
 		t.Fatalf("targets: exit %d %s%s", code, out, errOut)
 	}

@@ -200,18 +200,9 @@ func (a *app) replayRange(ctx context.Context, q listQuery, opts store.ReplayOpt
 		for i := range pending {
 			envs[i] = pending[i].envelope
 		}
-		failed := map[int]bool{}
-		if err := b.queue.Send(ctx, envs); err != nil {
-			var se *queue.SendError
-			if errors.As(err, &se) {
-				for _, i := range se.Failed {
-					failed[i] = true
-				}
-			} else {
-				for i := range pending {
-					failed[i] = true
-				}
-			}
+		err := b.queue.Send(ctx, envs)
+		failed := queue.NotSent(err, len(envs))
+		if err != nil {
 			errs = append(errs, fmt.Errorf("enqueue: %w", err))
 		}
 		for i, p := range pending {

@@ -13,11 +13,14 @@ import (
 	"github.com/hookwall/hookwall/shared/process"
 )
 
+// MetricsNamespace is the EMF namespace of the engines' metrics.
+const MetricsNamespace = "Hookwall"
+
 // Engine is what the cold start of either engine builds before its engine:
 // the backend, the function's EMF metrics and the teams' handler registry.
 type Engine struct {
 	*Backend
-	// Metrics writes the function's EMF metrics (namespace Hookwall,
+	// Metrics writes the function's EMF metrics (namespace MetricsNamespace,
 	// dimension Function = Config.Function).
 	Metrics *obs.Metrics
 	// Registry holds the teams' handlers, with their settings read.
@@ -40,6 +43,6 @@ func Start(ctx context.Context, c Config, register func(*process.Registry), gete
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Function, err)
 	}
-	metrics := obs.NewMetrics(metricsOut, "Hookwall", map[string]string{"Function": c.Function})
+	metrics := obs.NewMetrics(metricsOut, MetricsNamespace, map[string]string{"Function": c.Function})
 	return &Engine{Backend: b, Metrics: metrics, Registry: reg}, nil
 }

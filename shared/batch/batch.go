@@ -106,7 +106,14 @@ func wait(ctx context.Context, attempt int, backoff time.Duration) error {
 	if attempt == 0 || backoff <= 0 {
 		return nil
 	}
-	t := time.NewTimer(backoff << (attempt - 1))
+	return Sleep(ctx, backoff<<(attempt-1))
+}
+
+// Sleep returns after d, or with ctx's error once ctx is done: the pause
+// of a send loop (a resend's backoff, the wait for a rate limit's next
+// token in shared/drain and shared/recovery).
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

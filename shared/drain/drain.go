@@ -27,6 +27,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/batch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -115,7 +116,7 @@ func New(cfg Config) (*Drainer, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = batch.Sleep
 	}
 	return &Drainer{cfg: cfg}, nil
 }
@@ -340,16 +341,5 @@ func (r *release) flush(ctx context.Context) {
 	r.batch = r.batch[:0]
 	if r.opts.Progress != nil {
 		r.opts.Progress(r.p)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

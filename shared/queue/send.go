@@ -94,6 +94,26 @@ func (e *SendError) Error() string {
 // Unwrap returns the last failure SQS reported.
 func (e *SendError) Unwrap() error { return e.Err }
 
+// NotSent says which of the n envelopes given to a Send that returned err
+// were not sent: those a *SendError names, all of them for any other
+// error, none for nil.
+func NotSent(err error, n int) map[int]bool {
+	failed := map[int]bool{}
+	var se *SendError
+	switch {
+	case err == nil:
+	case errors.As(err, &se):
+		for _, i := range se.Failed {
+			failed[i] = true
+		}
+	default:
+		for i := range n {
+			failed[i] = true
+		}
+	}
+	return failed
+}
+
 // Send sends envs in batches of at most MaxBatch entries and MaxBatchBytes,
 // SendConcurrency batches at a time,
 // resending only the entries SQS rejected (or all of a batch whose call

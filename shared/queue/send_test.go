@@ -2,6 +2,7 @@ package queue
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -92,4 +93,26 @@ func repeat(n, times int) []int {
 		out[i] = n
 	}
 	return out
+}
+
+func TestNotSent(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want []int
+	}{
+		{"sent", nil, nil},
+		{"some not sent", fmt.Errorf("enqueue: %w", &SendError{Failed: []int{1, 3}, Err: errors.New("throttled")}), []int{1, 3}},
+		{"the call failed", errors.New("no such queue"), []int{0, 1, 2, 3}},
+	} {
+		got := NotSent(tt.err, 4)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+		for _, i := range tt.want {
+			if !got[i] {
+				t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+			}
+		}
+	}
 }

@@ -30,4 +30,14 @@
 // save, and a cancelled job can be resumed), and idempotent (a second run
 // of the same window finds nothing in the states selected, and a record
 // replayed just before a crash is no longer FAILED when the job resumes).
+//
+// A job runs in the foreground ([Jobs.Run], `hookwall recover`) or in the
+// background: [Jobs.Detach] (`hookwall recover --detach`) marks it
+// detached and flags its list entry, and each sweep run
+// ([Jobs.Continue], called by the sweeper after its own work) continues
+// the detached jobs, oldest first, under their lease, for the sweeper's
+// time budget: no record is started and no token waited for past it, the
+// cursor is saved, and the job stays running without a lease for the next
+// run. A cancel stops it at its next save whoever runs it; a job found
+// done or cancelled leaves the flagged list.
 package recovery

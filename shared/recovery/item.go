@@ -32,6 +32,7 @@ const (
 	attrNotEnqueued = "notEnqueued"
 	attrOpsFailed   = "opsNotPublished"
 	attrLastError   = "lastError"
+	attrDetached    = "detached"
 )
 
 // item is a job as stored; times are epoch milliseconds but expiresAt
@@ -63,6 +64,7 @@ type item struct {
 	UpdatedAt   int64    `dynamodbav:"updatedAt"`
 	FinishedAt  int64    `dynamodbav:"finishedAt,omitempty"`
 	LastError   string   `dynamodbav:"lastError,omitempty"`
+	Detached    bool     `dynamodbav:"detached,omitempty"`
 	ExpiresAt   int64    `dynamodbav:"expiresAt"`
 }
 
@@ -95,7 +97,7 @@ func toItem(j *Job, expires time.Time) (map[string]types.AttributeValue, error) 
 		Skipped: j.Counts.Skipped, Missing: j.Counts.Missing, NotEnqueued: j.Counts.NotEnqueued, OpsFailed: j.Counts.OpsNotPublished,
 		CursorPK: j.Cursor, CursorSK: j.cursorSK, By: j.By, Owner: j.Owner, LeaseUntil: ms(j.LeaseUntil),
 		CreatedAt: ms(j.CreatedAt), UpdatedAt: ms(j.UpdatedAt), FinishedAt: ms(j.FinishedAt), LastError: j.LastError,
-		ExpiresAt: expires.Unix()}
+		Detached: j.Detached, ExpiresAt: expires.Unix()}
 	for _, s := range j.Filter.Statuses {
 		it.Statuses = append(it.Statuses, string(s))
 	}
@@ -125,7 +127,7 @@ func fromItem(av map[string]types.AttributeValue) (*Job, error) {
 			Skipped: it.Skipped, Missing: it.Missing, NotEnqueued: it.NotEnqueued, OpsNotPublished: it.OpsFailed},
 		Cursor: it.CursorPK, cursorSK: it.CursorSK, By: it.By, Owner: it.Owner, LeaseUntil: fromMS(it.LeaseUntil),
 		CreatedAt: fromMS(it.CreatedAt), UpdatedAt: fromMS(it.UpdatedAt), FinishedAt: fromMS(it.FinishedAt),
-		LastError: it.LastError}
+		LastError: it.LastError, Detached: it.Detached}
 	for _, s := range it.Statuses {
 		j.Filter.Statuses = append(j.Filter.Statuses, webhook.Status(s))
 	}

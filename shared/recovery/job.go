@@ -28,7 +28,9 @@ type State string
 // Job states.
 const (
 	// StateRunning: a process runs the job (under a lease), or ran it and
-	// died; once the lease has run out, any process may resume it.
+	// died; once the lease has run out, any process may resume it. A
+	// detached job stays running, without a lease, between the sweep runs
+	// that continue it.
 	StateRunning State = "running"
 	// StateInterrupted: the process running it stopped (Ctrl-C, an error)
 	// after saving its cursor; resumable.
@@ -142,6 +144,10 @@ type Job struct {
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	// LastError is why its last run stopped on an error ("" for none).
 	LastError string `json:"lastError,omitempty"`
+	// Detached says the job runs in the background ([Jobs.Detach]): each
+	// sweep run continues it ([Jobs.Continue]) while it is running or
+	// interrupted; done or cancelled, no sweep run takes it.
+	Detached bool `json:"detached,omitempty"`
 
 	cursorSK string // the sort key of the cursor item
 }

@@ -255,24 +255,32 @@ func (js *Jobs) Cancel(ctx context.Context, id string) (*Job, bool, error) {
 		ReturnValues: types.ReturnValueAllNew, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
-		old, ok := conditionFailed(err)
-		if !ok {
-			return nil, false, fmt.Errorf("recovery: cancel job %s: %w", id, err)
-		}
-		j, err := fromItem(old)
-		if err != nil {
-			return nil, false, fmt.Errorf("recovery: job %s: %w", id, err)
-		}
-		if j == nil {
-			return nil, false, fmt.Errorf("%w: %s", ErrNotFound, id)
-		}
-		return j, false, nil
+		j, err := js.refusal("cancel", id, err)
+		return j, false, err
 	}
 	j, err := fromItem(out.Attributes)
 	if err != nil {
 		return nil, false, fmt.Errorf("recovery: job %s: %w", id, err)
 	}
 	return j, true, nil
+}
+
+// refusal decodes the job item a conditional write on job id (op) was
+// refused for: the write's error when it failed otherwise, ErrNotFound when
+// there is no job (or it expired).
+func (js *Jobs) refusal(op, id string, err error) (*Job, error) {
+	old, ok := conditionFailed(err)
+	if !ok {
+		return nil, fmt.Errorf("recovery: %s job %s: %w", op, id, err)
+	}
+	j, err := fromItem(old)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("recovery: job %s: %w", id, err)
+	case j == nil || js.expired(old):
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return j, nil
 }
 
 func conditionFailed(err error) (map[string]types.AttributeValue, bool) {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/batch"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
@@ -34,75 +35,105 @@ const finishTimeout = 10 * time.Second
 // When ctx ends the error is ctx's; any other error leaves the job
 // interrupted with the error recorded.
 func (js *Jobs) Run(ctx context.Context, id string, progress func(Job)) (*Job, error) {
-	j, err := js.acquire(ctx, id)
-	if err != nil || j.State == StateDone {
-		return j, err
+	j, _, err := js.runJob(ctx, id, progress, runMode{})
+	return j, err
+}
+
+// runMode says who runs a job: an operator in the foreground (the zero
+// value), or a sweep run in the background ([Jobs.Continue]).
+type runMode struct {
+	// background: the job must be detached and neither done nor
+	// cancelled; the run ends with the job still running (its lease
+	// released, the error, if any, recorded) unless it is done or was
+	// cancelled.
+	background bool
+	// stopAt: no record is started, and no token waited for, after it
+	// (zero: no limit).
+	stopAt time.Time
+}
+
+// errBudget ends a run that reached its mode's stopAt.
+var errBudget = errors.New("recovery: the run's time budget is spent")
+
+// runJob runs the job id in mode m. It returns the job as it left it and
+// how many records the run dealt with (-1: the job was not taken).
+func (js *Jobs) runJob(ctx context.Context, id string, progress func(Job), m runMode) (*Job, int, error) {
+	j, err := js.acquire(ctx, id, m.background)
+	if err != nil || j.State != StateRunning {
+		return j, -1, err
 	}
-	r := &run{js: js, job: j, progress: progress, next: map[string]time.Time{}}
+	r := &run{js: js, job: j, progress: progress, next: map[string]time.Time{}, stopAt: m.stopAt}
+	startDone := j.Counts.Done()
 	err = r.run(ctx)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	r.send(fctx) // what has its tokens goes out, even after Ctrl-C
+	dealt := j.Counts.Done() - startDone
 	switch {
 	case errors.Is(err, ErrLost):
-		return j, err
+		return j, dealt, err
 	case err == nil && r.finished:
 		j.State, j.FinishedAt = StateDone, js.cfg.Now()
 		if ferr := js.finish(fctx, j, ""); ferr != nil {
-			return j, ferr
+			return j, dealt, ferr
 		}
 	case err == nil: // cancelled
 		if ferr := js.finish(fctx, j, ""); ferr != nil {
-			return j, ferr
+			return j, dealt, ferr
 		}
 	default:
 		reason := ""
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !errors.Is(err, errBudget) {
 			reason = webhook.CleanText(err.Error(), 500)
 		}
-		if j.State == StateRunning {
+		if j.State == StateRunning && !m.background {
 			j.State = StateInterrupted
 		}
 		j.LastError = reason
+		if errors.Is(err, errBudget) {
+			err = nil // the next sweep run goes on
+		}
 		if ferr := js.finish(fctx, j, reason); ferr != nil {
-			return j, errors.Join(err, ferr)
+			return j, dealt, errors.Join(err, ferr)
 		}
 	}
 	r.report()
-	return j, err
+	return j, dealt, err
 }
 
 // acquire takes the lease of job id: it must exist, not be done, and have
-// no live lease of another process.
-func (js *Jobs) acquire(ctx context.Context, id string) (*Job, error) {
+// no live lease of another process; in the background it must also be
+// detached and not cancelled. A job it may not take for any but the lease
+// is returned as is, with no error.
+func (js *Jobs) acquire(ctx context.Context, id string, background bool) (*Job, error) {
 	now := js.cfg.Now()
+	cond := "attribute_exists(pk) AND #state <> :done AND #expiresAt >= :nowSec AND " +
+		"(attribute_not_exists(#owner) OR #owner = :me OR #leaseUntil < :now)"
+	names := map[string]string{"#state": attrState, "#owner": attrOwner, "#leaseUntil": attrLeaseUntil,
+		"#updatedAt": attrUpdatedAt, "#expiresAt": attrExpiresAt, "#lastError": attrLastError}
+	values := map[string]types.AttributeValue{
+		":running": avS(string(StateRunning)), ":done": avS(string(StateDone)), ":me": avS(js.cfg.Owner),
+		":until": avN(now.Add(js.cfg.Lease).UnixMilli()), ":now": avN(now.UnixMilli()), ":nowSec": avN(now.Unix()),
+		":exp": avN(now.Add(js.cfg.Retain).Unix()),
+	}
+	if background {
+		cond += " AND #detached = :true AND #state <> :cancelled"
+		names["#detached"] = attrDetached
+		values[":true"], values[":cancelled"] = &types.AttributeValueMemberBOOL{Value: true}, avS(string(StateCancelled))
+	}
 	out, err := js.cfg.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &js.cfg.TableName, Key: jobKey(id),
 		UpdateExpression: aws.String("SET #state = :running, #owner = :me, #leaseUntil = :until, #updatedAt = :now, " +
 			"#expiresAt = :exp REMOVE #lastError"),
-		ConditionExpression: aws.String("attribute_exists(pk) AND #state <> :done AND #expiresAt >= :nowSec AND " +
-			"(attribute_not_exists(#owner) OR #owner = :me OR #leaseUntil < :now)"),
-		ExpressionAttributeNames: map[string]string{"#state": attrState, "#owner": attrOwner, "#leaseUntil": attrLeaseUntil,
-			"#updatedAt": attrUpdatedAt, "#expiresAt": attrExpiresAt, "#lastError": attrLastError},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":running": avS(string(StateRunning)), ":done": avS(string(StateDone)), ":me": avS(js.cfg.Owner),
-			":until": avN(now.Add(js.cfg.Lease).UnixMilli()), ":now": avN(now.UnixMilli()), ":nowSec": avN(now.Unix()),
-			":exp": avN(now.Add(js.cfg.Retain).Unix()),
-		},
+		ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 		ReturnValues: types.ReturnValueAllNew, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
-		old, ok := conditionFailed(err)
-		if !ok {
-			return nil, fmt.Errorf("recovery: take job %s: %w", id, err)
-		}
-		j, err := fromItem(old)
+		j, err := js.refusal("take", id, err)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("recovery: job %s: %w", id, err)
-		case j == nil || js.expired(old):
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-		case j.State == StateDone:
+			return nil, err
+		case j.State == StateDone, background && (j.State == StateCancelled || !j.Detached):
 			return j, nil
 		}
 		return j, fmt.Errorf("%w: %s is run by %s until %s", ErrBusy, id, j.Owner, j.LeaseUntil.Format(time.RFC3339))
@@ -140,17 +171,20 @@ func (js *Jobs) save(ctx context.Context, j *Job) error {
 }
 
 // finish writes the job's counts, cursor and state and releases its lease.
-// An interrupted run does not overwrite a cancel that came in meanwhile.
+// An interrupted run does not overwrite a cancel that came in meanwhile; a
+// job left running (a background run that paused) keeps the state stored,
+// which it learns.
 func (js *Jobs) finish(ctx context.Context, j *Job, lastError string) error {
 	now := js.cfg.Now()
-	for _, keepState := range []bool{false, true} {
+	for _, keepState := range []bool{j.State == StateRunning, true} {
 		names, values, sets := progressValues(j)
-		names["#owner"], names["#leaseUntil"], names["#updatedAt"], names["#state"], names["#expiresAt"] =
-			attrOwner, attrLeaseUntil, attrUpdatedAt, attrState, attrExpiresAt
+		names["#owner"], names["#leaseUntil"], names["#updatedAt"], names["#expiresAt"] =
+			attrOwner, attrLeaseUntil, attrUpdatedAt, attrExpiresAt
 		values[":me"], values[":now"], values[":exp"] = avS(js.cfg.Owner), avN(now.UnixMilli()), avN(now.Add(js.cfg.Retain).Unix())
 		sets = append(sets, "#updatedAt = :now", "#expiresAt = :exp")
 		cond := "#owner = :me"
 		if !keepState {
+			names["#state"] = attrState
 			values[":state"] = avS(string(j.State))
 			sets = append(sets, "#state = :state")
 			if j.State == StateInterrupted {
@@ -168,7 +202,7 @@ func (js *Jobs) finish(ctx context.Context, j *Job, lastError string) error {
 			values[":lastError"] = avS(lastError)
 			sets = append(sets, "#lastError = :lastError")
 		}
-		_, err := js.cfg.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		out, err := js.cfg.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &js.cfg.TableName, Key: jobKey(j.ID),
 			UpdateExpression:    aws.String("SET " + strings.Join(sets, ", ") + " REMOVE #owner, #leaseUntil"),
 			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values,
@@ -176,6 +210,9 @@ func (js *Jobs) finish(ctx context.Context, j *Job, lastError string) error {
 		})
 		if err == nil {
 			j.Owner, j.LeaseUntil, j.UpdatedAt = "", time.Time{}, now
+			if st, ok := out.Attributes[attrState].(*types.AttributeValueMemberS); ok {
+				j.State = State(st.Value)
+			}
 			return nil
 		}
 		if _, ok := conditionFailed(err); !ok {
@@ -226,6 +263,12 @@ type run struct {
 	pending  []pendingReplay
 	tokens   map[string]int       // tokens taken from the limiter, not used yet (this page)
 	next     map[string]time.Time // when the job's own rate lets each target's next replay go
+	stopAt   time.Time            // no record is started after it (zero: none)
+}
+
+// spent reports whether the run's time budget is spent.
+func (r *run) spent() bool {
+	return !r.stopAt.IsZero() && !r.js.cfg.Now().Before(r.stopAt)
 }
 
 // pendingReplay is a replayed record not enqueued yet.
@@ -257,6 +300,9 @@ func (r *run) run(ctx context.Context) error {
 		start = map[string]types.AttributeValue{attrPK: avS(r.job.Cursor), attrSK: avS(r.job.cursorSK)}
 	}
 	for {
+		if r.spent() {
+			return errBudget
+		}
 		in := r.scanInput(false)
 		in.ExclusiveStartKey = start
 		out, err := r.js.cfg.DB.Scan(ctx, in)
@@ -360,13 +406,30 @@ func str(av types.AttributeValue) string {
 	return ""
 }
 
-// recover replays the first of rest (the page's candidates still to do):
-// replayed, it waits for its target's token and joins the pending batch.
-// The cursor moves past it once its replay is written: a record replayed
-// but not enqueued (a crash, Ctrl-C) is RECEIVED, and the sweeper enqueues
-// it.
+// recover replays the first of rest (the page's candidates still to do)
+// once its target gives a token, and adds it to the pending batch. The
+// cursor moves past it once its replay is written: a record replayed but
+// not enqueued (a crash, Ctrl-C) is RECEIVED, and the sweeper enqueues it.
+// A token taken for a record that is skipped (it moved on since the page
+// was read) is not given back.
 func (r *run) recover(ctx context.Context, rest []candidate, c candidate) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.spent() {
+		return errBudget
+	}
+	target := c.target
+	if target == "" {
+		target = UnknownTarget
+	}
+	want := 0
+	for _, o := range rest {
+		if o.target == c.target {
+			want++
+		}
+	}
+	if err := r.token(ctx, target, want); err != nil {
 		return err
 	}
 	res, err := r.js.cfg.Store.Replay(ctx, c.key, store.ReplayOptions{From: r.job.Filter.Statuses, Window: r.js.cfg.Window})
@@ -377,20 +440,6 @@ func (r *run) recover(ctx context.Context, rest []candidate, c candidate) error 
 	switch res.Outcome {
 	case store.Replayed:
 		r.job.Counts.Replayed++
-		target := c.target
-		if target == "" {
-			target = UnknownTarget
-		}
-		want := 0
-		for _, o := range rest {
-			if o.target == c.target {
-				want++
-			}
-		}
-		if err := r.token(ctx, target, want); err != nil {
-			r.job.Counts.NotEnqueued++
-			return err
-		}
 		r.pending = append(r.pending, pendingReplay{env: res.Record.Envelope(), target: target})
 	case store.ReplayRefused:
 		r.job.Counts.Skipped++
@@ -421,19 +470,7 @@ func (r *run) send(ctx context.Context) {
 	for i, p := range r.pending {
 		envs[i] = p.env
 	}
-	failed := map[int]bool{}
-	if err := r.js.cfg.Queue.Send(ctx, envs); err != nil {
-		var se *queue.SendError
-		if errors.As(err, &se) {
-			for _, i := range se.Failed {
-				failed[i] = true
-			}
-		} else {
-			for i := range envs {
-				failed[i] = true
-			}
-		}
-	}
+	failed := queue.NotSent(r.js.cfg.Queue.Send(ctx, envs), len(envs))
 	now := r.js.cfg.Now()
 	var ops []bus.Op
 	for i, p := range r.pending {
@@ -494,20 +531,15 @@ func (r *run) token(ctx context.Context, target string, want int) error {
 const minWait = 5 * time.Millisecond
 
 // wait flushes what is pending, then sleeps until at (at least minWait)
-// or ctx ends.
+// or ctx ends; errBudget at once when at is past the run's stopAt.
 func (r *run) wait(ctx context.Context, at time.Time) error {
+	if !r.stopAt.IsZero() && at.After(r.stopAt) {
+		return errBudget
+	}
 	if len(r.pending) > 0 || r.js.cfg.Now().Sub(r.lastSave) >= saveEvery {
 		if err := r.flush(ctx); err != nil {
 			return err
 		}
 	}
-	d := max(at.Sub(r.js.cfg.Now()), minWait)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return batch.Sleep(ctx, max(at.Sub(r.js.cfg.Now()), minWait))
 }

@@ -52,4 +52,10 @@
 // early when its context is about to end. A run that stops
 // early loses nothing: whatever it did not handle is still due and the next
 // run finds it.
+//
+// With a gate, each run also writes every breaker's EMF metric CircuitOpen
+// (targets.WriteCircuitOpen, dimension Target) to MetricsOut. After its own
+// work a run continues the detached recovery jobs (Config.Jobs,
+// shared/recovery's Jobs.Continue) for at most JobBudget, never within
+// Reserve of its deadline, so that the sweep's own work always comes first.
 package sweep

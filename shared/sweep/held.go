@@ -62,7 +62,8 @@ func (r *run) drain(ctx context.Context, log *slog.Logger, sc targets.Scope, opt
 	return p
 }
 
-// targets looks at every target's breaker once per run: a closed breaker's
+// targets looks at every target's breaker once per run, writing its
+// circuit metric (MetricsOut): a closed breaker's
 // held records drain (the target is back: nothing else would release them
 // before their recheck), and an open breaker whose probe is due gets one
 // held record released, its probe carrier (the processor admits it as the
@@ -80,6 +81,11 @@ func (r *run) targets(ctx context.Context) {
 		r.fail(fmt.Errorf("breakers: %w", err))
 		log.ErrorContext(ctx, "sweep could not list the breakers", slog.Any("error", err))
 		return
+	}
+	if cfg.MetricsOut != nil {
+		if err := targets.WriteCircuitOpen(cfg.MetricsOut, cfg.Namespace, breakers...); err != nil {
+			log.WarnContext(ctx, "sweep could not write the circuit metric", slog.Any("error", err))
+		}
 	}
 	pauses, err := cfg.Gate.Pauses(ctx)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -55,6 +56,14 @@ type Drainer interface {
 	Release(ctx context.Context, sc targets.Scope, opts drain.Options) (drain.Progress, error)
 }
 
+// Jobs are the background recovery jobs; *recovery.Jobs satisfies it.
+type Jobs interface {
+	// Continue runs the detached jobs until each is done or until comes
+	// (no record is started after it), and returns how many jobs it ran
+	// and how many records they dealt with.
+	Continue(ctx context.Context, until time.Time) (jobs, records int, err error)
+}
+
 // Queue is the main queue; *queue.Queue satisfies it. Send leaves a large
 // payload in the record ([queue.EncodeMessage]).
 type Queue interface {
@@ -91,6 +100,9 @@ const (
 	// DefaultRetention is how long a held record is kept at least, from
 	// each look (the engines' retention, the kernel's).
 	DefaultRetention = kernel.DefaultRetention
+	// DefaultJobBudget is the most time one run gives the detached
+	// recovery jobs, after its own work.
+	DefaultJobBudget = 20 * time.Second
 	// pageSize bounds one query of the GSI.
 	pageSize = 100
 	// maxErrors is how many errors a run's error names.
@@ -159,6 +171,18 @@ type Config struct {
 	// Retention is the least a held record is kept from each look
 	// (HOOKWALL_RETENTION; optional; default 7 days).
 	Retention time.Duration
+	// Jobs are the detached recovery jobs each run continues after its own
+	// work, for at most JobBudget and never past the context's deadline
+	// less Reserve (optional; nil: none).
+	Jobs Jobs
+	// JobBudget is the most time a run gives Jobs (optional; default 20s).
+	JobBudget time.Duration
+	// MetricsOut receives, on each run, the EMF metric
+	// targets.MetricCircuitOpen of every breaker (1 open, 0 closed, with
+	// the dimension Target) in namespace Namespace (optional, with Gate;
+	// nil: none). Namespace is required with it.
+	MetricsOut io.Writer
+	Namespace  string
 }
 
 // Defaults returns the tuning defaults of [Config] (Grace, StuckAfter,
@@ -173,6 +197,7 @@ func Defaults() Config {
 		Reserve:     DefaultReserve,
 		HeldRecheck: DefaultHeldRecheck,
 		Retention:   DefaultRetention,
+		JobBudget:   DefaultJobBudget,
 	}
 }
 
@@ -193,6 +218,9 @@ func New(cfg Config) (*Sweeper, error) {
 	if (cfg.Gate == nil) != (cfg.Drain == nil) {
 		return nil, errors.New("sweep: Gate and Drain go together")
 	}
+	if cfg.MetricsOut != nil && cfg.Namespace == "" {
+		return nil, errors.New("sweep: MetricsOut needs a Namespace")
+	}
 	def := Defaults()
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -208,6 +236,7 @@ func New(cfg Config) (*Sweeper, error) {
 	cfg.Reserve = orDefault(cfg.Reserve, def.Reserve)
 	cfg.HeldRecheck = orDefault(cfg.HeldRecheck, def.HeldRecheck)
 	cfg.Retention = orDefault(cfg.Retention, def.Retention)
+	cfg.JobBudget = orDefault(cfg.JobBudget, def.JobBudget)
 	return &Sweeper{cfg: cfg}, nil
 }
 
@@ -254,6 +283,13 @@ type Report struct {
 	// due). They are not part of Scanned.
 	Released int `json:"released"`
 	Carriers int `json:"carriers"`
+	// Jobs counts the detached recovery jobs the run continued, and
+	// JobRecords the records they dealt with (replayed, skipped or
+	// missing); JobErrors is 1 when continuing them failed. They are not
+	// part of Scanned.
+	Jobs       int `json:"jobs"`
+	JobRecords int `json:"jobRecords"`
+	JobErrors  int `json:"jobErrors"`
 	// More says the run stopped at its limit or its deadline: due records
 	// may remain, and the next run continues with them.
 	More bool `json:"more"`
@@ -284,15 +320,16 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 	// a shard whose head keeps failing, or a backlog larger than Limit in
 	// one shard, never starves the others.
 	s.nextShard = (r.last + 1) % s.cfg.Shards
+	r.jobs(ctx)
 	r.rep.Elapsed = time.Since(start)
 	s.cfg.Metrics.Count(MetricScanned, r.rep.Scanned)
 	s.cfg.Metrics.Count(MetricRequeued, r.rep.Requeued)
 	s.cfg.Metrics.Count(MetricDeadLettered, r.rep.DeadLettered)
 	s.cfg.Metrics.Count(MetricReleased, r.rep.Released)
 	s.cfg.Metrics.Count(MetricRechecked, r.rep.Rechecked)
-	s.cfg.Metrics.Count(MetricErrors, r.rep.Errors+r.rep.QueryErrors)
+	s.cfg.Metrics.Count(MetricErrors, r.rep.Errors+r.rep.QueryErrors+r.rep.JobErrors)
 	level := slog.LevelInfo
-	if r.rep.Errors+r.rep.QueryErrors > 0 {
+	if r.rep.Errors+r.rep.QueryErrors+r.rep.JobErrors > 0 {
 		level = slog.LevelWarn
 	}
 	s.cfg.Logger.Log(ctx, level, "sweep done",
@@ -300,10 +337,11 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		slog.Int("dead_lettered", r.rep.DeadLettered), slog.Int("resweeped", r.rep.Resweeped),
 		slog.Int("moved_on", r.rep.MovedOn), slog.Int("ignored", r.rep.Ignored),
 		slog.Int("rechecked", r.rep.Rechecked), slog.Int("drained", r.rep.Drained), slog.Int("released", r.rep.Released),
-		slog.Int("carriers", r.rep.Carriers),
-		slog.Int("errors", r.rep.Errors), slog.Int("query_errors", r.rep.QueryErrors), slog.Int("interrupted", r.rep.Interrupted),
+		slog.Int("carriers", r.rep.Carriers), slog.Int("jobs", r.rep.Jobs), slog.Int("job_records", r.rep.JobRecords),
+		slog.Int("errors", r.rep.Errors), slog.Int("query_errors", r.rep.QueryErrors), slog.Int("job_errors", r.rep.JobErrors),
+		slog.Int("interrupted", r.rep.Interrupted),
 		slog.Bool("more", r.rep.More), slog.Duration("elapsed", r.rep.Elapsed))
-	if n := r.rep.Errors + r.rep.QueryErrors; n > 0 {
+	if n := r.rep.Errors + r.rep.QueryErrors + r.rep.JobErrors; n > 0 {
 		return r.rep, fmt.Errorf("sweep: %d failure(s): %w", n, errors.Join(r.errs...))
 	}
 	return r.rep, nil
@@ -468,6 +506,33 @@ func (r *run) resend(ctx context.Context, log *slog.Logger, rec *store.Record, v
 	r.rep.Requeued++
 	log.WarnContext(ctx, "stuck record re-enqueued from its stored payload", slog.Time("since", v.since),
 		slog.Duration("stuck_for", stuckFor))
+}
+
+// jobs continues the detached recovery jobs, after the run's own work, for
+// at most JobBudget and never past the deadline less Reserve.
+func (r *run) jobs(ctx context.Context) {
+	cfg := &r.s.cfg
+	if cfg.Jobs == nil || ctx.Err() != nil {
+		return
+	}
+	now := cfg.Now()
+	until := now.Add(cfg.JobBudget)
+	if dl, ok := ctx.Deadline(); ok {
+		// The deadline is on the real clock: move it onto cfg.Now's.
+		if end := now.Add(time.Until(dl) - cfg.Reserve); end.Before(until) {
+			until = end
+		}
+	}
+	if !now.Before(until) {
+		return
+	}
+	n, recs, err := cfg.Jobs.Continue(ctx, until)
+	r.rep.Jobs, r.rep.JobRecords = n, recs
+	if err != nil {
+		r.rep.JobErrors++
+		r.fail(fmt.Errorf("recovery jobs: %w", err))
+		cfg.Logger.ErrorContext(ctx, "sweep could not continue the recovery jobs", slog.Any("error", err))
+	}
 }
 
 // failed counts and logs a failed call on one record, which stays due. A

@@ -75,8 +75,12 @@ func TestImportRules(t *testing.T) {
 		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout",
 			"shared/internal/kernel", "shared/internal/registry", "shared/drain", targetsPkg, targetsDeps[0], targetsDeps[1]}},
 		// The drain of held records: the store and the targets.
-		{"shared/drain", nil, []string{"shared/webhook", "shared/store", targetsPkg, targetsDeps[0], targetsDeps[1],
+		{"shared/drain", nil, []string{"shared/webhook", "shared/store", "shared/batch", targetsPkg, targetsDeps[0], targetsDeps[1],
 			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
+		// The operator's controls (pause, resume, the targets' panel): the
+		// targets, the drain and the op events' types; no SDK of its own.
+		{"shared/control", nil, []string{"shared/webhook", "shared/store", "shared/drain", "shared/bus", "shared/batch", targetsPkg,
+			targetsDeps[0], targetsDeps[1], "shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
 		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel", "shared/process", "shared/dispatch",
@@ -136,7 +140,7 @@ func TestImportRules(t *testing.T) {
 	checkRule(t, mod, "cmd/hookwall", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
 		"shared/internal/kernel", "shared/internal/registry", "shared/bus", "shared/targets", "shared/targets/internal/breaker",
-		"shared/drain", "shared/recovery",
+		"shared/drain", "shared/recovery", "shared/control",
 		"cmd/internal/runfile", "cmd/internal/repo", "cmd/internal/scaffold"}, providerDeps...))
 	// The local tools' main helper: the standard library only.
 	checkRule(t, mod, "cmd/internal/command", []string{"github.com/"}, []string{})

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/control"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -103,13 +104,11 @@ type Page struct {
 	Log *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Controls, Held and Drain back the targets panel: breakers, pauses,
-	// held counts, and its Pause and Resume buttons (optional: without
-	// Controls the panel is empty and the buttons answer 501; without
-	// Drain a resume leaves the held events to the sweeper).
-	Controls Controls
-	Held     HeldCounter
-	Drain    Drainer
+	// Control backs the targets panel: breakers, pauses, held counts, and
+	// its Pause and Resume buttons, which act as `hookwall pause|resume`
+	// do (shared/control: the drain, the operational events). Optional:
+	// without it the panel is empty and the buttons answer 501.
+	Control *control.Controller
 }
 
 // EventView is one event as the page shows it.
@@ -229,7 +228,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Page) render(w http.ResponseWriter, r *http.Request, name string) {
-	data := map[string]any{"Info": p.Info, "Now": p.now(), "Max": MaxPageEvents, "Controls": p.Controls != nil}
+	data := map[string]any{"Info": p.Info, "Now": p.now(), "Max": MaxPageEvents, "Controls": p.Control != nil}
 	if name != "targets" {
 		l, err := p.List(r.Context())
 		data["Events"], data["Note"] = l.Events, l.Note

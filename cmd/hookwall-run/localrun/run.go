@@ -18,12 +18,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
 	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/control"
 	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
@@ -246,12 +249,23 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if err != nil {
 		return err
 	}
+	// The page's Pause and Resume act as `hookwall pause|resume` do,
+	// publishing their operational events on EVENT_BUS_NAME.
+	ops, err := bus.New(bus.Config{Client: eventbridge.NewFromConfig(awsCfg), BusName: getenv("EVENT_BUS_NAME")})
+	if err != nil {
+		return err
+	}
+	cc := control.Config{Gate: gate, Held: table, Drain: drainer}
+	if ops != nil {
+		cc.Ops = ops
+	}
+	controls, err := control.New(cc)
+	if err != nil {
+		return err
+	}
 	page := &Page{DB: db, Table: rs.TableName, Recent: recent, Replay: table, Queue: mainQueue, Window: rs.DedupWindow, Log: log,
-		Info:     [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}},
-		Controls: gate, Held: table, Drain: func(ctx context.Context, sc targets.Scope) (int, error) {
-			p, err := drainer.Release(ctx, sc, drain.Options{})
-			return p.Released, err
-		}}
+		Info:    [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}},
+		Control: controls}
 	port := mainLn.Addr().(*net.TCPAddr).Port
 	mux := Handler(port, recv.HandleAPIGateway, rs.MaxBody, recvLog, page)
 	servers := &Servers{Timeouts: cfg.Timeouts}

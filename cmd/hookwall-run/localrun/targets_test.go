@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookwall/hookwall/shared/bus"
+	"github.com/hookwall/hookwall/shared/control"
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/memgate"
 )
@@ -19,9 +22,29 @@ type heldCounts map[string]int
 
 func (h heldCounts) HeldCount(_ context.Context, on string) (int, error) { return h[on], nil }
 
+// drainHeld releases what its counts hold on a scope.
+type drainHeld struct {
+	held    heldCounts
+	drained *[]string
+}
+
+func (d drainHeld) Release(_ context.Context, sc targets.Scope, _ drain.Options) (drain.Progress, error) {
+	*d.drained = append(*d.drained, sc.String())
+	return drain.Progress{Released: d.held[sc.String()]}, nil
+}
+
+// opsSeen records the operational events published.
+type opsSeen struct{ ops []bus.Op }
+
+func (o *opsSeen) PublishOps(_ context.Context, ops []bus.Op) error {
+	o.ops = append(o.ops, ops...)
+	return nil
+}
+
 // TestTargetsPanelPausesAndResumes: the page shows the pauses and their
 // held counts, pauses and resumes from its buttons (POST with the control
-// header only), and a resume drains what is held.
+// header only), a resume drains what is held, and each publishes its
+// operational event as the CLI does.
 func TestTargetsPanelPausesAndResumes(t *testing.T) {
 	g, err := memgate.New(targets.Config{})
 	if err != nil {
@@ -29,11 +52,12 @@ func TestTargetsPanelPausesAndResumes(t *testing.T) {
 	}
 	held := heldCounts{"tenant#acme": 4}
 	var drained []string
-	p := &Page{Controls: g, Held: held, Log: slog.New(slog.DiscardHandler),
-		Drain: func(_ context.Context, sc targets.Scope) (int, error) {
-			drained = append(drained, sc.String())
-			return held[sc.String()], nil
-		}}
+	ops := &opsSeen{}
+	c, err := control.New(control.Config{Gate: g, Held: held, Drain: drainHeld{held, &drained}, Ops: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Page{Control: c, Log: slog.New(slog.DiscardHandler)}
 	port := 3000
 	h := LocalOnly{Port: port, Next: p}
 	do := func(method, path string, form url.Values, header map[string]string) (int, string) {
@@ -91,6 +115,10 @@ func TestTargetsPanelPausesAndResumes(t *testing.T) {
 	}
 	if ps, _ := g.Pauses(context.Background()); len(ps) != 0 {
 		t.Errorf("still paused after the resume: %v", ps)
+	}
+	if len(ops.ops) != 2 || ops.ops[0].Type != bus.DetailTypeControlPaused || ops.ops[0].Scope != "tenant#acme" ||
+		ops.ops[0].Reason != "maintenance" || ops.ops[1].Type != bus.DetailTypeControlResumed || ops.ops[1].Count != 4 {
+		t.Errorf("operational events: %+v, want paused then resumed (4 released)", ops.ops)
 	}
 	big := url.Values{"scope": {"tenant/acme"}, "reason": {strings.Repeat("x", 2*maxControlBody)}}
 	if code, _ := do("POST", "pause", big, ctl); code != http.StatusBadRequest {

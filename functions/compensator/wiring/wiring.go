@@ -11,6 +11,7 @@ import (
 	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/compensate"
 	"github.com/hookwall/hookwall/shared/drain"
+	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sweep"
 	"github.com/hookwall/hookwall/shared/targets"
@@ -32,8 +33,9 @@ func Defaults() settings.CompensatorDefaults {
 // (functions/processor/handlers, the same teams with the same settings,
 // read through s.Getenv, for their compensations), all through
 // backend.Start as the processor's, then the compensator and the sweeper
-// with the targets' gate and the drain of held events. The handler logs to
-// logger and writes EMF metrics to metricsOut.
+// with the targets' gate, the drain of held events and the detached
+// recovery jobs. The handler logs to logger and writes EMF metrics (the
+// sweeper's circuit metric too) to metricsOut.
 func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
 	e, err := backend.Start(ctx, backend.Config{Function: "compensator", TenantsFile: s.TenantsFile, TenantsSecretARN: s.TenantsSecretARN,
@@ -59,10 +61,18 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 	if err != nil {
 		return nil, err
 	}
+	// The detached recovery jobs: their replays are kept at least the
+	// retention (the CLI's foreground runs keep them the dedup window).
+	jobs, err := recovery.New(recovery.Config{DB: e.DynamoDB, TableName: s.TableName, Store: sweepTable, Queue: e.Queue,
+		Limiter: e.Gate, Ops: e.Bus, Window: s.Retention})
+	if err != nil {
+		return nil, err
+	}
 	sw, err := sweep.New(sweep.Config{
 		Store: sweepTable, Queue: e.Queue, DLQ: e.DLQ, Logger: logger, Metrics: e.Metrics,
 		Grace: s.ReenqueueGrace, StuckAfter: s.SweepStuckAfter, RetryCap: s.RetryCap, Limit: s.SweepLimit,
 		Gate: e.Gate, Drain: drainer, Retention: s.Retention,
+		Jobs: jobs, MetricsOut: metricsOut, Namespace: backend.MetricsNamespace,
 	})
 	if err != nil {
 		return nil, err
