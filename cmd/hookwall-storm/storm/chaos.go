@@ -152,6 +152,7 @@ func Scenarios() []Scenario {
 			Name: "target-5xx", Faults: "the forward target fails 20% of its calls with 503",
 			Configure: func(o *Options) { o.Target.Fail5xx = 0.2 },
 		},
+		targetDown(),
 		{
 			Name: "short-lease", Faults: "lease 3 s, 2% of forward calls take 5 s (the heartbeat must keep the lease; function timeout 12 s)",
 			Configure: func(o *Options) {

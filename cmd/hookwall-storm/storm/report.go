@@ -37,6 +37,8 @@ type Report struct {
 	Target          TargetStats    `json:"target"`
 	Processor       ProcessorStats `json:"processor"`
 	Faults          []string       `json:"faults,omitempty"`
+	// Outage is the outage scenarios' part (target down, scope paused).
+	Outage *OutageReport `json:"outage,omitempty"`
 	SVG             string         `json:"svg,omitempty"`
 	OK              bool           `json:"ok"`
 }
@@ -76,9 +78,13 @@ type ProcessorStats struct {
 	Restarts int `json:"restarts"`
 }
 
-// Failures lists what makes the storm fail: lost, doubled or never accepted.
+// Failures lists what makes the storm fail: lost, doubled or never
+// accepted, and for an outage scenario what [AnalyzeOutage] found.
 func (r *Report) Failures() []string {
 	var f []string
+	if r.Outage != nil {
+		f = append(f, r.Outage.Failures...)
+	}
 	if r.Outcome.Lost > 0 {
 		f = append(f, fmt.Sprintf("lost=%d %v", r.Outcome.Lost, r.Outcome.LostKeys))
 	}
@@ -160,6 +166,13 @@ func (r *Report) Text(w io.Writer) {
 	p("rescued:           %d events needed rescue: %s (in-flight 503 answers: %d)", o.NeededRescue, fmtCounts(o.Rescued), o.InFlight503)
 	p("target:            %d requests, %d injected 5xx, %d timeouts, %d slow, %d 4xx, %d absorbed replays (same idempotency key)",
 		r.Target.Requests, r.Target.Failed5xx, r.Target.Timeouts, r.Target.Slow, r.Target.Rejected4xx, r.Target.AbsorbedReplays)
+	if u := r.Outage; u != nil {
+		p("outage:            %s for %.1f s (retry budget %.1f s); %d calls to the target during it (allowed %d: breaker minimum %d + one probe per %.0f s), at s %v",
+			u.Kind, u.OutageS, u.RetryBudgetS, u.CallsDuring, u.Allowed, u.MinCalls, u.ProbeIntervalS, u.CallOffsetsS)
+		p("drain:             %d calls, the first %.1f s after the return, over %.1f s: mean %.1f/s, at most %d in a calendar second, %d in any 1 s (limit %.0f/s, burst %.0f; bucket peak %.1f)",
+			u.DrainCalls, u.FirstCallAfterS, u.DrainS, u.DrainMeanPerS, u.MaxPerSecond, u.MaxIn1s, u.Rate, u.Burst, u.BucketPeak)
+		p("  per second:      %v", u.PerSecond)
+	}
 	if r.Processor.Kills > 0 {
 		p("processor:         killed %d times, restarted %d times", r.Processor.Kills, r.Processor.Restarts)
 	}
