@@ -1,0 +1,127 @@
+package targets
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookwall/hookwall/shared/settings"
+)
+
+// Config is the behaviour of breakers and buckets, the same for every Gate
+// over one table. A zero field takes its default; settings.Targets (the
+// HOOKWALL_BREAKER_* and HOOKWALL_TARGET_RATE variables) overrides them
+// through [Config.With].
+type Config struct {
+	// MinCalls is the least number of completed calls in a window before its
+	// failure rate can open the breaker (default DefaultMinCalls).
+	MinCalls int
+	// FailureRate opens the breaker once fails/completed calls reach it, in
+	// (0, 1] (default DefaultFailureRate).
+	FailureRate float64
+	// Window is the length of a breaker's counting window (default
+	// DefaultWindow).
+	Window time.Duration
+	// ProbeInterval is the time between probes of an open breaker (default
+	// DefaultProbeInterval).
+	ProbeInterval time.Duration
+	// Rate is the calls per second [Gate.Take] grants per target, with a
+	// burst of one second's worth (at least one call) (default DefaultRate).
+	Rate float64
+	// Wait is the most an admission waits for the outcomes of pending calls
+	// before it holds the event (default DefaultWait); keep it well under
+	// the handlers' timeouts.
+	Wait time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Defaults of [Config].
+const (
+	DefaultMinCalls      = 5
+	DefaultFailureRate   = 0.5
+	DefaultWindow        = 60 * time.Second
+	DefaultProbeInterval = 30 * time.Second
+	DefaultRate          = 10.0
+	DefaultWait          = 2 * time.Second
+)
+
+// How long an instance trusts what it read: a breaker's state (a window
+// that admits freely stays free on this instance that long after another
+// instance reported a failure) and the list of pauses (a pause made on
+// another instance is seen that late; on the same instance at once).
+const (
+	BreakerCacheFor = time.Second
+	PauseCacheFor   = 2 * time.Second
+)
+
+// PollEvery is how often a waiting admission reads the breaker again.
+const PollEvery = 50 * time.Millisecond
+
+// PauseRecheck is the RecheckAt of an event held by a pause, from the hold:
+// a resume drains held events itself; the sweeper's recheck only catches a
+// drain that was cut short.
+const PauseRecheck = 5 * time.Minute
+
+// With returns c with the variables set in s (its zero fields are unset).
+func (c Config) With(s settings.Targets) Config {
+	if s.MinCalls != 0 {
+		c.MinCalls = s.MinCalls
+	}
+	if s.FailureRate != 0 {
+		c.FailureRate = s.FailureRate
+	}
+	if s.Window != 0 {
+		c.Window = s.Window
+	}
+	if s.ProbeInterval != 0 {
+		c.ProbeInterval = s.ProbeInterval
+	}
+	if s.Rate != 0 {
+		c.Rate = s.Rate
+	}
+	return c
+}
+
+// WithDefaults returns c with its zero fields set to their defaults, or an
+// error naming each field out of its domain.
+func (c Config) WithDefaults() (Config, error) {
+	if c.MinCalls == 0 {
+		c.MinCalls = DefaultMinCalls
+	}
+	if c.FailureRate == 0 {
+		c.FailureRate = DefaultFailureRate
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.ProbeInterval == 0 {
+		c.ProbeInterval = DefaultProbeInterval
+	}
+	if c.Rate == 0 {
+		c.Rate = DefaultRate
+	}
+	if c.Wait == 0 {
+		c.Wait = DefaultWait
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	var errs []error
+	if c.MinCalls < 1 {
+		errs = append(errs, fmt.Errorf("MinCalls %d: want at least 1", c.MinCalls))
+	}
+	if !(c.FailureRate > 0 && c.FailureRate <= 1) {
+		errs = append(errs, fmt.Errorf("FailureRate %g: want more than 0, at most 1", c.FailureRate))
+	}
+	if c.Window < time.Millisecond || c.ProbeInterval < time.Millisecond || c.Wait < 0 {
+		errs = append(errs, fmt.Errorf("Window %s, ProbeInterval %s, Wait %s: want at least 1ms (Wait: not negative)", c.Window, c.ProbeInterval, c.Wait))
+	}
+	if !(c.Rate > 0) || c.Rate > 1e6 {
+		errs = append(errs, fmt.Errorf("Rate %g: want more than 0, at most 1e6 per second", c.Rate))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, fmt.Errorf("targets: config: %w", err)
+	}
+	return c, nil
+}
