@@ -104,16 +104,20 @@ ddb() { aws_json "$DDB_URL" "DynamoDB_20120810.$1" "$2"; }
 # sweepAt RANGE N, KEYS_ONLY.
 SWEEP_ATTRS='{"AttributeName":"sweepShard","AttributeType":"S"},{"AttributeName":"sweepAt","AttributeType":"N"}'
 SWEEP_GSI='{"IndexName":"sweep","KeySchema":[{"AttributeName":"sweepShard","KeyType":"HASH"},{"AttributeName":"sweepAt","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}'
+# The held records' sparse GSI (as template.yaml's EventsTable): heldOn HASH S,
+# heldSince RANGE N, KEYS_ONLY.
+HELD_ATTRS='{"AttributeName":"heldOn","AttributeType":"S"},{"AttributeName":"heldSince","AttributeType":"N"}'
+HELD_GSI='{"IndexName":"held","KeySchema":[{"AttributeName":"heldOn","KeyType":"HASH"},{"AttributeName":"heldSince","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}'
 
 ddb DescribeTable "{\"TableName\":\"$TABLE_NAME\"}"
 if [[ $RESP_CODE != 200 ]]; then
 	[[ $RESP_BODY == *ResourceNotFoundException* ]] || die "DescribeTable $TABLE_NAME: HTTP $RESP_CODE $RESP_BODY"
 	ddb CreateTable "{\"TableName\":\"$TABLE_NAME\",\"BillingMode\":\"PAY_PER_REQUEST\",
-\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"},$SWEEP_ATTRS],
+\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"},$SWEEP_ATTRS,$HELD_ATTRS],
 \"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],
-\"GlobalSecondaryIndexes\":[$SWEEP_GSI]}"
+\"GlobalSecondaryIndexes\":[$SWEEP_GSI,$HELD_GSI]}"
 	if [[ $RESP_CODE == 200 ]]; then
-		log "table $TABLE_NAME: created (PAY_PER_REQUEST, pk HASH S, sk RANGE S, GSI sweep)"
+		log "table $TABLE_NAME: created (PAY_PER_REQUEST, pk HASH S, sk RANGE S, GSIs sweep and held)"
 	elif [[ $RESP_BODY != *ResourceInUseException* ]]; then
 		die "CreateTable $TABLE_NAME: HTTP $RESP_CODE $RESP_BODY"
 	fi
@@ -138,6 +142,28 @@ if [[ "$(json_get Table.GlobalSecondaryIndexes <<<"$RESP_BODY")" != *'"IndexName
 	log "table $TABLE_NAME: GSI sweep added"
 else
 	log "table $TABLE_NAME: GSI sweep exists"
+fi
+
+# A table created before the held index gets it added (never recreated). One
+# index per UpdateTable: wait for the table (and a sweep index just added) to
+# be ACTIVE first.
+wait_active() {
+	for _ in $(seq 1 100); do
+		ddb DescribeTable "{\"TableName\":\"$TABLE_NAME\"}"
+		[[ $RESP_CODE == 200 && "$(json_get Table.TableStatus <<<"$RESP_BODY")" == ACTIVE &&
+			"$(json_get Table.GlobalSecondaryIndexes <<<"$RESP_BODY")" != *CREATING* ]] && return 0
+		sleep 0.1
+	done
+	die "table $TABLE_NAME is not ACTIVE: $RESP_BODY"
+}
+wait_active
+if [[ "$(json_get Table.GlobalSecondaryIndexes <<<"$RESP_BODY")" != *'"IndexName":"held"'* ]]; then
+	ddb UpdateTable "{\"TableName\":\"$TABLE_NAME\",\"AttributeDefinitions\":[$HELD_ATTRS],
+\"GlobalSecondaryIndexUpdates\":[{\"Create\":$HELD_GSI}]}"
+	[[ $RESP_CODE == 200 ]] || die "UpdateTable $TABLE_NAME (add GSI held): HTTP $RESP_CODE $RESP_BODY"
+	log "table $TABLE_NAME: GSI held added"
+else
+	log "table $TABLE_NAME: GSI held exists"
 fi
 
 ddb DescribeTimeToLive "{\"TableName\":\"$TABLE_NAME\"}"

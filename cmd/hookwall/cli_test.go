@@ -329,7 +329,7 @@ func TestEventsListByIndexAndScan(t *testing.T) {
 	want(t, code, out, errOut, exitOK, []string{"0 event(s) DEAD"}, []string{"stopped before the end of the table, so the list may be incomplete"})
 
 	code, out, errOut = fx.run(t, "events", "list")
-	want(t, code, out, errOut, exitOK, []string{"wecom#demo#R0", "RECEIVED, PROCESSING, RETRY, FAILED, COMPENSATING"}, nil)
+	want(t, code, out, errOut, exitOK, []string{"wecom#demo#R0", "RECEIVED, PROCESSING, RETRY, HELD, FAILED, COMPENSATING"}, nil)
 
 	for args, why := range map[string]string{
 		"--status DONE":  `--status "DONE": want one or more of RECEIVED`,

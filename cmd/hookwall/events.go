@@ -21,7 +21,7 @@ import (
 
 // allStatuses are the record states, in the order of the state machine.
 var allStatuses = []webhook.Status{
-	webhook.StatusReceived, webhook.StatusProcessing, webhook.StatusRetry, webhook.StatusSucceeded,
+	webhook.StatusReceived, webhook.StatusProcessing, webhook.StatusRetry, webhook.StatusHeld, webhook.StatusSucceeded,
 	webhook.StatusFailed, webhook.StatusCompensating, webhook.StatusCompensated, webhook.StatusDead,
 }
 

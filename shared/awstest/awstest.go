@@ -81,8 +81,8 @@ func Name(prefix string) string {
 }
 
 // NewTable creates a uniquely named events-shaped table (pk, sk strings;
-// on-demand; the sparse GSI "sweep" on sweepShard (S) and sweepAt (N),
-// KEYS_ONLY, as in the template) and deletes it when the test ends. It
+// on-demand; the sparse GSIs "sweep" on sweepShard (S) and sweepAt (N) and
+// "held" on heldOn (S) and heldSince (N), KEYS_ONLY, as in the template) and deletes it when the test ends. It
 // returns the name.
 func NewTable(t testing.TB, db *dynamodb.Client) string {
 	t.Helper()
@@ -96,6 +96,8 @@ func NewTable(t testing.TB, db *dynamodb.Client) string {
 			{AttributeName: aws.String("sk"), AttributeType: dbtypes.ScalarAttributeTypeS},
 			{AttributeName: aws.String("sweepShard"), AttributeType: dbtypes.ScalarAttributeTypeS},
 			{AttributeName: aws.String("sweepAt"), AttributeType: dbtypes.ScalarAttributeTypeN},
+			{AttributeName: aws.String("heldOn"), AttributeType: dbtypes.ScalarAttributeTypeS},
+			{AttributeName: aws.String("heldSince"), AttributeType: dbtypes.ScalarAttributeTypeN},
 		},
 		KeySchema: []dbtypes.KeySchemaElement{
 			{AttributeName: aws.String("pk"), KeyType: dbtypes.KeyTypeHash},
@@ -106,6 +108,13 @@ func NewTable(t testing.TB, db *dynamodb.Client) string {
 			KeySchema: []dbtypes.KeySchemaElement{
 				{AttributeName: aws.String("sweepShard"), KeyType: dbtypes.KeyTypeHash},
 				{AttributeName: aws.String("sweepAt"), KeyType: dbtypes.KeyTypeRange},
+			},
+			Projection: &dbtypes.Projection{ProjectionType: dbtypes.ProjectionTypeKeysOnly},
+		}, {
+			IndexName: aws.String("held"),
+			KeySchema: []dbtypes.KeySchemaElement{
+				{AttributeName: aws.String("heldOn"), KeyType: dbtypes.KeyTypeHash},
+				{AttributeName: aws.String("heldSince"), KeyType: dbtypes.KeyTypeRange},
 			},
 			Projection: &dbtypes.Projection{ProjectionType: dbtypes.ProjectionTypeKeysOnly},
 		}},

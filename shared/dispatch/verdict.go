@@ -16,7 +16,9 @@ type Verdict = kernel.Verdict
 
 // The verdicts of the processor: Succeeded (ack), Failed (to the DLQ; ack
 // once sent), DeadLettered (the record was already FAILED; ack) and
-// Unhandled (no handler serves the type; ack) are its outcomes; Retried (a
+// Unhandled (no handler serves the type; ack) are its outcomes, and Held
+// (the target is unavailable or a scope paused: the record is HELD, no
+// attempt spent; ack); Retried (a
 // handler failed; not acked), Duplicate (the record was terminal; ack), Busy
 // (a live lease elsewhere; not acked), Absent (no live record; ack),
 // LeaseLost (not acked), Malformed (not an envelope: to the DLQ; ack) and
@@ -26,4 +28,5 @@ const (
 	Succeeded, Failed, DeadLettered, Unhandled = kernel.Succeeded, kernel.Failed, kernel.DeadLettered, kernel.Unhandled
 	Retried, Duplicate, Busy, Absent           = kernel.Retried, kernel.Duplicate, kernel.Busy, kernel.Absent
 	LeaseLost, Malformed, Errored              = kernel.LeaseLost, kernel.Malformed, kernel.Errored
+	Held                                       = kernel.Held
 )

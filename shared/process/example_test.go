@@ -71,3 +71,16 @@ func ExampleHandle() {
 	// duplicate true
 	// lead created 1 time
 }
+
+// A handler that calls a tenant's own endpoint names its target per tenant,
+// so that one tenant's outage opens only that tenant's circuit breaker: the
+// events bound for it are held (not failed, no attempt spent) and drain at
+// the target's rate once it is back.
+func ExampleTarget() {
+	reg := process.NewRegistry()
+	process.HandleAll(reg, "forward", func(ctx context.Context, ev *process.Event[webhook.Envelope]) error {
+		return nil // POST ev.Data to the tenant's URL
+	}, process.Target("forward/{tenant}"))
+	fmt.Println("registered")
+	// Output: registered
+}

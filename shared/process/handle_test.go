@@ -39,3 +39,29 @@ func TestHandleFilesTheEntry(t *testing.T) {
 		t.Errorf("undecodable payload: got %v, want a permanent error", err)
 	}
 }
+
+// Target names each handler's target: the pattern with the event's tenant,
+// a fixed name, or the handler's name by default; an empty pattern panics.
+func TestTargetNamesTheHandlersTarget(t *testing.T) {
+	r := NewRegistry()
+	run := func(context.Context, *Event[webhook.Envelope]) error { return nil }
+	HandleAll(r, "forward", run, Target("forward/{tenant}"))
+	HandleAll(r, "crm", run, Target("crm.example.com"))
+	HandleAll(r, "plain", run)
+	for _, c := range []struct{ handler, tenant, want string }{
+		{"forward", "acme", "forward/acme"},
+		{"forward", "globex", "forward/globex"},
+		{"crm", "acme", "crm.example.com"},
+		{"plain", "acme", "plain"},
+	} {
+		if got := r.table().Handler(c.handler).TargetOf(c.tenant); got != c.want {
+			t.Errorf("%s for %s: got target %q, want %q", c.handler, c.tenant, got, c.want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Target(\"\"): no panic")
+		}
+	}()
+	Target(" ")
+}

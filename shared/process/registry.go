@@ -32,7 +32,7 @@ func NewRegistry() *Registry { return (*Registry)(registry.New()) }
 func (r *Registry) table() *registry.Table { return (*registry.Table)(r) }
 
 // Option configures one handler at registration: [MaxAttempts], [Timeout],
-// [ForTenants], [Compensate].
+// [ForTenants], [Target], [Compensate].
 type Option struct{ apply func(*registry.Entry) }
 
 // MaxAttempts limits the attempts for an event this handler fails: when the
@@ -65,6 +65,30 @@ func ForTenants(accept func(tenant string) bool) Option {
 		panic("process: ForTenants(nil)")
 	}
 	return Option{func(e *registry.Entry) { e.Tenants = accept }}
+}
+
+// Target names the target the handler's calls go to: the unit of the
+// circuit breaker, the rate limit and the pause of a target that Hookwall
+// keeps for every processor instance (a URL host, a team's service name).
+// "{tenant}" in pattern is replaced by the event's tenant, so that each
+// tenant's target has its own breaker:
+//
+//	process.HandleAll(r, "forward", f.forward, process.Target("forward/{tenant}"))
+//
+// While a handler's target is unavailable (its breaker open) or paused, the
+// events it would run for are held, not failed: no call is made, no attempt
+// spent, and they drain at the target's rate once it is back. Without
+// Target, the target is the handler's name. An empty pattern panics.
+func Target(pattern string) Option {
+	if strings.TrimSpace(pattern) == "" {
+		panic("process: Target(\"\"): the pattern must not be empty")
+	}
+	if !strings.Contains(pattern, "{tenant}") {
+		return Option{func(e *registry.Entry) { e.Target = func(string) string { return pattern } }}
+	}
+	return Option{func(e *registry.Entry) {
+		e.Target = func(tenant string) string { return strings.ReplaceAll(pattern, "{tenant}", tenant) }
+	}}
 }
 
 // Compensate sets the function the compensator runs to undo the handler's

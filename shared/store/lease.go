@@ -185,16 +185,17 @@ func (t *Table) learn(key string, rec *Record, now time.Time) {
 
 // LostAcquisition classifies the record (nil if absent) that made Acquire
 // fail at now: AcquireMissing (absent or expired), AcquireDone (final),
-// AcquireBusy (PROCESSING, with the lease's remaining time) or
-// AcquireFailedState (FAILED or COMPENSATING).
+// AcquireBusy (PROCESSING, with the lease's remaining time),
+// AcquireFailedState (FAILED or COMPENSATING) or AcquireHeld (HELD).
 func LostAcquisition(rec *Record, now time.Time) webhook.Acquisition {
 	return lost(rec, now, []webhook.Status{webhook.StatusProcessing},
 		[]webhook.Status{webhook.StatusFailed, webhook.StatusCompensating})
 }
 
 // LostCompensation classifies the record (nil if absent) that
-// AcquireCompensation could not take at now: AcquireMissing, AcquireDone or
-// AcquireBusy (PROCESSING or COMPENSATING).
+// AcquireCompensation could not take at now: AcquireMissing, AcquireDone,
+// AcquireBusy (PROCESSING or COMPENSATING) or AcquireHeld (HELD: the drain
+// sends it to the processor again, nothing to compensate).
 func LostCompensation(rec *Record, now time.Time) webhook.Acquisition {
 	return lost(rec, now, []webhook.Status{webhook.StatusProcessing, webhook.StatusCompensating}, nil)
 }
@@ -214,6 +215,8 @@ func lost(rec *Record, now time.Time, busy, failed []webhook.Status) webhook.Acq
 		a.RetryAfter = max(time.UnixMilli(rec.LeaseUntil).Sub(now), 0)
 	case slices.Contains(failed, rec.Status):
 		a.Outcome = webhook.AcquireFailedState
+	case rec.Status == webhook.StatusHeld:
+		a.Outcome = webhook.AcquireHeld
 	default:
 		a.Outcome = webhook.AcquireMissing
 	}

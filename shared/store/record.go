@@ -50,6 +50,16 @@ const (
 	// terminal.
 	AttrSweepShard = "sweepShard"
 	AttrSweepAt    = "sweepAt"
+	// AttrTarget is the target the held (or last) attempt was bound for.
+	AttrTarget = "target"
+	// AttrHeldReason, AttrHeldOn, AttrHeldSince and AttrRecheckAt describe a
+	// HELD record (see [webhook.Hold]); heldOn and heldSince are the keys of
+	// the sparse index [HeldIndex]. All four are removed when the record
+	// leaves HELD.
+	AttrHeldReason = "heldReason"
+	AttrHeldOn     = "heldOn"
+	AttrHeldSince  = "heldSince"
+	AttrRecheckAt  = "recheckAt"
 )
 
 // Record is one event record (sk = EVENT).
@@ -90,6 +100,15 @@ type Record struct {
 	// sweeper should look at it (epoch ms). Both are absent once terminal.
 	SweepShard string `dynamodbav:"sweepShard,omitempty"`
 	SweepAt    int64  `dynamodbav:"sweepAt,omitempty"`
+	// Target is the target the held (or last held) attempt was bound for.
+	Target string `dynamodbav:"target,omitempty"`
+	// HeldReason, HeldOn, HeldSince (epoch ms) and RecheckAt (epoch ms)
+	// are set while the record is HELD (see [webhook.Hold]); HeldOn and
+	// HeldSince index it in [HeldIndex].
+	HeldReason string `dynamodbav:"heldReason,omitempty"`
+	HeldOn     string `dynamodbav:"heldOn,omitempty"`
+	HeldSince  int64  `dynamodbav:"heldSince,omitempty"`
+	RecheckAt  int64  `dynamodbav:"recheckAt,omitempty"`
 	// History is the record's audit trail, oldest first: the newest
 	// entries, at most the table's HistoryKeep, one per version. It is
 	// stored as the map attribute `history` ("v<version>" → entry).

@@ -61,7 +61,7 @@ func replayable(r *Record, opts ReplayOptions, now time.Time) bool {
 
 // Replay sends the record of key back to RECEIVED, to be enqueued again from
 // its stored payload: from FAILED, DEAD, COMPENSATED, RETRY or RECEIVED; from
-// PROCESSING or COMPENSATING only once their lease has run out; from
+// HELD (leaving the held index), from PROCESSING or COMPENSATING only once their lease has run out; from
 // SUCCEEDED only with opts.Force. One strongly consistent read, then one
 // conditional UpdateItem pinned to the version and status read: version+1,
 // attempts and compensations 0, the lease and lastError removed, enqueuedAt
@@ -124,6 +124,7 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 				AttrExpiresAt:     avInt(max(cur.ExpiresAt, now.Add(opts.Window).Unix())),
 			}).
 			removes(AttrLeaseOwner, AttrLeaseUntil, AttrLastError).
+			removes(heldAttrs...).
 			history(t.historyEntry(now, s.status, webhook.StatusReceived, s.version+1, 0, "", ""), t.keep)
 		if opts.FreshSteps {
 			w.sets(map[string]types.AttributeValue{AttrClaimID: avString(newClaimID())})

@@ -25,6 +25,10 @@ const (
 	// AcquireFailedState: the record is FAILED or COMPENSATING; it belongs to the
 	// dead-letter path.
 	AcquireFailedState
+	// AcquireHeld: the record is HELD, waiting for its target or a pause to
+	// end; the drain or the sweeper sends it again when it is released, so
+	// the message is acknowledged.
+	AcquireHeld
 )
 
 // String returns the outcome's name.
@@ -40,6 +44,8 @@ func (o AcquireOutcome) String() string {
 		return "missing"
 	case AcquireFailedState:
 		return "failed-state"
+	case AcquireHeld:
+		return "held"
 	}
 	return "unknown"
 }
@@ -106,3 +112,23 @@ type JournalEntry struct {
 // is skipped when the event is retried because of another handler. Step names
 // starting with '$' are reserved.
 const DoneStep = "$done"
+
+// Hold is why and how long an attempt's event is held instead of run: the
+// store's Hold moves the leased record PROCESSING → HELD with it.
+type Hold struct {
+	// Reason is for operators, e.g. "circuit open: forward/acme" or
+	// "paused tenant acme" (heldReason).
+	Reason string
+	// On is the scope the record waits for, "target#<name>",
+	// "handler#<name>" or "tenant#<name>" (heldOn, the hash key of the
+	// table's held index).
+	On string
+	// Target is the target the held attempt was bound for (target).
+	Target string
+	// RecheckAt is when the sweeper looks at the record again if nothing
+	// released it before (recheckAt and sweepAt).
+	RecheckAt time.Time
+	// RetainUntil is the least the record is kept (expiresAt is raised to
+	// it, never lowered): nothing held expires while it waits.
+	RetainUntil time.Time
+}

@@ -5,9 +5,13 @@ type Status string
 
 // Record states, stored verbatim in the `status` attribute.
 const (
-	StatusReceived     Status = "RECEIVED"
-	StatusProcessing   Status = "PROCESSING"
-	StatusRetry        Status = "RETRY"
+	StatusReceived   Status = "RECEIVED"
+	StatusProcessing Status = "PROCESSING"
+	StatusRetry      Status = "RETRY"
+	// StatusHeld: the event waits for its target (an open circuit breaker)
+	// or for a paused handler, tenant or target; no call was made and no
+	// attempt spent. The drain or the sweeper moves it to RETRY. Not terminal.
+	StatusHeld         Status = "HELD"
 	StatusSucceeded    Status = "SUCCEEDED"
 	StatusFailed       Status = "FAILED"
 	StatusCompensating Status = "COMPENSATING"

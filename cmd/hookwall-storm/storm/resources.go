@@ -46,7 +46,7 @@ func Admin(ctx context.Context, ddbURL, sqsURL string) (*dynamodb.Client, *sqs.C
 	return db, sq, nil
 }
 
-// CreateResources creates the table (pk/sk, the sweep GSI, TTL on
+// CreateResources creates the table (pk/sk, the sweep and held GSIs, TTL on
 // expiresAt, as scripts/services-up.sh) and the queues (the main one with a
 // redrive policy to the DLQ after maxReceive receives, visibility seconds)
 // named after prefix.
@@ -61,6 +61,8 @@ func CreateResources(ctx context.Context, db *dynamodb.Client, sq *sqs.Client, p
 			{AttributeName: s("sk"), AttributeType: dbtypes.ScalarAttributeTypeS},
 			{AttributeName: s("sweepShard"), AttributeType: dbtypes.ScalarAttributeTypeS},
 			{AttributeName: s("sweepAt"), AttributeType: dbtypes.ScalarAttributeTypeN},
+			{AttributeName: s("heldOn"), AttributeType: dbtypes.ScalarAttributeTypeS},
+			{AttributeName: s("heldSince"), AttributeType: dbtypes.ScalarAttributeTypeN},
 		},
 		KeySchema: []dbtypes.KeySchemaElement{
 			{AttributeName: s("pk"), KeyType: dbtypes.KeyTypeHash},
@@ -71,6 +73,13 @@ func CreateResources(ctx context.Context, db *dynamodb.Client, sq *sqs.Client, p
 			KeySchema: []dbtypes.KeySchemaElement{
 				{AttributeName: s("sweepShard"), KeyType: dbtypes.KeyTypeHash},
 				{AttributeName: s("sweepAt"), KeyType: dbtypes.KeyTypeRange},
+			},
+			Projection: &dbtypes.Projection{ProjectionType: dbtypes.ProjectionTypeKeysOnly},
+		}, {
+			IndexName: s("held"),
+			KeySchema: []dbtypes.KeySchemaElement{
+				{AttributeName: s("heldOn"), KeyType: dbtypes.KeyTypeHash},
+				{AttributeName: s("heldSince"), KeyType: dbtypes.KeyTypeRange},
 			},
 			Projection: &dbtypes.Projection{ProjectionType: dbtypes.ProjectionTypeKeysOnly},
 		}},

@@ -149,6 +149,11 @@ func (e *Engine) unacquired(ctx context.Context, a *Attempt, res Result) Result 
 		}
 		log.InfoContext(ctx, e.names.Busy, slog.String(obs.KeyStatus, acq.Status.String()), slog.Duration("retry_after", res.RetryAfter))
 		return res
+	case webhook.AcquireHeld:
+		// The drain (or the sweeper) sends the event again once released.
+		log.InfoContext(ctx, "record held; acknowledged", slog.String(obs.KeyStatus, acq.Status.String()))
+		res.Verdict, res.Ack = Held, true
+		return res
 	case webhook.AcquireMissing:
 		e.cfg.Metrics.Count(MetricMissing, 1)
 		log.WarnContext(ctx, e.names.Missing)

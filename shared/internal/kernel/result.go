@@ -65,10 +65,15 @@ const (
 	Malformed
 	// Errored: a store or queue call failed; the message comes back. Not acked.
 	Errored
+	// Held: the event's target is unavailable (an open circuit breaker) or
+	// its handler, tenant or target is paused; the record is HELD, no call
+	// was made and no attempt spent; the drain or the sweeper sends it
+	// again once released. Also the verdict on a record found HELD. Ack.
+	Held
 )
 
 var verdictNames = [...]string{"", "succeeded", "failed", "dead-lettered", "unhandled", "compensated", "dead",
-	"requeued", "retried", "duplicate", "busy", "absent", "lease-lost", "malformed", "errored"}
+	"requeued", "retried", "duplicate", "busy", "absent", "lease-lost", "malformed", "errored", "held"}
 
 // String returns the verdict's name.
 func (v Verdict) String() string {

@@ -34,8 +34,24 @@ type Entry struct {
 	// Owner is the package that registered it, e.g.
 	// functions/processor/handlers/crm.
 	Owner string
+	// Target names the target its calls go to for an event of tenant: the
+	// unit of the circuit breaker, the rate limit and a target pause (nil:
+	// the handler's name; see [Entry.TargetOf]).
+	Target func(tenant string) string
 
 	seq int
+}
+
+// TargetOf returns the target of the handler's calls for an event of
+// tenant: Target's answer, or the handler's name when it has none (or
+// Target answers "").
+func (e *Entry) TargetOf(tenant string) string {
+	if e.Target != nil {
+		if t := e.Target(tenant); t != "" {
+			return t
+		}
+	}
+	return e.Name
 }
 
 // Serves reports whether the handler runs for events of tenant.

@@ -140,6 +140,7 @@ func (s *Store) Replay(_ context.Context, key string, opts store.ReplayOptions) 
 	r.Version++
 	r.Attempts, r.Compensations = 0, 0
 	r.LeaseOwner, r.LeaseUntil, r.LastError = "", 0, ""
+	r.HeldOn, r.HeldSince, r.RecheckAt, r.HeldReason = "", 0, 0, ""
 	r.EnqueuedAt, r.UpdatedAt = now.UnixMilli(), now.UnixMilli()
 	r.SweepShard, r.SweepAt = shardName(key), now.Add(s.sweepAfter).UnixMilli()
 	r.ExpiresAt = max(r.ExpiresAt, now.Add(opts.Window).Unix())

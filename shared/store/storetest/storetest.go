@@ -49,6 +49,13 @@ type Store interface {
 	Resweep(ctx context.Context, rec *store.Record, at time.Time) (bool, error)
 	Replay(ctx context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error)
 
+	Hold(ctx context.Context, l webhook.Lease, h webhook.Hold) (bool, error)
+	Held(ctx context.Context, on string, limit int32,
+		cursor map[string]types.AttributeValue) ([]store.HeldRecord, map[string]types.AttributeValue, error)
+	HeldCount(ctx context.Context, on string) (int, error)
+	Release(ctx context.Context, rec *store.Record, sweepAt time.Time) (bool, error)
+	Recheck(ctx context.Context, rec *store.Record, at, retainUntil time.Time) (bool, error)
+
 	LoadProgress(ctx context.Context, id string) (store.Progress, error)
 	SaveProgress(ctx context.Context, id string, p store.Progress) error
 }
@@ -113,7 +120,7 @@ const (
 
 // Run runs the contract suite against the stores newStore returns, one per
 // subtest. Subtests are grouped as claim, take-over, lease, fence, journal,
-// history, sweep, compensation, replay, payload and (with [Transitions])
+// history, sweep, compensation, replay, payload, progress, hold and (with [Transitions])
 // transition.
 func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	t.Helper()
@@ -142,6 +149,7 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	group("replay", replayCases)
 	group("payload", payloadCases)
 	group("progress", progressCases)
+	group("hold", holdCases)
 	if o.transitions != nil {
 		t.Run("transition", func(t *testing.T) {
 			for _, c := range transitionCases {

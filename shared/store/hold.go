@@ -1,0 +1,239 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// HeldIndex is the global secondary index of held records: partition key
+// heldOn (S, the scope a record waits for: "target#<name>",
+// "handler#<name>" or "tenant#<name>"), sort key heldSince (N, epoch ms),
+// projection KEYS_ONLY. It is sparse: only HELD records carry its
+// attributes, so the drain queries one scope's held records, oldest first,
+// and never scans.
+const HeldIndex = "held"
+
+// heldAttrs are the attributes of a HELD record that go when it leaves HELD
+// (target stays: the last attempt's target).
+var heldAttrs = []string{AttrHeldOn, AttrHeldSince, AttrRecheckAt, AttrHeldReason}
+
+// HeldRecord is one entry of the held index: a HELD record waiting for a
+// scope.
+type HeldRecord struct {
+	// Key is the event key.
+	Key string
+	// HeldSince is when the record was held.
+	HeldSince time.Time
+}
+
+// checkHold reports what h lacks.
+func checkHold(h webhook.Hold) error {
+	if h.On == "" || h.RecheckAt.IsZero() {
+		return errors.New("a hold needs the scope it waits on and a recheck time")
+	}
+	return nil
+}
+
+// heldExpiry is the expiresAt (epoch s) of a record held under h whose
+// lease saw expiresAt: raised to h.RetainUntil, never lowered; 0 when the
+// record has no TTL (it keeps none).
+func heldExpiry(leaseExpires time.Time, h webhook.Hold) int64 {
+	if leaseExpires.IsZero() {
+		return 0
+	}
+	return max(leaseExpires.Unix(), h.RetainUntil.Unix())
+}
+
+// Hold moves the record PROCESSING → HELD instead of settling the attempt
+// of the lease l, which made no call: in one conditional UpdateItem fenced
+// on l's owner and version, it gives the attempt back (attempts = l.Attempt
+// − 1), clears the lease, sets heldOn = h.On, heldSince = now, recheckAt =
+// h.RecheckAt, heldReason, target and the sweep attributes (sweepAt =
+// h.RecheckAt, so the sweeper looks at it then), raises expiresAt to
+// h.RetainUntil (nothing held expires), increments version and adds the
+// history entry (its error is the reason). held is false when the lease is
+// lost (nothing is written).
+func (t *Table) Hold(ctx context.Context, l webhook.Lease, h webhook.Hold) (bool, error) {
+	if err := checkHold(h); err != nil {
+		return false, fmt.Errorf("store: hold %s: %w", l.Key, err)
+	}
+	now := t.now()
+	n := max(int64(l.Attempt)-1, 0)
+	w := newWrite().sets(map[string]types.AttributeValue{
+		AttrAttempts:   avInt(n),
+		AttrHeldOn:     avString(h.On),
+		AttrHeldSince:  avInt(now.UnixMilli()),
+		AttrRecheckAt:  avInt(h.RecheckAt.UnixMilli()),
+		AttrHeldReason: avString(webhook.Truncate(h.Reason, webhook.MaxHistoryError)),
+		AttrSweepShard: avString(shardName(ShardOf(l.Key))),
+		AttrSweepAt:    avInt(h.RecheckAt.UnixMilli()),
+	})
+	if h.Target != "" {
+		w.sets(map[string]types.AttributeValue{AttrTarget: avString(h.Target)})
+	}
+	if exp := heldExpiry(l.ExpiresAt, h); exp > 0 {
+		w.sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(exp)})
+	}
+	given := l
+	given.Attempt = int(n) // the history entry counts the attempts left spent
+	held, err := t.transition(ctx, given, webhook.StatusProcessing, webhook.StatusHeld, h.Reason, w)
+	if cur, ok := t.hints.get(l.Key); held && ok && cur.version == l.Version+1 {
+		cur.attempts = n
+		t.hints.put(l.Key, cur)
+	}
+	return held, err
+}
+
+// Held queries the held index for the records waiting on scope on (the
+// heldOn value, e.g. "target#forward/acme"): at most limit, oldest
+// heldSince first, from cursor (nil: the start). It returns the cursor of
+// the next page, nil when there is none (a full page may be followed by an
+// empty one). The index is eventually consistent: read the record before
+// acting on it.
+func (t *Table) Held(ctx context.Context, on string, limit int32,
+	cursor map[string]types.AttributeValue) ([]HeldRecord, map[string]types.AttributeValue, error) {
+	if on == "" || limit <= 0 {
+		return nil, nil, fmt.Errorf("store: held: need a scope and a positive limit, got %q and %d", on, limit)
+	}
+	out, err := t.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 &t.name,
+		IndexName:                 aws.String(HeldIndex),
+		KeyConditionExpression:    aws.String("#on = :on"),
+		ExpressionAttributeNames:  map[string]string{"#on": AttrHeldOn},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":on": avString(on)},
+		Limit:                     aws.Int32(limit),
+		ExclusiveStartKey:         cursor,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: held on %s: %w", on, err)
+	}
+	recs := make([]HeldRecord, 0, len(out.Items))
+	for _, item := range out.Items {
+		var k struct {
+			Key       string `dynamodbav:"pk"`
+			HeldSince int64  `dynamodbav:"heldSince"`
+		}
+		if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+			return nil, nil, fmt.Errorf("store: held on %s: decode: %w", on, err)
+		}
+		recs = append(recs, HeldRecord{Key: k.Key, HeldSince: time.UnixMilli(k.HeldSince)})
+	}
+	next := out.LastEvaluatedKey
+	if len(next) == 0 {
+		next = nil
+	}
+	return recs, next, nil
+}
+
+// HeldCount counts the records waiting on scope on (Query with Select
+// COUNT on the held index, page by page: 4 KB of keys per read unit).
+func (t *Table) HeldCount(ctx context.Context, on string) (int, error) {
+	var n int
+	var cursor map[string]types.AttributeValue
+	for {
+		out, err := t.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 &t.name,
+			IndexName:                 aws.String(HeldIndex),
+			KeyConditionExpression:    aws.String("#on = :on"),
+			ExpressionAttributeNames:  map[string]string{"#on": AttrHeldOn},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":on": avString(on)},
+			Select:                    types.SelectCount,
+			ExclusiveStartKey:         cursor,
+		})
+		if err != nil {
+			return 0, fmt.Errorf("store: count held on %s: %w", on, err)
+		}
+		n += int(out.Count)
+		if len(out.LastEvaluatedKey) == 0 {
+			return n, nil
+		}
+		cursor = out.LastEvaluatedKey
+	}
+}
+
+// Release moves the HELD record rec to RETRY so that it is processed again:
+// in one conditional UpdateItem on its version and status (HELD) and on it
+// not having expired, it removes the held attributes (it leaves the held
+// index), sets enqueuedAt and updatedAt = now and sweepAt = sweepAt (when
+// the sweeper rescues it if the caller's send is lost), increments version
+// and adds the history entry. The caller then sends rec's envelope. It
+// reports false when the record moved on (another drain released it, or it
+// is no longer HELD), without error; on true, rec is the record as written.
+func (t *Table) Release(ctx context.Context, rec *Record, sweepAt time.Time) (bool, error) {
+	if rec.Status != webhook.StatusHeld {
+		return false, nil
+	}
+	now := t.now()
+	shard := shardName(ShardOf(rec.Key))
+	w := newWrite().
+		when("attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt >= :nowSec) AND version = :version AND #s = :held",
+			map[string]types.AttributeValue{":nowSec": avInt(now.Unix()), ":version": avInt(rec.Version),
+				":held": avString(string(webhook.StatusHeld))}).
+		sets(map[string]types.AttributeValue{
+			AttrStatus:     avString(string(webhook.StatusRetry)),
+			AttrVersion:    avInt(rec.Version + 1),
+			AttrUpdatedAt:  avInt(now.UnixMilli()),
+			AttrEnqueuedAt: avInt(now.UnixMilli()),
+			AttrSweepShard: avString(shard),
+			AttrSweepAt:    avInt(sweepAt.UnixMilli()),
+		}).
+		removes(heldAttrs...).
+		history(t.historyEntry(now, webhook.StatusHeld, webhook.StatusRetry, rec.Version+1, int(rec.Attempts), "", ""), t.keep)
+	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
+	ok, err := fenced(err, "release", rec.Key)
+	if !ok {
+		return false, err
+	}
+	released(rec, now, shard, sweepAt)
+	t.hints.put(rec.Key, stateOf(rec))
+	return true, nil
+}
+
+// released sets on rec what Release wrote.
+func released(rec *Record, now time.Time, shard string, sweepAt time.Time) {
+	rec.Status, rec.Version = webhook.StatusRetry, rec.Version+1
+	rec.UpdatedAt, rec.EnqueuedAt = now.UnixMilli(), now.UnixMilli()
+	rec.SweepShard, rec.SweepAt = shard, sweepAt.UnixMilli()
+	rec.HeldOn, rec.HeldSince, rec.RecheckAt, rec.HeldReason = "", 0, 0, ""
+}
+
+// Recheck pushes the next look at the HELD record rec to at (recheckAt and
+// sweepAt) and raises its expiresAt to retainUntil (never lowers it), on
+// condition that it is still HELD at rec's version: the sweeper's answer to
+// a record whose scope is still blocked. It is not a transition (version
+// and history unchanged). It reports false when the record moved on; on
+// true, rec carries the new values.
+func (t *Table) Recheck(ctx context.Context, rec *Record, at, retainUntil time.Time) (bool, error) {
+	if rec.Status != webhook.StatusHeld {
+		return false, nil
+	}
+	shard := shardName(ShardOf(rec.Key))
+	w := newWrite().
+		sets(map[string]types.AttributeValue{
+			AttrRecheckAt:  avInt(at.UnixMilli()),
+			AttrSweepShard: avString(shard),
+			AttrSweepAt:    avInt(at.UnixMilli()),
+		}).
+		when("attribute_exists(pk) AND version = :version AND #s = :held",
+			map[string]types.AttributeValue{":version": avInt(rec.Version), ":held": avString(string(webhook.StatusHeld))})
+	exp := rec.ExpiresAt
+	if exp > 0 {
+		exp = max(exp, retainUntil.Unix())
+		w.sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(exp)})
+	}
+	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
+	ok, err := fenced(err, "recheck", rec.Key)
+	if ok {
+		rec.RecheckAt, rec.SweepShard, rec.SweepAt, rec.ExpiresAt = at.UnixMilli(), shard, at.UnixMilli(), exp
+	}
+	return ok, err
+}

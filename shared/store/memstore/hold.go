@@ -1,0 +1,152 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/webhook"
+)
+
+// Hold moves the record PROCESSING → HELD under h, fenced on l, as
+// [store.Table.Hold]: attempts = l.Attempt − 1, the lease cleared, the held
+// and sweep attributes set (sweepAt = h.RecheckAt), expiresAt raised to
+// h.RetainUntil.
+func (s *Store) Hold(_ context.Context, l webhook.Lease, h webhook.Hold) (bool, error) {
+	if h.On == "" || h.RecheckAt.IsZero() {
+		return false, fmt.Errorf("memstore: hold %s: %w", l.Key, errors.New("a hold needs the scope it waits on and a recheck time"))
+	}
+	n := max(int64(l.Attempt)-1, 0)
+	given := l
+	given.Attempt = int(n)
+	now := s.now()
+	return s.transition(given, webhook.StatusProcessing, webhook.StatusHeld, h.Reason, func(r *store.Record) {
+		r.Attempts = n
+		r.HeldOn, r.HeldSince, r.RecheckAt = h.On, now.UnixMilli(), h.RecheckAt.UnixMilli()
+		r.HeldReason = webhook.Truncate(h.Reason, webhook.MaxHistoryError)
+		if h.Target != "" {
+			r.Target = h.Target
+		}
+		r.SweepShard, r.SweepAt = shardName(r.Key), h.RecheckAt.UnixMilli()
+		if !l.ExpiresAt.IsZero() {
+			r.ExpiresAt = max(l.ExpiresAt.Unix(), h.RetainUntil.Unix())
+		}
+	}), nil
+}
+
+// Held lists the records waiting on scope on, oldest heldSince first, at
+// most limit from cursor, as [store.Table.Held] queries the held index
+// (expired records included, as the index lists them). The cursor has the
+// index's key attributes (pk, sk, heldOn, heldSince).
+func (s *Store) Held(_ context.Context, on string, limit int32,
+	cursor map[string]types.AttributeValue) ([]store.HeldRecord, map[string]types.AttributeValue, error) {
+	if on == "" || limit <= 0 {
+		return nil, nil, fmt.Errorf("memstore: held: need a scope and a positive limit, got %q and %d", on, limit)
+	}
+	var after *store.HeldRecord
+	if cursor != nil {
+		k, kok := cursor[store.AttrPK].(*types.AttributeValueMemberS)
+		a, aok := cursor[store.AttrHeldSince].(*types.AttributeValueMemberN)
+		if !kok || !aok {
+			return nil, nil, errors.New("memstore: held: the cursor is not one Held returned")
+		}
+		ms, err := strconv.ParseInt(a.Value, 10, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("memstore: held: the cursor's heldSince: %w", err)
+		}
+		after = &store.HeldRecord{Key: k.Value, HeldSince: time.UnixMilli(ms)}
+	}
+	found := s.heldOn(on)
+	if after != nil {
+		found = slices.DeleteFunc(found, func(e store.HeldRecord) bool { return compareHeld(e, *after) <= 0 })
+	}
+	if len(found) < int(limit) {
+		return found, nil, nil
+	}
+	found = found[:limit]
+	last := found[len(found)-1]
+	return found, map[string]types.AttributeValue{
+		store.AttrPK:        &types.AttributeValueMemberS{Value: last.Key},
+		store.AttrSK:        &types.AttributeValueMemberS{Value: store.SKEvent},
+		store.AttrHeldOn:    &types.AttributeValueMemberS{Value: on},
+		store.AttrHeldSince: &types.AttributeValueMemberN{Value: strconv.FormatInt(last.HeldSince.UnixMilli(), 10)},
+	}, nil
+}
+
+// HeldCount counts the records waiting on scope on, as [store.Table.HeldCount].
+func (s *Store) HeldCount(_ context.Context, on string) (int, error) {
+	return len(s.heldOn(on)), nil
+}
+
+// heldOn returns the index entries of scope on, in index order.
+func (s *Store) heldOn(on string) []store.HeldRecord {
+	s.mu.Lock()
+	var found []store.HeldRecord
+	for _, r := range s.recs {
+		if r.HeldOn == on {
+			found = append(found, store.HeldRecord{Key: r.Key, HeldSince: time.UnixMilli(r.HeldSince)})
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(found, compareHeld)
+	return found
+}
+
+// compareHeld orders index entries as the index does: by heldSince, then key.
+func compareHeld(a, b store.HeldRecord) int {
+	return cmp.Or(a.HeldSince.Compare(b.HeldSince), cmp.Compare(a.Key, b.Key))
+}
+
+// Release moves the HELD record rec to RETRY if it is still HELD at
+// rec.Version and has not expired, as [store.Table.Release]: the held
+// attributes removed, enqueuedAt and updatedAt = now, sweepAt = sweepAt.
+// On true, rec is the record as written.
+func (s *Store) Release(_ context.Context, rec *store.Record, sweepAt time.Time) (bool, error) {
+	if rec.Status != webhook.StatusHeld {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	r := s.recs[rec.Key]
+	if r == nil || r.Expired(now) || r.Version != rec.Version || r.Status != webhook.StatusHeld {
+		return false, nil
+	}
+	r.Status, r.Version = webhook.StatusRetry, r.Version+1
+	r.UpdatedAt, r.EnqueuedAt = now.UnixMilli(), now.UnixMilli()
+	r.SweepShard, r.SweepAt = shardName(r.Key), sweepAt.UnixMilli()
+	r.HeldOn, r.HeldSince, r.RecheckAt, r.HeldReason = "", 0, 0, ""
+	s.addHistory(r, now, webhook.StatusHeld, "", int(r.Attempts), "")
+	c := clone(r)
+	c.Payload = rec.Payload // the caller's copy keeps what it read
+	*rec = *c
+	return true, nil
+}
+
+// Recheck moves recheckAt and sweepAt of the HELD record rec to at and
+// raises its expiresAt to retainUntil if it is still HELD at rec.Version,
+// as [store.Table.Recheck]. On true, rec carries the new values.
+func (s *Store) Recheck(_ context.Context, rec *store.Record, at, retainUntil time.Time) (bool, error) {
+	if rec.Status != webhook.StatusHeld {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recs[rec.Key]
+	if r == nil || r.Version != rec.Version || r.Status != webhook.StatusHeld {
+		return false, nil
+	}
+	r.RecheckAt, r.SweepShard, r.SweepAt = at.UnixMilli(), shardName(r.Key), at.UnixMilli()
+	if r.ExpiresAt > 0 {
+		r.ExpiresAt = max(r.ExpiresAt, retainUntil.Unix())
+	}
+	rec.RecheckAt, rec.SweepShard, rec.SweepAt, rec.ExpiresAt = r.RecheckAt, r.SweepShard, r.SweepAt, r.ExpiresAt
+	return true, nil
+}
