@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/targets"
 )
 
 // The outage scenarios (issue 19): the forward target down, or a scope
@@ -39,17 +41,20 @@ func OutageEnv() map[string]string {
 	}
 }
 
-// outageCheck reads the check's breaker and rate settings from env (as
-// OutageEnv states them) and the retry budget from the processor's
+// outageCheck reads the breaker and rate settings from env as the
+// functions read them (settings.LoadTargets, targets.Config's defaults for
+// what env leaves unset) and the retry budget from the processor's
 // settings as loaded.
 func outageCheck(kind string, env map[string]string, s *System) (OutageCheck, error) {
-	minCalls, err1 := strconv.Atoi(env["HOOKWALL_BREAKER_MIN_CALLS"])
-	probe, err2 := time.ParseDuration(env["HOOKWALL_BREAKER_PROBE_INTERVAL"])
-	rate, err3 := strconv.ParseFloat(env["HOOKWALL_TARGET_RATE"], 64)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	ts, err := settings.LoadTargets(func(k string) string { return env[k] })
+	if err != nil {
 		return OutageCheck{}, fmt.Errorf("storm: outage settings: %w", err)
 	}
-	return OutageCheck{Kind: kind, MinCalls: minCalls, ProbeInterval: probe, Rate: rate, Burst: rate,
+	c, err := targets.Config{}.With(ts).WithDefaults()
+	if err != nil {
+		return OutageCheck{}, fmt.Errorf("storm: outage settings: %w", err)
+	}
+	return OutageCheck{Kind: kind, MinCalls: c.MinCalls, ProbeInterval: c.ProbeInterval, Rate: c.Rate, Burst: max(1, c.Rate),
 		RetryBudget: RetryBudget(s.Processor.MaxAttempts, s.Processor.RetryBase, s.Processor.RetryCap)}, nil
 }
 
