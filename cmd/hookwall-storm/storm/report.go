@@ -39,8 +39,8 @@ type Report struct {
 	Faults          []string       `json:"faults,omitempty"`
 	// Outage is the outage scenarios' part (target down, scope paused).
 	Outage *OutageReport `json:"outage,omitempty"`
-	SVG             string         `json:"svg,omitempty"`
-	OK              bool           `json:"ok"`
+	SVG    string        `json:"svg,omitempty"`
+	OK     bool          `json:"ok"`
 }
 
 // CallsReport are the AWS calls of the functions (SDK middleware).
