@@ -59,3 +59,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// view is the Breaker of s.
+func view(target string, s breaker.State) Breaker {
+	b := Breaker{Target: target, State: StateClosed, Calls: int(s.Calls), Fails: int(s.Fails), Oks: int(s.Oks)}
+	if s.Open {
+		b.State = StateOpen
+	}
+	for _, f := range []struct {
+		ms int64
+		t  *time.Time
+	}{{s.WindowStart, &b.WindowStart}, {s.OpenedAt, &b.OpenedAt}, {s.ProbeAt, &b.ProbeAt}} {
+		if f.ms != 0 {
+			*f.t = time.UnixMilli(f.ms)
+		}
+	}
+	return b
+}

@@ -33,6 +33,16 @@ type state struct {
 	breakers map[string]breaker.State
 	buckets  map[string]breaker.Bucket
 	pauses   map[targets.Scope]targets.Pause
+	writes   int // changes made, as the table's writes
+}
+
+// Writes returns how many changes the instances of g's state made, each
+// standing for one write to the table (for the contract suite's count of
+// writes per window).
+func (g *Gate) Writes() int {
+	g.st.mu.Lock()
+	defer g.st.mu.Unlock()
+	return g.st.writes
 }
 
 // New returns a Gate with its own empty state, configured by cfg (zero
@@ -110,16 +120,19 @@ func (g *Gate) admit(s targets.Subject) (a targets.Admission, wait bool) {
 	case breaker.Roll:
 		b = breaker.Rolled(b, ms)
 		g.st.breakers[s.Target] = b
+		g.st.writes++
 		return targets.Admission{Verdict: targets.Allow, Token: breaker.ReservedToken(b.WindowStart)}, false
 	case breaker.Reserve:
 		b = breaker.Reserved(b, ms)
 		g.st.breakers[s.Target] = b
+		g.st.writes++
 		return targets.Admission{Verdict: targets.Allow, Token: breaker.ReservedToken(b.WindowStart)}, false
 	case breaker.Free:
 		return targets.Admission{Verdict: targets.Allow, Token: breaker.FreeToken}, false
 	case breaker.TryProbe:
 		owner := rand.Text()
 		g.st.breakers[s.Target] = g.p.Probing(b, ms, owner)
+		g.st.writes++
 		return targets.Admission{Verdict: targets.Probe, Token: breaker.ProbeToken(owner)}, false
 	case breaker.Hold:
 		return targets.Admission{Verdict: targets.Hold, Reason: "circuit open: " + s.Target,
@@ -144,13 +157,18 @@ func (g *Gate) Report(_ context.Context, a targets.Admission, s targets.Subject,
 	case 'p':
 		if !failed && b.Open && b.ProbeOwner == owner {
 			g.st.breakers[s.Target] = breaker.Closed(b, ms)
+			g.st.writes++
 			tr.Closed = true
 		}
 		return tr, nil
 	case 'r', 'f':
-		b = breaker.Apply(b, breaker.Report(b, window, failed))
+		if o := breaker.Report(b, window, failed); o != breaker.Ignore {
+			b = breaker.Apply(b, o)
+			g.st.writes++
+		}
 		if g.p.ShouldOpen(b) {
 			b = g.p.Opened(b, ms)
+			g.st.writes++
 			tr.Opened = true
 		}
 		g.st.breakers[s.Target] = b
@@ -168,8 +186,9 @@ func (g *Gate) Take(_ context.Context, target string, n int) (int, time.Time, er
 	b := g.st.buckets[target]
 	rate := cmp.Or(b.Rate, g.cfg.Rate)
 	granted, after, next := breaker.Take(b, g.cfg.Now().UnixMilli(), rate, n)
-	if granted > 0 || !b.Exists {
+	if granted > 0 {
 		g.st.buckets[target] = after
+		g.st.writes++
 	}
 	return granted, time.UnixMilli(next), nil
 }
@@ -182,6 +201,7 @@ func (g *Gate) Pause(_ context.Context, sc targets.Scope, by, reason string) err
 	g.st.mu.Lock()
 	defer g.st.mu.Unlock()
 	g.st.pauses[sc] = targets.Pause{Scope: sc, By: by, Reason: reason, At: time.UnixMilli(g.cfg.Now().UnixMilli())}
+	g.st.writes++
 	return nil
 }
 
@@ -193,6 +213,7 @@ func (g *Gate) Resume(_ context.Context, sc targets.Scope) error {
 	g.st.mu.Lock()
 	defer g.st.mu.Unlock()
 	delete(g.st.pauses, sc)
+	g.st.writes++
 	return nil
 }
 
