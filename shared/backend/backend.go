@@ -16,6 +16,7 @@ import (
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
 
@@ -30,6 +31,9 @@ type Config struct {
 	TableName, QueueURL, DLQURL string
 	// EventBusName is the outcome bus (optional; empty: publishing off).
 	EventBusName string
+	// Targets is the behaviour of the targets' breakers and buckets, kept
+	// in the events table (zero fields: targets.Config's defaults).
+	Targets targets.Config
 }
 
 // Backend is the AWS side of an engine.
@@ -43,6 +47,12 @@ type Backend struct {
 	Queue, DLQ *queue.Queue
 	// Publisher publishes outcome events (nil: publishing off).
 	Publisher kernel.Publisher
+	// Bus is the same publisher, for the operational events (nil:
+	// publishing off).
+	Bus *bus.Publisher
+	// Gate is the targets' shared state (breakers, buckets, pauses) in the
+	// events table.
+	Gate *targets.Table
 
 	tableName string
 }
@@ -50,7 +60,7 @@ type Backend struct {
 // Load loads the AWS configuration once (config.LoadDefaultConfig with
 // optFns; endpoints come from the SDK's own AWS_ENDPOINT_URL_* variables)
 // with the SDK's log lines sent to logger, then the tenants document, the
-// table, the queues and the outcome bus of c.
+// table, the queues, the outcome bus and the targets' gate of c.
 func Load(ctx context.Context, c Config, logger *slog.Logger, optFns ...func(*config.LoadOptions) error) (*Backend, error) {
 	awsCfg, err := awsconf.Load(ctx, logger, optFns...)
 	if err != nil {
@@ -78,7 +88,10 @@ func Load(ctx context.Context, c Config, logger *slog.Logger, optFns ...func(*co
 		return nil, err
 	}
 	if pub != nil { // a nil *bus.Publisher in the interface would not be nil
-		b.Publisher = pub
+		b.Publisher, b.Bus = pub, pub
+	}
+	if b.Gate, err = targets.New(targets.TableConfig{Client: b.DynamoDB, TableName: c.TableName, Config: c.Targets}); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -147,6 +147,13 @@ func (p *Publisher) Publish(ctx context.Context, evs []webhook.Outcome) error {
 			entries[i].Time = aws.Time(ev.At)
 		}
 	}
+	return p.send(ctx, entries)
+}
+
+// send sends entries in PutEvents calls of at most MaxBatch entries and
+// MaxBatchBytes, resending the rejected ones; an entry over MaxBatchBytes on
+// its own is not sent.
+func (p *Publisher) send(ctx context.Context, entries []types.PutEventsRequestEntry) error {
 	var batches [][]int
 	var tooLarge []int
 	for _, b := range batch.Split(len(entries), func(i int) int { return EntrySize(&entries[i]) }, MaxBatch, MaxBatchBytes) {

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -20,6 +21,7 @@ type attempt struct {
 	regs    []*registry.Entry // the handlers that run, in order
 	loadErr error             // the payload could not be loaded
 	failed  *registry.Entry   // the handler whose error ended the attempt
+	hold    *held             // the admission that held the event, if one did
 
 	mu      sync.Mutex
 	loaded  bool
@@ -49,8 +51,10 @@ func (t *attempt) Run(ctx context.Context, _ *Result) error {
 		}
 		return nil
 	}
-	if a.Lease.Attempt > 1 && len(t.regs) > 1 {
-		// Completed handlers are to be skipped: read the journal now.
+	if len(t.regs) > 1 {
+		// Completed handlers are to be skipped: read the journal now (load
+		// skips the read on a fresh claim's first attempt; an event held
+		// and released starts again at attempt 1, at a later version).
 		if err := t.load(ctx); err != nil {
 			return err
 		}
@@ -64,7 +68,19 @@ func (t *attempt) Run(ctx context.Context, _ *Result) error {
 			a.Log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.Name))
 			continue
 		}
-		if err := t.runHandler(ctx, reg); err != nil {
+		sub := Subject{Handler: reg.Name, Tenant: a.Env.Tenant, Target: reg.TargetOf(a.Env.Tenant)}
+		adm, err := t.admit(ctx, sub)
+		if err != nil {
+			t.failed = reg
+			return err
+		}
+		if adm.Verdict == Hold {
+			t.hold = &held{adm: adm, sub: sub}
+			return errHeld
+		}
+		err = t.runHandler(ctx, reg)
+		t.report(ctx, adm, sub, err)
+		if err != nil {
 			t.failed = reg
 			return err
 		}
@@ -89,4 +105,82 @@ func (t *attempt) runHandler(ctx context.Context, reg *registry.Entry) error {
 		run := &handlerRun{att: t, handler: reg.Name, used: map[string]bool{}}
 		return reg.Run(ctx, registry.Call{Envelope: a.Env, Attempt: a.Lease.Attempt, Log: log, Steps: run, Transport: t.d.cfg.Transport})
 	})
+}
+
+// held is the admission that held an attempt's event, and its subject.
+type held struct {
+	adm Admission
+	sub Subject
+}
+
+// errHeld ends an attempt whose next handler run the gate held.
+var errHeld = errors.New("held by the gate")
+
+// admit asks the gate (if any) whether sub may run.
+func (t *attempt) admit(ctx context.Context, sub Subject) (Admission, error) {
+	g := t.d.cfg.Gate
+	if g == nil {
+		return Admission{Verdict: Allow}, nil
+	}
+	adm, err := g.Admit(ctx, sub)
+	if err != nil {
+		t.a.Log.ErrorContext(ctx, "gate admit", slog.String("handler", sub.Handler), slog.String("target", sub.Target), slog.Any("error", err))
+		return Admission{}, fmt.Errorf("admit %s to %s: %w", sub.Handler, sub.Target, err)
+	}
+	if adm.Verdict == Probe {
+		t.a.Log.InfoContext(ctx, "probing an open circuit", slog.String("handler", sub.Handler), slog.String("target", sub.Target))
+	}
+	return adm, nil
+}
+
+// report tells the gate (if any) the outcome of sub's run: failed when the
+// handler's error is retryable (a timeout, a connection error, a 429 or 5xx
+// it returned, a panic, a lost lease), not when it succeeded or failed
+// permanently. A breaker transition is logged and published as an
+// operational event. A failed report is logged and counted; the attempt
+// goes on.
+func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr error) {
+	cfg := &t.d.cfg
+	if cfg.Gate == nil {
+		return
+	}
+	failed := herr != nil && !registry.IsPermanent(herr)
+	tr, err := cfg.Gate.Report(ctx, adm, sub, failed)
+	if err != nil {
+		cfg.Metrics.Count(MetricGateFailed, 1)
+		t.a.Log.WarnContext(ctx, "gate report", slog.String("target", sub.Target), slog.Bool("failed", failed), slog.Any("error", err))
+		return
+	}
+	var op Op
+	switch {
+	case tr.Opened:
+		op = Op{Kind: OpCircuitOpened, Target: tr.Target, At: tr.At, Reason: lastErrorOf(herr)}
+		t.a.Log.WarnContext(ctx, "circuit opened: the target's events are held", slog.String("target", tr.Target))
+	case tr.Closed:
+		op = Op{Kind: OpCircuitClosed, Target: tr.Target, At: tr.At}
+		t.a.Log.InfoContext(ctx, "circuit closed: the target's held events drain", slog.String("target", tr.Target))
+	default:
+		return
+	}
+	t.d.publishOps(ctx, t.a.Log, op)
+}
+
+// lastErrorOf is lastError of err, "" for nil.
+func lastErrorOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	return lastError(err)
+}
+
+// publishOps publishes ops, if an Ops publisher is configured; a failure is
+// logged and counted.
+func (d *Dispatcher) publishOps(ctx context.Context, log *slog.Logger, ops ...Op) {
+	if d.cfg.Ops == nil {
+		return
+	}
+	if err := d.cfg.Ops.PublishOps(ctx, ops); err != nil {
+		d.cfg.Metrics.Count(MetricOpsFailed, 1)
+		log.ErrorContext(ctx, "publish operational events", slog.Int("events", len(ops)), slog.Any("error", err))
+	}
 }

@@ -20,6 +20,14 @@ const (
 	MetricStepSkipped       = "StepSkipped"
 	MetricProcessingLatency = "ProcessingLatency"
 	MetricEndToEndLatency   = "EndToEndLatency"
+	// MetricHeld counts attempts that held their event instead of running
+	// a handler (a paused scope or an open breaker).
+	MetricHeld = "Held"
+	// MetricGateFailed counts failed Report calls to the gate (an Admit
+	// that fails fails the attempt, which is retried).
+	MetricGateFailed = "GateFailed"
+	// MetricOpsFailed counts failed publications of operational events.
+	MetricOpsFailed = "OpsFailed"
 )
 
 // DefaultMaxAttempts is the attempt limit of handlers without their own,
@@ -49,6 +57,13 @@ type Config struct {
 	// UnhandledToDLQ sends events of a type without handlers to the DLQ
 	// (FAILED) instead of acknowledging them (SUCCEEDED) (optional).
 	UnhandledToDLQ bool
+	// Gate admits each handler run to its target and is told its outcome:
+	// a run it holds leaves the event HELD, its attempt given back
+	// (optional; nil: every run admitted, nothing held).
+	Gate Gate
+	// Ops publishes the operational events: circuit opened and closed,
+	// attempts exhausted (optional; nil: none).
+	Ops Ops
 }
 
 // Validate reports a missing required field or an invalid value.

@@ -120,6 +120,10 @@ func (s *fakeStore) Fail(_ context.Context, l webhook.Lease, e string) (bool, er
 	return s.move("Fail", l, webhook.StatusFailed, e)
 }
 
+func (s *fakeStore) Hold(_ context.Context, l webhook.Lease, h webhook.Hold) (bool, error) {
+	return s.move("Hold", l, webhook.StatusHeld, h.Reason)
+}
+
 func (s *fakeStore) Journal(_ context.Context, l webhook.Lease) ([]webhook.JournalEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -27,6 +27,10 @@ type Store interface {
 	Retry(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
 	// Fail moves the record to FAILED with lastError.
 	Fail(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
+	// Hold moves the record to HELD instead of settling an attempt that
+	// made no call: the attempt given back, kept at least until
+	// h.RetainUntil, in the held index under h.On.
+	Hold(ctx context.Context, l webhook.Lease, h webhook.Hold) (held bool, err error)
 }
 
 // PayloadLoader is implemented by a Store that may keep a large payload

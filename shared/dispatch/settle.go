@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
@@ -17,6 +18,9 @@ import (
 func (t *attempt) Settle(_ context.Context, herr error) kernel.Settlement {
 	if herr == nil {
 		return t.complete()
+	}
+	if t.hold != nil && errors.Is(herr, errHeld) {
+		return t.held()
 	}
 	reason := lastError(herr)
 	if registry.IsPermanent(herr) || t.a.Lease.Attempt >= t.maxAttempts() {
@@ -55,6 +59,14 @@ func (t *attempt) fail(herr error, reason string) kernel.Settlement {
 		t.endToEnd()
 		a.Log.ErrorContext(ctx, "event failed", slog.String(obs.KeyStatus, webhook.StatusFailed.String()),
 			slog.String("handler", t.failedName()), slog.Bool("permanent", registry.IsPermanent(herr)), slog.Any("error", herr))
+		if !registry.IsPermanent(herr) {
+			target := ""
+			if t.failed != nil {
+				target = t.failed.TargetOf(a.Env.Tenant)
+			}
+			t.d.publishOps(fctx, a.Log, Op{Kind: OpAttemptExhausted, Target: target, Key: a.Env.Key, Provider: a.Env.Provider,
+				Tenant: a.Env.Tenant, Reason: reason, Count: a.Lease.Attempt, At: a.Now})
+		}
 		if err := cfg.DLQ.SendDeadLetter(fctx, a.Env.Key, a.Message.Body, reason); err != nil {
 			// The record is FAILED: the next delivery finds it so and dead-letters it.
 			a.Log.ErrorContext(ctx, "send to dead-letter queue", slog.Any("error", err))
@@ -65,6 +77,31 @@ func (t *attempt) fail(herr error, reason string) kernel.Settlement {
 	})
 	s.Event = a.Outcome(webhook.StatusFailed, reason)
 	return s
+}
+
+// held moves the record to HELD: the gate held the next handler run, so
+// no call was made and the attempt is given back; the message is
+// acknowledged (the drain or the sweeper sends the event again).
+func (t *attempt) held() kernel.Settlement {
+	a, cfg, h := t.a, &t.d.cfg, t.hold
+	recheck := h.adm.RecheckAt
+	if !recheck.After(a.Now) {
+		recheck = a.Now.Add(DefaultRecheck)
+	}
+	hold := webhook.Hold{Reason: h.adm.Reason, On: h.adm.On, Target: h.sub.Target, RecheckAt: recheck,
+		RetainUntil: a.Now.Add(cfg.Retention)}
+	return kernel.Settlement{Op: "hold",
+		Write: func(ctx context.Context) (bool, error) {
+			return cfg.Store.Hold(ctx, a.Lease, hold)
+		},
+		Verdict: Held, Ack: true,
+		Then: func(ctx, _ context.Context, res Result) Result {
+			cfg.Metrics.Count(MetricHeld, 1)
+			a.Log.InfoContext(ctx, "event held", slog.String(obs.KeyStatus, webhook.StatusHeld.String()),
+				slog.String("handler", h.sub.Handler), slog.String("target", h.sub.Target), slog.String("held_on", hold.On),
+				slog.String("reason", hold.Reason), slog.Time("recheck_at", recheck))
+			return res
+		}}
 }
 
 // retry moves the record to RETRY with reason; the kernel hides the message

@@ -10,10 +10,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -31,6 +33,26 @@ type Store interface {
 	MarkRequeued(ctx context.Context, rec *store.Record) (bool, error)
 	// Resweep sets sweepAt = at, fenced on rec's version (false: moved on).
 	Resweep(ctx context.Context, rec *store.Record, at time.Time) (bool, error)
+	// Recheck sets a HELD record's recheckAt and sweepAt = at and raises
+	// its expiresAt to retainUntil, fenced on its version (false: moved on).
+	Recheck(ctx context.Context, rec *store.Record, at, retainUntil time.Time) (bool, error)
+}
+
+// Gate is the targets' shared state as the sweeper reads it; targets.Gate
+// satisfies it.
+type Gate interface {
+	// Blocked reports whether sc is paused or, for a target, its breaker open.
+	Blocked(ctx context.Context, sc targets.Scope) (bool, error)
+	// Breakers lists the targets' breakers.
+	Breakers(ctx context.Context) ([]targets.Breaker, error)
+	// Pauses lists the pauses.
+	Pauses(ctx context.Context) ([]targets.Pause, error)
+}
+
+// Drainer releases a scope's held records at the rate; *drain.Drainer
+// satisfies it.
+type Drainer interface {
+	Release(ctx context.Context, sc targets.Scope, opts drain.Options) (drain.Progress, error)
 }
 
 // Queue is the main queue; *queue.Queue satisfies it. Send leaves a large
@@ -62,6 +84,13 @@ const (
 	// DefaultReserve is the time kept back from the run's deadline: the run
 	// starts no new record after that.
 	DefaultReserve = 2 * time.Second
+	// DefaultHeldRecheck is how far the sweeper pushes the next look at a
+	// held record whose scope is still blocked (the target's recovery is
+	// noticed through its breaker, every run, not through this).
+	DefaultHeldRecheck = 10 * time.Minute
+	// DefaultRetention is how long a held record is kept at least, from
+	// each look (the engines' retention, the kernel's).
+	DefaultRetention = kernel.DefaultRetention
 	// pageSize bounds one query of the GSI.
 	pageSize = 100
 	// maxErrors is how many errors a run's error names.
@@ -75,6 +104,8 @@ const (
 	MetricDeadLettered = "SweepDeadLettered"
 	MetricErrors       = "SweepErrors"
 	MetricScanned      = "SweepScanned"
+	MetricReleased     = "SweepReleased"
+	MetricRechecked    = "SweepRechecked"
 )
 
 // Config configures a [Sweeper].
@@ -113,18 +144,35 @@ type Config struct {
 	// Reserve is kept back from the context's deadline: no record is
 	// started after it (optional; default 2s).
 	Reserve time.Duration
+	// Gate and Drain handle the held records (optional, both or neither;
+	// without them a due held record only gets its recheck pushed): a
+	// record whose scope is no longer blocked is released with the rest of
+	// its scope at the rate, one still blocked gets its recheck pushed by
+	// HeldRecheck and its expiresAt raised to now + Retention; every run
+	// drains the targets whose breaker is closed and releases one probe
+	// carrier of each open breaker whose probe is due.
+	Gate  Gate
+	Drain Drainer
+	// HeldRecheck is how far a still-blocked held record's next look is
+	// pushed (optional; default 10 min).
+	HeldRecheck time.Duration
+	// Retention is the least a held record is kept from each look
+	// (HOOKWALL_RETENTION; optional; default 7 days).
+	Retention time.Duration
 }
 
 // Defaults returns the tuning defaults of [Config] (Grace, StuckAfter,
 // RetryCap, Limit, Shards, Reserve), for the compensator's settings.
 func Defaults() Config {
 	return Config{
-		Grace:      DefaultGrace,
-		StuckAfter: DefaultStuckAfter,
-		RetryCap:   DefaultRetryCap,
-		Limit:      DefaultLimit,
-		Shards:     store.SweepShards,
-		Reserve:    DefaultReserve,
+		Grace:       DefaultGrace,
+		StuckAfter:  DefaultStuckAfter,
+		RetryCap:    DefaultRetryCap,
+		Limit:       DefaultLimit,
+		Shards:      store.SweepShards,
+		Reserve:     DefaultReserve,
+		HeldRecheck: DefaultHeldRecheck,
+		Retention:   DefaultRetention,
 	}
 }
 
@@ -142,6 +190,9 @@ func New(cfg Config) (*Sweeper, error) {
 	if cfg.Store == nil || cfg.Queue == nil || cfg.DLQ == nil {
 		return nil, errors.New("sweep: Store, Queue and DLQ are required")
 	}
+	if (cfg.Gate == nil) != (cfg.Drain == nil) {
+		return nil, errors.New("sweep: Gate and Drain go together")
+	}
 	def := Defaults()
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -155,6 +206,8 @@ func New(cfg Config) (*Sweeper, error) {
 	cfg.Limit = orDefault(cfg.Limit, def.Limit)
 	cfg.Shards = orDefault(cfg.Shards, def.Shards)
 	cfg.Reserve = orDefault(cfg.Reserve, def.Reserve)
+	cfg.HeldRecheck = orDefault(cfg.HeldRecheck, def.HeldRecheck)
+	cfg.Retention = orDefault(cfg.Retention, def.Retention)
 	return &Sweeper{cfg: cfg}, nil
 }
 
@@ -187,8 +240,20 @@ type Report struct {
 	Errors int `json:"errors"`
 	// Interrupted were cut off by the end of the run's context; they stay due.
 	Interrupted int `json:"interrupted"`
+	// Rechecked were HELD on a scope still blocked: their next look was
+	// pushed and their TTL raised.
+	Rechecked int `json:"rechecked"`
+	// Drained were HELD on a scope no longer blocked: the scope was drained
+	// (a record the drain did not reach stays due).
+	Drained int `json:"drained"`
 	// QueryErrors counts the GSI queries that failed (a shard left for the next run).
 	QueryErrors int `json:"queryErrors"`
+	// Released counts the held records the run's drains released (the
+	// scopes of Drained, the targets whose breaker closed) and Carriers
+	// the probe carriers among them (one per open breaker whose probe was
+	// due). They are not part of Scanned.
+	Released int `json:"released"`
+	Carriers int `json:"carriers"`
 	// More says the run stopped at its limit or its deadline: due records
 	// may remain, and the next run continues with them.
 	More bool `json:"more"`
@@ -205,7 +270,8 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := time.Now()
-	r := &run{s: s, now: s.cfg.Now()}
+	r := &run{s: s, now: s.cfg.Now(), blocked: map[targets.Scope]bool{}, drained: map[targets.Scope]bool{}}
+	r.targets(ctx)
 	first := s.nextShard % s.cfg.Shards
 	r.last = first
 	for i := range s.cfg.Shards {
@@ -222,6 +288,8 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 	s.cfg.Metrics.Count(MetricScanned, r.rep.Scanned)
 	s.cfg.Metrics.Count(MetricRequeued, r.rep.Requeued)
 	s.cfg.Metrics.Count(MetricDeadLettered, r.rep.DeadLettered)
+	s.cfg.Metrics.Count(MetricReleased, r.rep.Released)
+	s.cfg.Metrics.Count(MetricRechecked, r.rep.Rechecked)
 	s.cfg.Metrics.Count(MetricErrors, r.rep.Errors+r.rep.QueryErrors)
 	level := slog.LevelInfo
 	if r.rep.Errors+r.rep.QueryErrors > 0 {
@@ -231,6 +299,8 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		slog.Int("scanned", r.rep.Scanned), slog.Int("requeued", r.rep.Requeued),
 		slog.Int("dead_lettered", r.rep.DeadLettered), slog.Int("resweeped", r.rep.Resweeped),
 		slog.Int("moved_on", r.rep.MovedOn), slog.Int("ignored", r.rep.Ignored),
+		slog.Int("rechecked", r.rep.Rechecked), slog.Int("drained", r.rep.Drained), slog.Int("released", r.rep.Released),
+		slog.Int("carriers", r.rep.Carriers),
 		slog.Int("errors", r.rep.Errors), slog.Int("query_errors", r.rep.QueryErrors), slog.Int("interrupted", r.rep.Interrupted),
 		slog.Bool("more", r.rep.More), slog.Duration("elapsed", r.rep.Elapsed))
 	if n := r.rep.Errors + r.rep.QueryErrors; n > 0 {
@@ -246,6 +316,9 @@ type run struct {
 	last int       // the shard the last record came from
 	rep  Report
 	errs []error // the first maxErrors
+
+	blocked map[targets.Scope]bool // Gate.Blocked, once per scope and run
+	drained map[targets.Scope]bool // the scopes drained this run
 }
 
 func (r *run) fail(err error) {
@@ -314,6 +387,10 @@ func (r *run) record(ctx context.Context, d store.StuckRecord) {
 	}
 	log = log.With(slog.String(obs.KeyProvider, rec.Provider), slog.String(obs.KeyTenant, rec.Tenant),
 		slog.String(obs.KeyStatus, string(rec.Status)), slog.Int64(obs.KeyAttempt, rec.Attempts))
+	if rec.Status == webhook.StatusHeld {
+		r.held(ctx, log, rec)
+		return
+	}
 	v := r.s.verdict(rec, r.now)
 	switch {
 	case v.action == ignore:

@@ -7,6 +7,12 @@ import (
 	"testing"
 )
 
+// The targets' shared state (breakers, buckets, pauses) and what it imports
+// of ours: its arithmetic and its settings.
+const targetsPkg = "shared/targets"
+
+var targetsDeps = []string{"shared/targets/internal/breaker", "shared/settings"}
+
 // TestImportRules enforces the layering of style.md §2.1: imports flow
 // functions/* → shared/* → shared/webhook; the domain, the providers and the
 // processor core import no AWS SDK; obs imports nothing of ours.
@@ -64,12 +70,18 @@ func TestImportRules(t *testing.T) {
 		{"shared/bus", nil, []string{"shared/webhook", "shared/batch"}},
 		// The sweeper: the store and the queues, never an engine; the
 		// kernel's defaults (the engines' retry cap, the receiver's grace).
+		// It releases held records through the drain and reads the
+		// targets' breakers and pauses.
 		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout",
-			"shared/internal/kernel", "shared/internal/registry"}},
+			"shared/internal/kernel", "shared/internal/registry", "shared/drain", targetsPkg, targetsDeps[0], targetsDeps[1]}},
+		// The drain of held records: the store and the targets.
+		{"shared/drain", nil, []string{"shared/webhook", "shared/store", targetsPkg, targetsDeps[0], targetsDeps[1],
+			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
 		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel", "shared/process", "shared/dispatch",
-			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch"}, providerDeps...)},
+			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch",
+			targetsPkg, targetsDeps[0], targetsDeps[1]}, providerDeps...)},
 		{"shared/awslog", nil, []string{}},
 		// The functions' shared cold start: their settings (and what settings
 		// reads its defaults from) and the logger.

@@ -12,9 +12,11 @@ import (
 	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/compensate"
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sweep"
+	"github.com/hookwall/hookwall/shared/targets"
 )
 
 // Defaults returns the sweeper's defaults for [settings.LoadCompensator],
@@ -32,12 +34,17 @@ func Defaults() settings.CompensatorDefaults {
 // processor's handler registry (functions/processor/handlers, the same
 // teams with the same settings, read through s.Getenv, for their
 // compensations), the compensator
-// and the sweeper. The handler logs to logger and writes EMF metrics to
+// and the sweeper with the targets' gate and the drain of held events. The handler logs to logger and writes EMF metrics to
 // metricsOut.
 func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
+	ts, err := settings.LoadTargets(s.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("compensator: %w", err)
+	}
 	b, err := backend.Load(ctx, backend.Config{Function: "compensator", TenantsFile: s.TenantsFile, TenantsSecretARN: s.TenantsSecretARN,
-		TableName: s.TableName, QueueURL: s.QueueURL, DLQURL: s.DLQURL, EventBusName: s.EventBusName}, logger, optFns...)
+		TableName: s.TableName, QueueURL: s.QueueURL, DLQURL: s.DLQURL, EventBusName: s.EventBusName,
+		Targets: targets.Config{}.With(ts)}, logger, optFns...)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +66,14 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 	if err != nil {
 		return nil, err
 	}
+	drainer, err := drain.New(drain.Config{Store: sweepTable, Gate: b.Gate, Queue: b.Queue, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
 	sw, err := sweep.New(sweep.Config{
 		Store: sweepTable, Queue: b.Queue, DLQ: b.DLQ, Logger: logger, Metrics: metrics,
 		Grace: s.ReenqueueGrace, StuckAfter: s.SweepStuckAfter, RetryCap: s.RetryCap, Limit: s.SweepLimit,
+		Gate: b.Gate, Drain: drainer, Retention: s.Retention,
 	})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,12 @@
 // forwarded event is not forwarded again when another handler of the same
 // event fails and the event is retried.
 //
+// Each tenant's URL is its own target, "forward/<tenant>" ([TargetPattern]):
+// while it keeps failing, its circuit breaker opens and that tenant's events
+// are held (not failed, no attempt spent) until a probe succeeds; they then
+// drain at the target's rate (HOOKWALL_TARGET_RATE). Pause it with `hookwall
+// pause target/forward/<tenant>`.
+//
 // Tenants without `forward` are not matched at all (process.ForTenants), so
 // their events stay unhandled unless another handler serves them.
 package forward

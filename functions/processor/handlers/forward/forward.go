@@ -49,6 +49,11 @@ func Register(r *process.Registry) {
 	register(r, config{Tenants: ts})
 }
 
+// TargetPattern names the forward handler's targets: one per tenant, so
+// that one tenant's unreachable URL opens that tenant's circuit breaker
+// only (process.Target).
+const TargetPattern = "forward/{tenant}"
+
 func register(r *process.Registry, cfg config) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -59,7 +64,7 @@ func register(r *process.Registry, cfg config) {
 	f := &forwarder{cfg: cfg}
 	process.HandleAll(r, HandlerName, f.forward, process.ForTenants(func(tenant string) bool {
 		return f.target(tenant) != nil
-	}))
+	}), process.Target(TargetPattern))
 }
 
 type forwarder struct {
