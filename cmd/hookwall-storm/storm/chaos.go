@@ -76,7 +76,7 @@ func Scenarios() []Scenario {
 			return func() { ra(); rb() }, nil
 		}
 	}
-	return []Scenario{
+	return append([]Scenario{
 		{
 			Name: "latency", Faults: "10% of DynamoDB and SQS connections get 1.2 s ± 0.4 s of added latency (receive budget 1 s), from 10% to 80% of the storm",
 			During: during(chaos.Dynamo, both(
@@ -152,7 +152,6 @@ func Scenarios() []Scenario {
 			Name: "target-5xx", Faults: "the forward target fails 20% of its calls with 503",
 			Configure: func(o *Options) { o.Target.Fail5xx = 0.2 },
 		},
-		targetDown(),
 		{
 			Name: "short-lease", Faults: "lease 3 s, 2% of forward calls take 5 s (the heartbeat must keep the lease; function timeout 12 s)",
 			Configure: func(o *Options) {
@@ -162,7 +161,7 @@ func Scenarios() []Scenario {
 				o.Pollers = max(o.Pollers, 16) // a batch waits for its slowest message
 			},
 		},
-	}
+	}, outageScenarios()...)
 }
 
 // waitShare waits until share of the planned deliveries have been answered.

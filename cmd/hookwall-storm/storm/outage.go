@@ -71,6 +71,9 @@ type OutageReport struct {
 	// PerSecond are the drain's calls per calendar second, from the
 	// return's second on (the first maxSampleSeconds).
 	PerSecond []int `json:"drain_per_second"`
+	// ReleasedByResume are the held events the resume's drain released
+	// (the pause scenarios).
+	ReleasedByResume int `json:"released_by_resume,omitempty"`
 	// Bad are the statuses that must be 0 (FAILED, DEAD, COMPENSATED, …).
 	Bad      map[string]int `json:"bad_statuses"`
 	Failures []string       `json:"failures,omitempty"`

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/shared/targets"
 )
 
@@ -20,6 +20,10 @@ const (
 	// the target's rate limit, so its length grows with the events held
 	// (500 items ≈ 560 events ≈ 28 s at 20/s; 10,000 would take 9 min).
 	OutageItems = 500
+	// PauseFor is how long the pause scenarios keep their scope paused
+	// (twice the 30 s retry budget: a pause holds without calling, so its
+	// length only has to outlast what retries alone would survive).
+	PauseFor = time.Minute
 )
 
 // OutageEnv are the settings of the outage scenarios, all stated here
@@ -41,18 +45,13 @@ func OutageEnv() map[string]string {
 	}
 }
 
-// outageCheck reads the breaker and rate settings from env as the
-// functions read them (settings.LoadTargets, targets.Config's defaults for
-// what env leaves unset) and the retry budget from the processor's
+// outageCheck takes the breaker and rate settings as the functions read
+// them ([System.targetsConfig]) and the retry budget from the processor's
 // settings as loaded.
-func outageCheck(kind string, env map[string]string, s *System) (OutageCheck, error) {
-	ts, err := settings.LoadTargets(func(k string) string { return env[k] })
+func outageCheck(kind string, s *System) (OutageCheck, error) {
+	c, err := s.targetsConfig()
 	if err != nil {
-		return OutageCheck{}, fmt.Errorf("storm: outage settings: %w", err)
-	}
-	c, err := targets.Config{}.With(ts).WithDefaults()
-	if err != nil {
-		return OutageCheck{}, fmt.Errorf("storm: outage settings: %w", err)
+		return OutageCheck{}, err
 	}
 	return OutageCheck{Kind: kind, MinCalls: c.MinCalls, ProbeInterval: c.ProbeInterval, Rate: c.Rate, Burst: max(1, c.Rate),
 		RetryBudget: RetryBudget(s.Processor.MaxAttempts, s.Processor.RetryBase, s.Processor.RetryCap)}, nil
@@ -77,9 +76,8 @@ func targetDown() Scenario {
 		Configure: func(o *Options) {
 			configureOutage(o)
 			o.Target.Down = true
-			env := o.Env
 			o.Inspect = func(r *Report, s *System) {
-				c, err := outageCheck("forward target down (503)", env, s)
+				c, err := outageCheck("forward target down (503)", s)
 				out := s.Target.Outages()
 				if err != nil || len(out) == 0 || out[0].To.IsZero() {
 					r.Outage = &OutageReport{Failures: []string{fmt.Sprintf("outage not measured: %v, outages %v", err, out)}}
@@ -98,5 +96,62 @@ func targetDown() Scenario {
 			s.Target.SetDown(false)
 			return nil
 		},
+	}
+}
+
+// pauseScenario is scenario 2: sc paused before the first delivery, the
+// storm held, then resumed PauseFor later as `hookwall resume` does it
+// (the pause lifted, then the scope's held events drained at the target's
+// rate, [System.Resume]); the target is healthy throughout and must see
+// no call while the scope is paused.
+func pauseScenario(name string, sc targets.Scope) Scenario {
+	var pausedAt, resumedAt time.Time
+	var released int
+	cli := sc.Kind + "/" + sc.Name
+	return Scenario{
+		Name: name,
+		Faults: fmt.Sprintf("%s paused before the first delivery, resumed %s later (hookwall resume: the pause lifted, the held events drained at the target's rate); the target healthy; at most %d items",
+			cli, PauseFor, OutageItems),
+		Configure: func(o *Options) {
+			configureOutage(o)
+			o.Before = func(ctx context.Context, s *System) error {
+				pausedAt = time.Now()
+				return s.Pause(ctx, sc)
+			}
+			o.Inspect = func(r *Report, s *System) {
+				c, err := outageCheck("paused "+cli, s)
+				if err != nil || resumedAt.IsZero() {
+					r.Outage = &OutageReport{Failures: []string{fmt.Sprintf("pause not measured: %v", err)}}
+					return
+				}
+				c.MinCalls, c.ProbeInterval = 0, 0 // a paused scope is never called
+				calls, _ := s.Target.Calls()
+				r.Outage = AnalyzeOutage(c, pausedAt, resumedAt, calls, r.Outcome)
+				r.Outage.ReleasedByResume = released
+			}
+		},
+		During: func(ctx context.Context, f *Faults, s *System) error {
+			sleep(ctx, time.Until(pausedAt.Add(PauseFor)))
+			if ctx.Err() != nil {
+				return nil
+			}
+			resumedAt = time.Now()
+			n, err := s.Resume(ctx, sc)
+			released = n
+			return err
+		},
+	}
+}
+
+// forwardTarget is the target of the built-in forwarding handler for the
+// storm's tenant (forward.Register names "forward/{tenant}").
+func forwardTarget() string { return "forward/" + localrun.DefaultTenant }
+
+// outageScenarios returns the outage scenarios, in order.
+func outageScenarios() []Scenario {
+	return []Scenario{
+		targetDown(),
+		pauseScenario("pause-tenant", targets.Scope{Kind: targets.KindTenant, Name: localrun.DefaultTenant}),
+		pauseScenario("pause-target", targets.Scope{Kind: targets.KindTarget, Name: forwardTarget()}),
 	}
 }
