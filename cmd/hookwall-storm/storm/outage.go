@@ -74,9 +74,20 @@ type OutageReport struct {
 	// ReleasedByResume are the held events the resume's drain released
 	// (the pause scenarios).
 	ReleasedByResume int `json:"released_by_resume,omitempty"`
-	// Bad are the statuses that must be 0 (FAILED, DEAD, COMPENSATED, …).
-	Bad      map[string]int `json:"bad_statuses"`
-	Failures []string       `json:"failures,omitempty"`
+	// Releases are the HELD → RETRY transitions after the return (the
+	// drain's releases, from the records' history): their count, the most
+	// in one calendar second and their bucket peak. The check is on the
+	// target's calls; these say whether an excess is the drain's or the
+	// pipeline's after it (SQS, pollers, processor).
+	Releases             int     `json:"releases"`
+	ReleaseMaxPerSecond  int     `json:"releases_max_per_calendar_second"`
+	ReleaseBucketPeak    float64 `json:"releases_bucket_peak"`
+	ReleasesDuringOutage int     `json:"releases_during_outage"`
+	// Bad are the statuses that must be 0 (FAILED, DEAD, COMPENSATED, …),
+	// BadSamples some of those events with their last error.
+	Bad        map[string]int `json:"bad_statuses"`
+	BadSamples []string       `json:"bad_samples,omitempty"`
+	Failures   []string       `json:"failures,omitempty"`
 }
 
 const (
@@ -102,8 +113,9 @@ func RetryBudget(maxAttempts int, base, cap time.Duration) time.Duration {
 }
 
 // AnalyzeOutage checks an outage from from to to against c: the target's
-// calls (every one, any order) and the storm's outcome.
-func AnalyzeOutage(c OutageCheck, from, to time.Time, calls []Call, out Outcome) *OutageReport {
+// calls (every one, any order), the storm's outcome and its records (by
+// event key).
+func AnalyzeOutage(c OutageCheck, from, to time.Time, calls []Call, out Outcome, records map[string]*RecordFacts) *OutageReport {
 	d := to.Sub(from)
 	r := &OutageReport{Kind: c.Kind, OutageS: round(d.Seconds(), 1), RetryBudgetS: round(c.RetryBudget.Seconds(), 1),
 		MinCalls: c.MinCalls, ProbeIntervalS: c.ProbeInterval.Seconds(), Allowed: c.Allowed(d), Rate: c.Rate, Burst: c.Burst,
@@ -145,6 +157,31 @@ func AnalyzeOutage(c OutageCheck, from, to time.Time, calls []Call, out Outcome)
 			fail("drain above the rate limit: %.1f calls beyond %.0f/s·t in one span (burst %.0f); %d at most in one second",
 				r.BucketPeak, c.Rate, c.Burst, r.MaxPerSecond)
 		}
+	}
+	var releases []time.Time
+	for _, k := range sortedKeys(records) {
+		rec := records[k]
+		if rec == nil {
+			continue
+		}
+		for _, h := range rec.History {
+			if h.From == webhook.StatusHeld && h.To == webhook.StatusRetry {
+				if h.At.After(to) {
+					releases = append(releases, h.At)
+				} else if !h.At.Before(from) {
+					r.ReleasesDuringOutage++
+				}
+			}
+		}
+		if rec.Status != webhook.StatusSucceeded && len(r.BadSamples) < maxSampleKeys {
+			r.BadSamples = append(r.BadSamples, fmt.Sprintf("%s %s after %d attempts: %s", k, rec.Status, rec.Attempts, webhook.Truncate(rec.LastError, 200)))
+		}
+	}
+	r.Releases = len(releases)
+	if len(releases) > 0 {
+		sort.Slice(releases, func(i, j int) bool { return releases[i].Before(releases[j]) })
+		_, r.ReleaseMaxPerSecond = perSecond(to, releases)
+		r.ReleaseBucketPeak = round(BucketPeak(releases, c.Rate), 2)
 	}
 	for st, n := range out.Statuses {
 		if webhook.Status(st) != webhook.StatusSucceeded && n > 0 {

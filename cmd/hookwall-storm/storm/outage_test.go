@@ -1,10 +1,13 @@
 package storm
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 func TestRetryBudget(t *testing.T) {
@@ -82,7 +85,7 @@ func TestAnalyzeOutage(t *testing.T) {
 	probes := every(from.Add(16*time.Second), 7, 15*time.Second)
 	drain := every(to.Add(2*time.Second), 50, 100*time.Millisecond)
 
-	r := AnalyzeOutage(c, from, to, calls(breaker, probes, drain), good)
+	r := AnalyzeOutage(c, from, to, calls(breaker, probes, drain), good, nil)
 	if len(r.Failures) != 0 {
 		t.Fatalf("a good outage failed: %v", r.Failures)
 	}
@@ -106,7 +109,7 @@ func TestAnalyzeOutage(t *testing.T) {
 		{"a call while paused", OutageCheck{Kind: "paused", Rate: 10, Burst: 10}, calls(every(from.Add(time.Minute), 1, 0)), good, "1 calls during the outage, allowed 0"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
-			r := AnalyzeOutage(bad.c, from, to, bad.calls, bad.out)
+			r := AnalyzeOutage(bad.c, from, to, bad.calls, bad.out, nil)
 			if !strings.Contains(strings.Join(r.Failures, "; "), bad.failure) {
 				t.Errorf("failures %q, want one with %q", r.Failures, bad.failure)
 			}
@@ -115,6 +118,28 @@ func TestAnalyzeOutage(t *testing.T) {
 				t.Error("the report's Failures omit the outage's")
 			}
 		})
+	}
+}
+
+func TestAnalyzeOutageReadsReleasesAndBadRecords(t *testing.T) {
+	from := time.Unix(3000, 0)
+	to := from.Add(time.Minute)
+	c := OutageCheck{Kind: "paused", Rate: 10, Burst: 10, RetryBudget: 30 * time.Second}
+	held := func(at time.Time) *RecordFacts {
+		return &RecordFacts{Status: webhook.StatusSucceeded, History: []webhook.HistoryEntry{
+			{At: from.Add(time.Second), From: webhook.StatusProcessing, To: webhook.StatusHeld},
+			{At: at, From: webhook.StatusHeld, To: webhook.StatusRetry}}}
+	}
+	records := map[string]*RecordFacts{"carrier": held(from.Add(30 * time.Second)), "dead": {Status: webhook.StatusDead, Attempts: 5, LastError: "nothing to compensate: 503"}}
+	for i, at := range every(to.Add(time.Second), 30, 10*time.Millisecond) {
+		records[fmt.Sprint("k", i)] = held(at)
+	}
+	r := AnalyzeOutage(c, from, to, nil, Outcome{Statuses: map[string]int{"SUCCEEDED": 31, "DEAD": 1}, Dead: 1}, records)
+	if r.Releases != 30 || r.ReleasesDuringOutage != 1 || r.ReleaseMaxPerSecond != 30 || r.ReleaseBucketPeak != 27.1 {
+		t.Errorf("releases %d (during %d), max/s %d, peak %v; want 30 (1), 30, 27.1 (30 − 10·0.29 s)", r.Releases, r.ReleasesDuringOutage, r.ReleaseMaxPerSecond, r.ReleaseBucketPeak)
+	}
+	if len(r.BadSamples) != 1 || !strings.Contains(r.BadSamples[0], "dead DEAD after 5 attempts: nothing to compensate") {
+		t.Errorf("bad samples %q", r.BadSamples)
 	}
 }
 

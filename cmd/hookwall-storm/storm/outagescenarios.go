@@ -84,7 +84,7 @@ func targetDown() Scenario {
 					return
 				}
 				calls, _ := s.Target.Calls()
-				r.Outage = AnalyzeOutage(c, out[0].From, out[0].To, calls, r.Outcome)
+				r.Outage = AnalyzeOutage(c, out[0].From, out[0].To, calls, r.Outcome, r.records)
 			}
 		},
 		During: func(ctx context.Context, f *Faults, s *System) error {
@@ -126,7 +126,7 @@ func pauseScenario(name string, sc targets.Scope) Scenario {
 				}
 				c.MinCalls, c.ProbeInterval = 0, 0 // a paused scope is never called
 				calls, _ := s.Target.Calls()
-				r.Outage = AnalyzeOutage(c, pausedAt, resumedAt, calls, r.Outcome)
+				r.Outage = AnalyzeOutage(c, pausedAt, resumedAt, calls, r.Outcome, r.records)
 				r.Outage.ReleasedByResume = released
 			}
 		},

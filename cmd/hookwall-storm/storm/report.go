@@ -41,6 +41,10 @@ type Report struct {
 	Outage *OutageReport `json:"outage,omitempty"`
 	SVG    string        `json:"svg,omitempty"`
 	OK     bool          `json:"ok"`
+
+	// records are the event records read at the end, by key (for a
+	// scenario's Inspect).
+	records map[string]*RecordFacts
 }
 
 // CallsReport are the AWS calls of the functions (SDK middleware).
@@ -172,6 +176,11 @@ func (r *Report) Text(w io.Writer) {
 		p("drain:             %d calls, the first %.1f s after the return, over %.1f s: mean %.1f/s, at most %d in a calendar second, %d in any 1 s (limit %.0f/s, burst %.0f; bucket peak %.1f)",
 			u.DrainCalls, u.FirstCallAfterS, u.DrainS, u.DrainMeanPerS, u.MaxPerSecond, u.MaxIn1s, u.Rate, u.Burst, u.BucketPeak)
 		p("  per second:      %v", u.PerSecond)
+		p("  releases:        %d HELD→RETRY after the return (%d during the outage): at most %d in a calendar second, bucket peak %.1f",
+			u.Releases, u.ReleasesDuringOutage, u.ReleaseMaxPerSecond, u.ReleaseBucketPeak)
+		for _, b := range u.BadSamples {
+			p("  not SUCCEEDED:   %s", b)
+		}
 	}
 	if r.Processor.Kills > 0 {
 		p("processor:         killed %d times, restarted %d times", r.Processor.Kills, r.Processor.Restarts)

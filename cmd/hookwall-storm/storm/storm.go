@@ -195,6 +195,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.Config["reenqueue_grace"], r.Config["retry_base"] = sys.Receiver.ReenqueueGrace.String(), sys.Processor.RetryBase.String()
 	r.Config["retry_cap"], r.Config["max_attempts"] = sys.Processor.RetryCap.String(), sys.Processor.MaxAttempts
 	if o.Inspect != nil {
+		r.records = records
 		o.Inspect(r, sys)
 		r.OK = len(r.Failures()) == 0
 	}
