@@ -89,7 +89,11 @@ func TestAnalyzeOutage(t *testing.T) {
 	if len(r.Failures) != 0 {
 		t.Fatalf("a good outage failed: %v", r.Failures)
 	}
-	if r.CallsDuring != 12 || r.DrainCalls != 50 || r.MaxPerSecond != 10 || r.FirstCallAfterS != 2 || r.DrainMeanPerS != 10 {
+	// The pipeline may bunch a burst's calls by Rate·PipelineSpread (5).
+	if r := AnalyzeOutage(c, from, to, calls(every(to.Add(time.Second), 14, 0)), good, nil); len(r.Failures) != 0 {
+		t.Errorf("14 calls at once (burst 10 + 5 of pipeline allowed): %v", r.Failures)
+	}
+	if r.Probes != 7 || r.CallsDuring != 12 || r.DrainCalls != 50 || r.MaxPerSecond != 10 || r.FirstCallAfterS != 2 || r.DrainMeanPerS != 10 {
 		t.Errorf("report %+v", r)
 	}
 
@@ -103,8 +107,8 @@ func TestAnalyzeOutage(t *testing.T) {
 		{"every event burns its attempts", c, calls(every(from, 50*5, 100*time.Millisecond)), good, "calls during the outage"},
 		{"events failed", c, calls(breaker), Outcome{Statuses: map[string]int{"SUCCEEDED": 40, "DEAD": 10}, Dead: 10}, "not every event SUCCEEDED"},
 		{"dead letters", c, calls(breaker), Outcome{Statuses: map[string]int{"SUCCEEDED": 50}, DLQ: 1}, "dead letters"},
-		{"drain at once", c, calls(every(to.Add(time.Second), 50, time.Millisecond)), good, "drain above the rate limit"},
-		{"drain at twice the rate", c, calls(every(to.Add(time.Second), 50, 50*time.Millisecond)), good, "drain above the rate limit"},
+		{"drain at once", c, calls(every(to.Add(time.Second), 50, time.Millisecond)), good, "calls after the return above the rate limit"},
+		{"drain at twice the rate", c, calls(every(to.Add(time.Second), 50, 50*time.Millisecond)), good, "calls after the return above the rate limit"},
 		{"outage inside the retry budget", OutageCheck{Kind: "down", MinCalls: 5, Rate: 10, Burst: 10, RetryBudget: 5 * time.Minute}, nil, good, "not longer than the retry budget"},
 		{"a call while paused", OutageCheck{Kind: "paused", Rate: 10, Burst: 10}, calls(every(from.Add(time.Minute), 1, 0)), good, "1 calls during the outage, allowed 0"},
 	} {
@@ -140,6 +144,21 @@ func TestAnalyzeOutageReadsReleasesAndBadRecords(t *testing.T) {
 	}
 	if len(r.BadSamples) != 1 || !strings.Contains(r.BadSamples[0], "dead DEAD after 5 attempts: nothing to compensate") {
 		t.Errorf("bad samples %q", r.BadSamples)
+	}
+	if !strings.Contains(strings.Join(r.Failures, "; "), "drain above the rate limit: its releases 27.1") {
+		t.Errorf("30 releases in 0.29 s at 10/s, burst 10: failures %q", r.Failures)
+	}
+	// At the rate, with calls 200 ms after their releases.
+	records = map[string]*RecordFacts{}
+	var cl []Call
+	for i, at := range every(to.Add(time.Second), 30, 100*time.Millisecond) {
+		k := fmt.Sprint("k", i)
+		records[k] = held(at)
+		cl = append(cl, Call{At: at.Add(200 * time.Millisecond), Key: k, Status: http.StatusOK})
+	}
+	r = AnalyzeOutage(c, from, to, cl, Outcome{Statuses: map[string]int{"SUCCEEDED": 30}}, records)
+	if len(r.Failures) != 0 || r.ReleaseToCall.Count != 30 || r.ReleaseToCall.P50 != 200 || r.ReleaseBucketPeak != 1 {
+		t.Errorf("a drain at the rate: failures %q, release → call %+v, release peak %v", r.Failures, r.ReleaseToCall, r.ReleaseBucketPeak)
 	}
 }
 

@@ -171,13 +171,14 @@ func (r *Report) Text(w io.Writer) {
 	p("target:            %d requests, %d injected 5xx, %d timeouts, %d slow, %d 4xx, %d absorbed replays (same idempotency key)",
 		r.Target.Requests, r.Target.Failed5xx, r.Target.Timeouts, r.Target.Slow, r.Target.Rejected4xx, r.Target.AbsorbedReplays)
 	if u := r.Outage; u != nil {
-		p("outage:            %s for %.1f s (retry budget %.1f s); %d calls to the target during it (allowed %d: breaker minimum %d + one probe per %.0f s), at s %v",
-			u.Kind, u.OutageS, u.RetryBudgetS, u.CallsDuring, u.Allowed, u.MinCalls, u.ProbeIntervalS, u.CallOffsetsS)
-		p("drain:             %d calls, the first %.1f s after the return, over %.1f s: mean %.1f/s, at most %d in a calendar second, %d in any 1 s (limit %.0f/s, burst %.0f; bucket peak %.1f)",
-			u.DrainCalls, u.FirstCallAfterS, u.DrainS, u.DrainMeanPerS, u.MaxPerSecond, u.MaxIn1s, u.Rate, u.Burst, u.BucketPeak)
+		p("outage:            %s for %.1f s (retry budget %.1f s); %d calls to the target during it, %d after the first %d (probes) (allowed %d: breaker minimum %d + one probe per %g s), at s %v",
+			u.Kind, u.OutageS, u.RetryBudgetS, u.CallsDuring, u.Probes, u.MinCalls, u.Allowed, u.MinCalls, u.ProbeIntervalS, u.CallOffsetsS)
+		p("drain releases:    %d HELD→RETRY after the return (%d during the outage): at most %d in a calendar second; bucket peak %.1f (limit %g/s, burst %g)",
+			u.Releases, u.ReleasesDuringOutage, u.ReleaseMaxPerSecond, u.ReleaseBucketPeak, u.Rate, u.Burst)
+		p("drain calls:       %d calls, the first %.1f s after the return, over %.1f s: mean %.1f/s, at most %d in a calendar second, %d in any 1 s; bucket peak %.1f (allowed %g with the pipeline); release → call p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+			u.DrainCalls, u.FirstCallAfterS, u.DrainS, u.DrainMeanPerS, u.MaxPerSecond, u.MaxIn1s, u.BucketPeak, u.CallsAllowedPeak,
+			u.ReleaseToCall.P50, u.ReleaseToCall.P99, u.ReleaseToCall.Max)
 		p("  per second:      %v", u.PerSecond)
-		p("  releases:        %d HELD→RETRY after the return (%d during the outage): at most %d in a calendar second, bucket peak %.1f",
-			u.Releases, u.ReleasesDuringOutage, u.ReleaseMaxPerSecond, u.ReleaseBucketPeak)
 		for _, b := range u.BadSamples {
 			p("  not SUCCEEDED:   %s", b)
 		}
