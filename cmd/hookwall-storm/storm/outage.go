@@ -3,6 +3,7 @@ package storm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -74,6 +75,8 @@ type OutageReport struct {
 	BucketPeak      float64 `json:"drain_bucket_peak"`
 	// CallsAllowedPeak is the most BucketPeak may be: Burst + Rate·Pipeline.
 	CallsAllowedPeak float64 `json:"drain_bucket_peak_allowed"`
+	// PipelineSpreadS is the release → call spread the allowance counts.
+	PipelineSpreadS float64 `json:"pipeline_spread_s"`
 	// Probes are the calls during the outage after the breaker's first
 	// MinCalls.
 	Probes int `json:"probes"`
@@ -173,15 +176,6 @@ func AnalyzeOutage(c OutageCheck, from, to time.Time, calls []Call, out Outcome,
 		r.PerSecond, r.MaxPerSecond = perSecond(to, after)
 		r.MaxIn1s = maxInSpan(after, time.Second)
 		r.BucketPeak = round(BucketPeak(after, c.Rate), 2)
-		pipe := c.Pipeline
-		if pipe == 0 {
-			pipe = PipelineSpread
-		}
-		r.CallsAllowedPeak = c.Burst + c.Rate*pipe.Seconds()
-		if r.BucketPeak > r.CallsAllowedPeak {
-			fail("calls after the return above the rate limit: %.1f beyond %g/s·t in one span (allowed %g: burst %g + %s of pipeline); %d at most in one second",
-				r.BucketPeak, c.Rate, r.CallsAllowedPeak, c.Burst, pipe, r.MaxPerSecond)
-		}
 	}
 	var releases []time.Time
 	released := map[string]time.Time{} // key → its last release
@@ -220,6 +214,26 @@ func AnalyzeOutage(c OutageCheck, from, to time.Time, calls []Call, out Outcome,
 		}
 	}
 	r.ReleaseToCall = PercentilesOf(delays)
+	if len(after) > 0 {
+		// The drain takes its tokens at the release: the calls of any span
+		// come from the releases of that span widened by the spread of the
+		// release → call delays, so they may exceed Rate·t by Burst +
+		// Rate·spread, and no more. The spread is the one measured (a
+		// loaded machine bunches more), never less than c.Pipeline.
+		pipe := c.Pipeline
+		if pipe == 0 {
+			pipe = PipelineSpread
+		}
+		if len(delays) > 0 {
+			pipe = max(pipe, slices.Max(delays)-slices.Min(delays))
+		}
+		r.PipelineSpreadS = round(pipe.Seconds(), 2)
+		r.CallsAllowedPeak = round(c.Burst+c.Rate*pipe.Seconds(), 2)
+		if r.BucketPeak > r.CallsAllowedPeak {
+			fail("calls after the return above the rate limit: %.1f beyond %g/s·t in one span (allowed %g: burst %g + %s of pipeline spread); %d at most in one second",
+				r.BucketPeak, c.Rate, r.CallsAllowedPeak, c.Burst, pipe, r.MaxPerSecond)
+		}
+	}
 	for st, n := range out.Statuses {
 		if webhook.Status(st) != webhook.StatusSucceeded && n > 0 {
 			r.Bad[st] = n
