@@ -110,7 +110,9 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: %s [flags]\n\n", name)
 		if chaos {
 			fmt.Fprintln(fs.Output(), "Runs the chaos scenarios, each a storm of -n items, on a private stack (free ports) behind\n"+
-				"toxiproxy; each must end with lost=0, doubled=0, never-accepted=0 (else exit status 1).")
+				"toxiproxy; each must end with lost=0, doubled=0, never-accepted=0 (else exit status 1); the outage\n"+
+				"scenarios (target-down, pause-*) also with every event SUCCEEDED, the target's calls during the\n"+
+				"outage within the breaker's bound and the drain within the rate limit.")
 		} else {
 			fmt.Fprintln(fs.Output(), "Sends a storm of signed, duplicated deliveries through Hookwall in-process, on a table and queues\n"+
 				"of its own on the stack of AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS, and prints one report;\n"+
@@ -203,7 +205,7 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	if len(failed) > 0 {
-		fmt.Fprintf(os.Stderr, "hookwall-storm: FAILED (lost, doubled or never accepted): %s\n", strings.Join(failed, ", "))
+		fmt.Fprintf(os.Stderr, "hookwall-storm: FAILED (lost, doubled, never accepted, or an outage check): %s\n", strings.Join(failed, ", "))
 		return exitError{"failed"}
 	}
 	return nil

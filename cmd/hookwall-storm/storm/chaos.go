@@ -76,7 +76,7 @@ func Scenarios() []Scenario {
 			return func() { ra(); rb() }, nil
 		}
 	}
-	return []Scenario{
+	return append([]Scenario{
 		{
 			Name: "latency", Faults: "10% of DynamoDB and SQS connections get 1.2 s ± 0.4 s of added latency (receive budget 1 s), from 10% to 80% of the storm",
 			During: during(chaos.Dynamo, both(
@@ -161,7 +161,7 @@ func Scenarios() []Scenario {
 				o.Pollers = max(o.Pollers, 16) // a batch waits for its slowest message
 			},
 		},
-	}
+	}, outageScenarios()...)
 }
 
 // waitShare waits until share of the planned deliveries have been answered.

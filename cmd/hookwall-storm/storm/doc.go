@@ -30,5 +30,11 @@
 //   - manual_redelivery: accepted only after the platform's policy gave up.
 //
 // [Run] runs one storm; [RunChaos] runs the [Scenarios] on a private stack
-// behind the fault proxy of package chaos.
+// behind the fault proxy of package chaos. The outage scenarios (issue 19)
+// take the forward target down ([Target.SetDown]) or pause a scope for
+// longer than the processor's whole retry budget ([RetryBudget]), then
+// bring it back; [AnalyzeOutage] checks from the target's call log that
+// every event SUCCEEDED, that the target saw at most the breaker's minimum
+// plus one probe per interval during the outage ([OutageCheck.Allowed]),
+// and that the drain after it kept to the rate limit ([BucketPeak]).
 package storm

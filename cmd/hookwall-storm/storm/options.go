@@ -73,6 +73,12 @@ type Options struct {
 	// During, if set, runs alongside the sending (the chaos scenarios'
 	// faults); the storm waits for it before it settles.
 	During func(ctx context.Context, s *System) error
+	// Before, if set, runs once the system is up and before the first
+	// delivery (a scenario's pause); an error ends the storm.
+	Before func(ctx context.Context, s *System) error
+	// Inspect, if set, adds to the report before it is returned (a
+	// scenario's own checks, from the system's observations).
+	Inspect func(r *Report, s *System)
 	// Keep keeps the table and queues at the end (default: deleted).
 	Keep bool
 }

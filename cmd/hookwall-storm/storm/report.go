@@ -37,8 +37,14 @@ type Report struct {
 	Target          TargetStats    `json:"target"`
 	Processor       ProcessorStats `json:"processor"`
 	Faults          []string       `json:"faults,omitempty"`
-	SVG             string         `json:"svg,omitempty"`
-	OK              bool           `json:"ok"`
+	// Outage is the outage scenarios' part (target down, scope paused).
+	Outage *OutageReport `json:"outage,omitempty"`
+	SVG    string        `json:"svg,omitempty"`
+	OK     bool          `json:"ok"`
+
+	// records are the event records read at the end, by key (for a
+	// scenario's Inspect).
+	records map[string]*RecordFacts
 }
 
 // CallsReport are the AWS calls of the functions (SDK middleware).
@@ -76,9 +82,13 @@ type ProcessorStats struct {
 	Restarts int `json:"restarts"`
 }
 
-// Failures lists what makes the storm fail: lost, doubled or never accepted.
+// Failures lists what makes the storm fail: lost, doubled or never
+// accepted, and for an outage scenario what [AnalyzeOutage] found.
 func (r *Report) Failures() []string {
 	var f []string
+	if r.Outage != nil {
+		f = append(f, r.Outage.Failures...)
+	}
 	if r.Outcome.Lost > 0 {
 		f = append(f, fmt.Sprintf("lost=%d %v", r.Outcome.Lost, r.Outcome.LostKeys))
 	}
@@ -160,6 +170,19 @@ func (r *Report) Text(w io.Writer) {
 	p("rescued:           %d events needed rescue: %s (in-flight 503 answers: %d)", o.NeededRescue, fmtCounts(o.Rescued), o.InFlight503)
 	p("target:            %d requests, %d injected 5xx, %d timeouts, %d slow, %d 4xx, %d absorbed replays (same idempotency key)",
 		r.Target.Requests, r.Target.Failed5xx, r.Target.Timeouts, r.Target.Slow, r.Target.Rejected4xx, r.Target.AbsorbedReplays)
+	if u := r.Outage; u != nil {
+		p("outage:            %s for %.1f s (retry budget %.1f s); %d calls to the target during it, %d after the first %d (probes) (allowed %d: breaker minimum %d + one probe per %g s), at s %v",
+			u.Kind, u.OutageS, u.RetryBudgetS, u.CallsDuring, u.Probes, u.MinCalls, u.Allowed, u.MinCalls, u.ProbeIntervalS, u.CallOffsetsS)
+		p("drain releases:    %d HELD→RETRY after the return (%d during the outage): at most %d in a calendar second; bucket peak %.1f (limit %g/s, burst %g)",
+			u.Releases, u.ReleasesDuringOutage, u.ReleaseMaxPerSecond, u.ReleaseBucketPeak, u.Rate, u.Burst)
+		p("drain calls:       %d calls, the first %.1f s after the return, over %.1f s: mean %.1f/s, at most %d in a calendar second, %d in any 1 s; bucket peak %.1f (allowed %g with the pipeline); release → call p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+			u.DrainCalls, u.FirstCallAfterS, u.DrainS, u.DrainMeanPerS, u.MaxPerSecond, u.MaxIn1s, u.BucketPeak, u.CallsAllowedPeak,
+			u.ReleaseToCall.P50, u.ReleaseToCall.P99, u.ReleaseToCall.Max)
+		p("  per second:      %v", u.PerSecond)
+		for _, b := range u.BadSamples {
+			p("  not SUCCEEDED:   %s", b)
+		}
+	}
 	if r.Processor.Kills > 0 {
 		p("processor:         killed %d times, restarted %d times", r.Processor.Kills, r.Processor.Restarts)
 	}

@@ -79,6 +79,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	progress("table %s, queue %s; %d items, %d unique events, %d jobs, C=%d", res.Table, res.QueueURL, len(items), len(keys), len(jobs), o.C)
 
+	if o.Before != nil {
+		if err := o.Before(ctx, sys); err != nil {
+			return nil, fmt.Errorf("storm: before: %w", err)
+		}
+	}
 	cpu0 := cpuclock.Self()
 	ddb0, ddbOK0 := cpuclock.Proc(o.DDBPID)
 	sendCtx, stopProgress := context.WithCancel(ctx)
@@ -188,6 +193,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.Config["table"], r.Config["queue"] = res.Table, res.QueueURL
 	r.Config["lease"], r.Config["receive_budget"] = sys.Processor.Lease.String(), sys.Receiver.Budget.String()
 	r.Config["reenqueue_grace"], r.Config["retry_base"] = sys.Receiver.ReenqueueGrace.String(), sys.Processor.RetryBase.String()
+	r.Config["retry_cap"], r.Config["max_attempts"] = sys.Processor.RetryCap.String(), sys.Processor.MaxAttempts
+	if o.Inspect != nil {
+		r.records = records
+		o.Inspect(r, sys)
+		r.OK = len(r.Failures()) == 0
+	}
 	progress("done: lost %d, doubled %d, never accepted %d", r.Outcome.Lost, r.Outcome.Doubled, r.Outcome.NeverAccepted)
 	return r, nil
 }

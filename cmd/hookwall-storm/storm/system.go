@@ -55,6 +55,9 @@ type System struct {
 	restarts int
 	region   string
 	answered func() int64
+	getenv   func(string) string // the functions' variables
+	opsMu    sync.Mutex
+	ops      *operator
 	// Planned is the number of platform deliveries of the workload.
 	Planned int
 }
@@ -130,6 +133,7 @@ func startSystem(ctx context.Context, o Options, res *Resources, dir string, cou
 		}
 		return os.Getenv(k)
 	}
+	s.getenv = getenv
 	if s.Receiver, _, err = settings.LoadReceiver(getenv, intake.Defaults()); err != nil {
 		return nil, fmt.Errorf("storm: receiver settings: %w", err)
 	}

@@ -32,7 +32,29 @@ type TargetConfig struct {
 	Dedupe bool
 	// Hold bounds a timeout's hold (default 30 s).
 	Hold time.Duration
+	// Down starts the target down: every request is answered 503 at once,
+	// nothing applied, until [Target.SetDown](false) (the outage scenarios).
+	Down bool
 }
+
+// Call is one request the target received: when, for which event, and
+// what it answered (the outage scenarios count calls while down and per
+// second after the return).
+type Call struct {
+	At     time.Time
+	Key    string
+	Status int
+}
+
+// Outage is a span during which the target was down; To is zero while it
+// still is.
+type Outage struct {
+	From, To time.Time
+}
+
+// maxCallLog bounds the target's call log (about 48 bytes a call); calls
+// beyond it are counted, not logged.
+const maxCallLog = 1 << 20
 
 // Target is the business behind Hookwall's forwarding handler: it counts
 // the effects per event key (the envelope's "key") and per idempotency key.
@@ -48,6 +70,11 @@ type Target struct {
 	slow      int
 	rejected  int
 	absorbed  int
+	downCalls int
+	down      bool
+	outages   []Outage
+	calls     []Call
+	dropped   int
 }
 
 // NewTarget returns a Target for cfg.
@@ -55,7 +82,51 @@ func NewTarget(cfg TargetConfig) *Target {
 	if cfg.Hold <= 0 {
 		cfg.Hold = 30 * time.Second
 	}
-	return &Target{cfg: cfg, applied: map[string]map[string]int{}, first: map[string]time.Time{}}
+	t := &Target{cfg: cfg, applied: map[string]map[string]int{}, first: map[string]time.Time{}}
+	t.SetDown(cfg.Down)
+	return t
+}
+
+// SetDown takes the target down (every request answered 503, nothing
+// applied) or brings it back, and records the outage's span.
+func (t *Target) SetDown(down bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if down == t.down {
+		return
+	}
+	t.down = down
+	if down {
+		t.outages = append(t.outages, Outage{From: time.Now()})
+	} else {
+		t.outages[len(t.outages)-1].To = time.Now()
+	}
+}
+
+// Outages returns the spans the target was down, oldest first.
+func (t *Target) Outages() []Outage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Outage(nil), t.outages...)
+}
+
+// Calls returns the call log, oldest first, and how many calls it dropped
+// (beyond its bound).
+func (t *Target) Calls() ([]Call, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Call(nil), t.calls...), t.dropped
+}
+
+// logCall logs one call and what it was answered.
+func (t *Target) logCall(key string, status int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.calls) < maxCallLog {
+		t.calls = append(t.calls, Call{At: time.Now(), Key: key, Status: status})
+	} else {
+		t.dropped++
+	}
 }
 
 // ServeHTTP handles one forwarded event.
@@ -72,9 +143,19 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	idem := r.Header.Get(process.HeaderIdempotencyKey)
 	t.mu.Lock()
 	t.requests++
+	down := t.down
+	if down {
+		t.downCalls++
+	}
 	t.mu.Unlock()
+	if down {
+		t.logCall(env.Key, http.StatusServiceUnavailable)
+		http.Error(w, "storm target: down", http.StatusServiceUnavailable)
+		return
+	}
 	if t.cfg.Reject4xx != nil && t.cfg.Reject4xx(env.Key) {
 		t.count(&t.rejected)
+		t.logCall(env.Key, http.StatusUnprocessableEntity)
 		http.Error(w, "rejected by the storm's target", http.StatusUnprocessableEntity)
 		return
 	}
@@ -82,10 +163,12 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case dice < t.cfg.Fail5xx:
 		t.count(&t.failed5xx)
+		t.logCall(env.Key, http.StatusServiceUnavailable)
 		http.Error(w, "storm target: injected failure", http.StatusServiceUnavailable)
 		return
 	case dice < t.cfg.Fail5xx+t.cfg.Timeout:
 		t.count(&t.timeouts)
+		t.logCall(env.Key, http.StatusGatewayTimeout)
 		t.apply(env.Key, idem)
 		select { // the effect happened; the client gives up waiting
 		case <-r.Context().Done():
@@ -97,6 +180,7 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.count(&t.slow)
 		time.Sleep(t.cfg.SlowFor) // a slow business: applies even if the client left
 	}
+	t.logCall(env.Key, http.StatusOK)
 	t.apply(env.Key, idem)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, `{"ok":true}`)
@@ -154,6 +238,8 @@ type TargetStats struct {
 	Slow            int `json:"slow"`
 	Rejected4xx     int `json:"rejected_4xx"`
 	AbsorbedReplays int `json:"absorbed_replays"`
+	// WhileDown are the requests answered 503 because the target was down.
+	WhileDown int `json:"while_down"`
 }
 
 // Stats returns the target's request counts.
@@ -161,7 +247,7 @@ func (t *Target) Stats() TargetStats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return TargetStats{Requests: t.requests, Failed5xx: t.failed5xx, Timeouts: t.timeouts, Slow: t.slow,
-		Rejected4xx: t.rejected, AbsorbedReplays: t.absorbed}
+		Rejected4xx: t.rejected, AbsorbedReplays: t.absorbed, WhileDown: t.downCalls}
 }
 
 // HasEffects reports whether every key has at least one effect.
