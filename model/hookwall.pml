@@ -18,6 +18,15 @@
  *   Idempotency-Key (the step's key and the undo's own key), and an
  *   environment process for the passage of time (the re-enqueue grace, lease
  *   expiry, the outside system's dedup memory lapsing).
+ *   Issue #19 adds: the target the step calls, which may go down for a while
+ *   and come back (OUTAGES times); its shared breaker (shared/targets: closed
+ *   or open, MINCALLS failures open it, one probe slot per ProbeInterval,
+ *   other events' probes and failures); an operator who pauses the event's
+ *   handler/tenant and resumes it, draining what was held (PAUSES times); the
+ *   processor's admission before the call (open or paused => HELD: attempt
+ *   refunded, message acknowledged) and after a failed call that leaves the
+ *   breaker open; the sweeper releasing a due HELD record once its scope is
+ *   unblocked, or as the probe carrier when a probe is due.
  *
  * The abstraction (see model/README.md for the full list)
  *   - Every DynamoDB / SQS call is one atomic step whose outcome is chosen
@@ -46,7 +55,9 @@
  *     attempts are over its memory may lapse. effects counts the calls it did
  *     not deduplicate; two is a violation.
  *
- * How to run (scripts/model.sh does all of this in a temp dir)
+ * How to run (scripts/model.sh does all of this in a temp dir; the defaults
+ * of OUTAGES, PAUSES, MAXFAULTS and MAXDUPS together are too big for one
+ * search, so its runs 1-6 add -DOUTAGES=0 -DPAUSES=0 to the commands below)
  *   spin -a hookwall.pml
  *   gcc -O2 -DSAFETY -DNOCLAIM -o pan pan.c && ./pan            # safety
  *   gcc -O2 -DNFAIR=4 -o pan pan.c && ./pan -a -f -N settles    # liveness
@@ -65,7 +76,12 @@
  * compensator's "nothing to compensate" leaves no applied effect: fails),
  * -DMAXREQ=n (the compensator's MaxRequeues, default 2 as in the code),
  * -DNO_REQUEUE (the compensator before commit 08948cd: "nothing to
- * compensate" is always DEAD; the "requeues remain" assertion fails).
+ * compensate" is always DEAD; the "requeues remain" assertion fails),
+ * -DOUTAGES=n (default 1), -DPAUSES=n (default 1), -DMINCALLS=n (default 2 =
+ * MAXATT), -DNO_HOLD_GUARD (the admission ignored: a call while open is
+ * found), -DNO_HOLD_AFTER_CALL (hold at admission only: FAILED for an outage
+ * alone is found), -DWINDOW_ROLLS (the breaker's window may restart between
+ * an event's calls: FAILED for an outage alone is found).
  */
 
 #ifndef MAXFAULTS
@@ -459,19 +475,20 @@ end_idle:
   :: atomic { fault(); goto permanent }                   /* process.Permanent, not applied */
   :: atomic { fault(); giveback(); goto end_idle }        /* died before the call */
   :: atomic { tdown ->                                    /* the target is down: the call fails, nothing applied */
+       printf("@ P%d: step call fails: the target is down\n", me);
        assert(tok[me] == PROBE || !bopen || osince[me]);  /* no call admitted while open, but the probe */
-       printf("@ P%d: step call fails: the target is down\n", me); goto report_fail }
+       goto report_fail }
   :: atomic { !tdown ->
 #ifdef STRICT_SUCCEEDED
        assert(st != SUCCEEDED);
 #endif
-       assert(tok[me] == PROBE || !bopen || osince[me]);
        if
        :: !ext_seen -> ext_seen = true; effects++
        :: ext_seen && ext_forgot -> ext_forgot = false; effects++
        :: else                                          /* deduplicated by key */
        fi;
        printf("@ P%d: step call (record status %d); effects %d\n", me, st, effects);
+       assert(tok[me] == PROBE || !bopen || osince[me]);  /* no call admitted while open, but the probe */
        assert(effects <= 1);
        if
        :: skip                                          /* done */
