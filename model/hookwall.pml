@@ -430,7 +430,7 @@ end_idle:
             printf("@ P%d: busy elsewhere\n", me); park[pm[me]]++; pm[me] = 0; goto end_idle
        :: st == FAILED || st == COMPENSATING -> printf("@ P%d: record FAILED or COMPENSATING: dead-letter\n", me); goto dlq  /* AcquireFailedState */
        :: st == ABSENT -> printf("@ P%d: no record: ack\n", me); ack(); goto end_idle  /* AcquireMissing */
-       :: st == HELD ->   /* not acquirable: store.lost's default, AcquireMissing; the drain or the sweeper sends it again */
+       :: st == HELD ->   /* AcquireHeld: acknowledged; the drain or the sweeper sends it again */
             printf("@ P%d: record HELD: ack\n", me); ack(); goto end_idle
        fi }
   :: atomic { fault(); printf("@ P%d: acquire failed or died\n", me); giveback(); goto end_idle }
@@ -697,7 +697,7 @@ end_idle:
        :: (st == PROCESSING || st == COMPENSATING) && live ->   /* AcquireBusy: ChangeVisibility(lease left + 1 s) */
             printf("@ C: busy elsewhere\n"); dpark++; pm[CP] = 0; goto end_idle
        :: st == ABSENT -> printf("@ C: no record: acknowledged\n"); cack(); goto end_idle   /* AcquireMissing */
-       :: st == HELD ->   /* not in AcquireCompensation's condition: store.lost's default, AcquireMissing */
+       :: st == HELD ->   /* AcquireHeld (not in AcquireCompensation's condition): acknowledged */
             printf("@ C: record HELD: acknowledged\n"); cack(); goto end_idle
        fi }
   :: atomic { fault(); printf("@ C: acquire failed or died\n"); cgiveback(); goto end_idle }   /* Errored */
