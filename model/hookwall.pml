@@ -18,6 +18,15 @@
  *   Idempotency-Key (the step's key and the undo's own key), and an
  *   environment process for the passage of time (the re-enqueue grace, lease
  *   expiry, the outside system's dedup memory lapsing).
+ *   Issue #19 adds: the target the step calls, which may go down for a while
+ *   and come back (OUTAGES times); its shared breaker (shared/targets: closed
+ *   or open, MINCALLS failures open it, one probe slot per ProbeInterval,
+ *   other events' probes and failures); an operator who pauses the event's
+ *   handler/tenant and resumes it, draining what was held (PAUSES times); the
+ *   processor's admission before the call (open or paused => HELD: attempt
+ *   refunded, message acknowledged) and after a failed call that leaves the
+ *   breaker open; the sweeper releasing a due HELD record once its scope is
+ *   unblocked, or as the probe carrier when a probe is due.
  *
  * The abstraction (see model/README.md for the full list)
  *   - Every DynamoDB / SQS call is one atomic step whose outcome is chosen
@@ -46,7 +55,9 @@
  *     attempts are over its memory may lapse. effects counts the calls it did
  *     not deduplicate; two is a violation.
  *
- * How to run (scripts/model.sh does all of this in a temp dir)
+ * How to run (scripts/model.sh does all of this in a temp dir; the defaults
+ * of OUTAGES, PAUSES, MAXFAULTS and MAXDUPS together are too big for one
+ * search, so its runs 1-6 add -DOUTAGES=0 -DPAUSES=0 to the commands below)
  *   spin -a hookwall.pml
  *   gcc -O2 -DSAFETY -DNOCLAIM -o pan pan.c && ./pan            # safety
  *   gcc -O2 -DNFAIR=4 -o pan pan.c && ./pan -a -f -N settles    # liveness
@@ -65,7 +76,12 @@
  * compensator's "nothing to compensate" leaves no applied effect: fails),
  * -DMAXREQ=n (the compensator's MaxRequeues, default 2 as in the code),
  * -DNO_REQUEUE (the compensator before commit 08948cd: "nothing to
- * compensate" is always DEAD; the "requeues remain" assertion fails).
+ * compensate" is always DEAD; the "requeues remain" assertion fails),
+ * -DOUTAGES=n (default 1), -DPAUSES=n (default 1), -DMINCALLS=n (default 2 =
+ * MAXATT), -DNO_HOLD_GUARD (the admission ignored: a call while open is
+ * found), -DNO_HOLD_AFTER_CALL (hold at admission only: FAILED for an outage
+ * alone is found), -DWINDOW_ROLLS (the breaker's window may restart between
+ * an event's calls: FAILED for an outage alone is found).
  */
 
 #ifndef MAXFAULTS
@@ -90,12 +106,28 @@
 #define COMPENSATING 6
 #define COMPENSATED  7
 #define DEAD         8
+#define HELD         9   /* webhook.StatusHeld: waits for its scope (heldOn); not terminal */
 #define terminal(s)  (s == SUCCEEDED || s == COMPENSATED || s == DEAD)  /* webhook.Status.Terminal */
 #define CMAXATT   2   /* compensate MaxAttempts */
 #ifndef MAXREQ
 #define MAXREQ    2   /* compensate MaxRequeues (as DefaultMaxRequeues): requeue while compensations <= MAXREQ */
 #endif
 #define CP        3   /* the compensator's lease owner id */
+#ifndef OUTAGES
+#define OUTAGES   1   /* times the target may go down (each outage ends: the target returns) */
+#endif
+#ifndef PAUSES
+#define PAUSES    1   /* times the operator may pause the event's scope (each pause ends: resume) */
+#endif
+#ifndef MINCALLS
+#define MINCALLS  2   /* targets.Config.MinCalls: failed calls in a window that open the breaker (<= MAXATT) */
+#endif
+/* the admission's verdicts (targets.Verdict) a processor's attempt runs under */
+#define ALLOW     1
+#define PROBE     2
+/* heldOn, the scope a HELD record waits for (targets.Scope) */
+#define ONPAUSE   1   /* handler#h / tenant#t: the paused scope */
+#define ONTARGET  2   /* target#x: the target's breaker */
 
 /* ---- the record (store.Record), sk = EVENT ---- */
 byte st = ABSENT;
@@ -144,6 +176,20 @@ byte att_ver[4];       /* version of the lease p's attempt runs under, 0: no att
 byte last_acq;         /* ghost: the processor of the latest Acquire */
 byte last_ver;         /* ghost: the version it set */
 
+/* ---- the target (the outside system's availability) and shared/targets ---- */
+bool tdown;            /* the target is down: every call to it fails, nothing applied */
+byte outs = OUTAGES;   /* outages left */
+bool bopen;            /* TARGET#x BREAKER: open */
+byte bfails;           /* failed calls in the breaker's current window (closed) */
+byte pslot;            /* open: 0 no probe due, 1 a probe due (ProbeAt <= now), 2 taken */
+bool paused;           /* CONTROL PAUSE#<kind>#<name> of the event's handler/tenant */
+byte pauses = PAUSES;  /* pauses left */
+byte tok[3];           /* Admission.Verdict of processor p's attempt: 0 none, ALLOW, PROBE */
+bool osince[3];        /* the breaker opened since p's attempt was admitted Allow (the
+                          Admission's Token names the breaker state it saw; Report compares) */
+byte hon;              /* heldOn of the record: 0 (not HELD), ONPAUSE, ONTARGET */
+byte d_ver;            /* the held record's version the operator's drain read */
+
 /* ---- the outside system ---- */
 bool ext_seen;         /* has seen the step's Idempotency-Key */
 bool ext_forgot;       /* its dedup memory of the key lapsed */
@@ -157,6 +203,12 @@ byte ueffects;         /* undo calls it applied without deduplicating */
                    (pm[1] > 0 && !stale[1])+(pm[2] > 0 && !stale[2]))
 #define dmsgs     (dlqn+dpark+(pm[CP] > 0 && !stale[CP]))
 
+/* the breaker opens (Transition.Opened, published hookwall.circuit.opened):
+   a new window, the first probe due after ProbeInterval; attempts admitted
+   Allow and still running learn it from their Report */
+#define bopen_()  bopen = true; bfails = 0; pslot = 0; \
+                  osince[1] = (osince[1] || tok[1] == ALLOW); osince[2] = (osince[2] || tok[2] == ALLOW)
+
 /* the smallest epoch id nobody refers to */
 inline fresh() {
   tmp = 1;
@@ -165,6 +217,27 @@ inline fresh() {
   :: else -> break
   od;
   assert(tmp <= 7)
+}
+
+/* the record's next version. Versions are compared for equality only (the
+   fences and CASes), except that version 2 is the first lease taken on a
+   fresh claim (dispatch's journal is not read for it: Attempt <= 1 and
+   Version <= 2). So the successor of 1 is 2, and any other successor is the
+   smallest id >= 3 nobody refers to: a hold/release cycle, which repeats for
+   as long as the target is down, does not make the state space infinite. */
+inline nextver() {
+  if
+  :: ver == 1 -> ver = 2
+  :: else ->
+       tmp = 3;
+       do
+       :: (tmp == ver || tmp == att_ver[1] || tmp == att_ver[2] || tmp == att_ver[CP] ||
+           tmp == last_ver || tmp == s_ver || tmp == d_ver) -> tmp++
+       :: else -> break
+       od;
+       assert(tmp <= 10);
+       ver = tmp; tmp = 0
+  fi
 }
 
 inline fault() { faults > 0 -> faults-- }
@@ -315,9 +388,9 @@ crash:
 /* the message comes back (not acknowledged: a batch item failure, or the
    Lambda died); a stale receipt handle returns nothing */
 #define giveback() if :: !stale[me] -> vis[pm[me]]++ :: else fi; \
-                   pm[me] = 0; stale[me] = false; att_ver[me] = 0
+                   pm[me] = 0; stale[me] = false; att_ver[me] = 0; tok[me] = 0; osince[me] = false
 /* acknowledged: DeleteMessage (a stale receipt handle deletes nothing) */
-#define ack()      pm[me] = 0; stale[me] = false; att_ver[me] = 0
+#define ack()      pm[me] = 0; stale[me] = false; att_ver[me] = 0; tok[me] = 0; osince[me] = false
 
 inline take(k) {
   if
@@ -327,6 +400,7 @@ inline take(k) {
 }
 
 proctype Processor(byte me) {
+  byte on;   /* the scope the attempt is held on (ONPAUSE, ONTARGET), 0 none */
 end_idle:
   /* SQS ReceiveMessage (the Lambda event source; one message is enough) */
   atomic {
@@ -348,7 +422,7 @@ end_idle:
   :: atomic {
        if
        :: st == RECEIVED || st == RETRY || (st == PROCESSING && !live) ->
-            st = PROCESSING; ver++; attempts++; owner = me; live = true; att_ver[me] = ver;
+            st = PROCESSING; nextver(); attempts++; owner = me; live = true; att_ver[me] = ver;
             last_acq = me; last_ver = ver;
             printf("@ P%d: lease acquired, attempt %d\n", me, attempts)
        :: terminal(st) -> printf("@ P%d: already terminal (%d): ack\n", me, st); ack(); goto end_idle  /* AcquireDone */
@@ -356,6 +430,8 @@ end_idle:
             printf("@ P%d: busy elsewhere\n", me); park[pm[me]]++; pm[me] = 0; goto end_idle
        :: st == FAILED || st == COMPENSATING -> printf("@ P%d: record FAILED or COMPENSATING: dead-letter\n", me); goto dlq  /* AcquireFailedState */
        :: st == ABSENT -> printf("@ P%d: no record: ack\n", me); ack(); goto end_idle  /* AcquireMissing */
+       :: st == HELD ->   /* AcquireHeld: acknowledged; the drain or the sweeper sends it again */
+            printf("@ P%d: record HELD: ack\n", me); ack(); goto end_idle
        fi }
   :: atomic { fault(); printf("@ P%d: acquire failed or died\n", me); giveback(); goto end_idle }
   fi;
@@ -368,13 +444,41 @@ end_idle:
   :: atomic { fault(); goto retry_or_fail }                    /* load failed */
   fi;
 
-  /* the step's fn: the outside call with Idempotency-Key =
-     process.IdempotencyKey(event key, handler, step) */
+  /* dispatch, before the handler run (not journaled done): targets.Gate.Admit
+     for Subject{handler, tenant, target}: a paused scope (handler, tenant,
+     target) => Hold; the breaker open => Probe for the one caller that wins
+     the interval's probe slot (a conditional write on ProbeAt), else Hold;
+     closed => Allow. The pause and breaker reads are one atomic step here
+     (the code caches them <= 2 s / 1 s: a call right after a pause is
+     allowed; no property below depends on it) */
   if
-  :: atomic { fault(); goto retry_or_fail }               /* error, not applied */
+  :: atomic { fault(); printf("@ P%d: admission failed\n", me); goto retry_or_fail }   /* Admit errored: a retryable error */
+  :: atomic {
+#ifdef NO_HOLD_GUARD
+       tok[me] = ALLOW                                     /* the defect: the admission is ignored */
+#else
+       if
+       :: paused -> printf("@ P%d: admission: paused: hold\n", me); on = ONPAUSE; goto hold
+       :: !paused && bopen && pslot == 1 -> pslot = 2; tok[me] = PROBE; printf("@ P%d: admission: the probe of this interval\n", me)
+       :: !paused && bopen && pslot != 1 -> printf("@ P%d: admission: circuit open: hold\n", me); on = ONTARGET; goto hold
+       :: !paused && !bopen -> tok[me] = ALLOW
+       fi
+#endif
+     }
+  fi;
+
+  /* the step's fn: the outside call with Idempotency-Key =
+     process.IdempotencyKey(event key, handler, step) (through the call
+     recorder's transport) */
+  if
+  :: atomic { fault(); printf("@ P%d: step call failed, not applied\n", me); goto report_fail }   /* error (5xx, reset), not applied */
   :: atomic { fault(); goto permanent }                   /* process.Permanent, not applied */
   :: atomic { fault(); giveback(); goto end_idle }        /* died before the call */
-  :: atomic {
+  :: atomic { tdown ->                                    /* the target is down: the call fails, nothing applied */
+       printf("@ P%d: step call fails: the target is down\n", me);
+       assert(tok[me] == PROBE || !bopen || osince[me]);  /* no call admitted while open, but the probe */
+       goto report_fail }
+  :: atomic { !tdown ->
 #ifdef STRICT_SUCCEEDED
        assert(st != SUCCEEDED);
 #endif
@@ -384,11 +488,26 @@ end_idle:
        :: else                                          /* deduplicated by key */
        fi;
        printf("@ P%d: step call (record status %d); effects %d\n", me, st, effects);
+       assert(tok[me] == PROBE || !bopen || osince[me]);  /* no call admitted while open, but the probe */
        assert(effects <= 1);
        if
        :: skip                                          /* done */
-       :: fault(); goto retry_or_fail                   /* applied, client saw a timeout */
+       :: fault(); goto report_fail                     /* applied, client saw a timeout */
        fi }
+  fi;
+
+  /* targets.Gate.Report(ok): a probe's success closes the breaker
+     (Transition.Closed, published hookwall.circuit.closed); an Allow's
+     success changes nothing here (successes are not counted: the breaker
+     of the model opens at least as easily as the code's rate rule) */
+  if
+  :: atomic { tok[me] == PROBE ->
+       if
+       :: bopen -> bopen = false; bfails = 0; pslot = 0; printf("@ P%d: probe ok: circuit closed\n", me)
+       :: else
+       fi }
+  :: atomic { tok[me] == PROBE && faults > 0 -> faults--; printf("@ P%d: report failed\n", me) }   /* the breaker stays open */
+  :: else
   fi;
 
   /* attempt.save -- store.(*Table).SaveStep: TransactWriteItems(ConditionCheck
@@ -420,12 +539,73 @@ complete:
        :: held(me) ->
             assert(last_acq == me && last_ver == att_ver[me]);
             assert(journaled);
-            st = SUCCEEDED; ver++; owner = 0; live = false; printf("@ P%d: SUCCEEDED\n", me)
+            st = SUCCEEDED; nextver(); owner = 0; live = false; printf("@ P%d: SUCCEEDED\n", me)
        :: else -> printf("@ P%d: complete fenced off: lease lost\n", me); giveback(); goto end_idle
        fi }
   :: atomic { fault(); giveback(); goto end_idle }              /* error (not applied) or died: Errored */
-  :: atomic { fault(); if :: held(me) -> st = SUCCEEDED; ver++; owner = 0; live = false :: else fi;
+  :: atomic { fault(); if :: held(me) -> st = SUCCEEDED; nextver(); owner = 0; live = false :: else fi;
        giveback(); goto end_idle }                              /* applied, answer lost: Errored */
+  fi;
+  goto acked;
+
+report_fail:
+  /* targets.Gate.Report(failed): the target was unavailable (timeout,
+     connection error, 429, 5xx). A failed probe keeps the breaker open until
+     the next interval; an Allow's failure counts in the window and may open
+     the breaker (Transition.Opened). When the breaker is open after this
+     report, or was opened since the admission (the probe failed, this
+     failure opened it, or others opened it while the call ran: the
+     Admission's Token carries the breaker state seen; Report compares),
+     the attempt settles HELD on the target like a held admission, its
+     attempt refunded: the outage is the breaker's, not the event's (with
+     -DNO_HOLD_AFTER_CALL, the plan's §3 read literally, it settles
+     RETRY/FAILED as any retryable error). */
+  if
+  :: atomic { fault(); printf("@ P%d: report failed\n", me); goto retry_or_fail }   /* not counted */
+  :: atomic {
+       if
+       :: tok[me] == PROBE && bopen -> pslot = 0; printf("@ P%d: probe failed: still open\n", me)
+#ifndef NO_HOLD_AFTER_CALL
+            ; on = ONTARGET; goto hold
+#endif
+       :: tok[me] == ALLOW && !bopen && !osince[me] && bfails + 1 >= MINCALLS ->
+            bopen_(); printf("@ P%d: circuit opened\n", me)
+#ifndef NO_HOLD_AFTER_CALL
+            ; on = ONTARGET; goto hold
+#endif
+       :: tok[me] == ALLOW && !bopen && !osince[me] && bfails + 1 < MINCALLS -> bfails++
+       :: tok[me] == ALLOW && (bopen || osince[me]) ->   /* others opened it since the admission */
+            printf("@ P%d: the circuit is open (opened by others)\n", me)
+#ifndef NO_HOLD_AFTER_CALL
+            ; on = ONTARGET; goto hold
+#endif
+       :: else                                           /* a probe after others closed the breaker: nothing */
+       fi;
+       goto retry_or_fail }
+  fi;
+
+hold:
+  /* store.(*Table).Hold(lease, webhook.Hold{Reason, On, Target, RecheckAt,
+     RetainUntil}), fenced on the lease: PROCESSING -> HELD, attempts - 1 (no
+     call made, or a call the breaker took), lease cleared, heldOn/heldSince/
+     recheckAt set, sweepAt = recheckAt, expiresAt >= now + retention; the
+     message is acknowledged (kernel verdict Held) */
+  if
+  :: atomic {
+       if
+       :: held(me) ->
+            assert(last_acq == me && last_ver == att_ver[me]);
+            st = HELD; hon = on; on = 0; nextver(); owner = 0; live = false; attempts--;
+            printf("@ P%d: HELD on %d (attempts %d)\n", me, hon, attempts)
+       :: else -> printf("@ P%d: hold fenced off: lease lost\n", me); on = 0; giveback(); goto end_idle
+       fi }
+  :: atomic { fault(); on = 0; giveback(); goto end_idle }      /* error (not applied) or died: Errored */
+  :: atomic { fault();                                          /* applied, answer lost: Errored */
+       if
+       :: held(me) -> assert(last_acq == me && last_ver == att_ver[me]); st = HELD; hon = on; nextver(); owner = 0; live = false; attempts--
+       :: else
+       fi;
+       on = 0; giveback(); goto end_idle }
   fi;
   goto acked;
 
@@ -436,7 +616,7 @@ retry_or_fail:
   :: atomic { held(me) && attempts < MAXATT ->
        /* store.(*Table).Retry, fenced; ChangeVisibility(Backoff): the message comes back */
        assert(last_acq == me && last_ver == att_ver[me]);
-       st = RETRY; ver++; owner = 0; live = false; printf("@ P%d: RETRY\n", me);
+       st = RETRY; nextver(); owner = 0; live = false; printf("@ P%d: RETRY\n", me);
        giveback(); goto end_idle }
   :: atomic { !held(me) -> giveback(); goto end_idle }          /* lease lost */
   :: atomic { fault(); giveback(); goto end_idle }              /* error or died */
@@ -455,7 +635,8 @@ fail:
     if
     :: held(me) ->
          assert(last_acq == me && last_ver == att_ver[me]);
-         st = FAILED; ver++; owner = 0; live = false; everfailed = true; printf("@ P%d: FAILED\n", me)
+         assert(faults < MAXFAULTS);   /* an outage or a pause alone never makes it FAILED */
+         st = FAILED; nextver(); owner = 0; live = false; everfailed = true; printf("@ P%d: FAILED\n", me)
     :: else -> giveback(); goto end_idle
     fi
   }
@@ -510,12 +691,14 @@ end_idle:
        :: st == FAILED || st == RECEIVED || st == RETRY || ((st == PROCESSING || st == COMPENSATING) && !live) ->
             printf("@ C: compensation lease acquired from status %d\n", st);
             c_from = st;                                        /* Acquisition.Status */
-            st = COMPENSATING; ver++; comps++; owner = CP; live = true; att_ver[CP] = ver;
+            st = COMPENSATING; nextver(); comps++; owner = CP; live = true; att_ver[CP] = ver;
             last_acq = CP; last_ver = ver
        :: terminal(st) -> printf("@ C: record terminal (%d): dead letter acknowledged\n", st); cack(); goto end_idle  /* AcquireDone */
        :: (st == PROCESSING || st == COMPENSATING) && live ->   /* AcquireBusy: ChangeVisibility(lease left + 1 s) */
             printf("@ C: busy elsewhere\n"); dpark++; pm[CP] = 0; goto end_idle
        :: st == ABSENT -> printf("@ C: no record: acknowledged\n"); cack(); goto end_idle   /* AcquireMissing */
+       :: st == HELD ->   /* AcquireHeld (not in AcquireCompensation's condition): acknowledged */
+            printf("@ C: record HELD: acknowledged\n"); cack(); goto end_idle
        fi }
   :: atomic { fault(); printf("@ C: acquire failed or died\n"); cgiveback(); goto end_idle }   /* Errored */
   fi;
@@ -585,11 +768,11 @@ compensated:
   :: atomic {
        if
        :: cheld -> cfence(); assert(journaled && undone);
-            st = COMPENSATED; ver++; owner = 0; live = false; printf("@ C: COMPENSATED\n")
+            st = COMPENSATED; nextver(); owner = 0; live = false; printf("@ C: COMPENSATED\n")
        :: else -> printf("@ C: compensated fenced off\n"); cgiveback(); goto end_idle
        fi }
   :: atomic { fault(); cgiveback(); goto end_idle }               /* error or died: Errored */
-  :: atomic { fault(); if :: cheld -> st = COMPENSATED; ver++; owner = 0; live = false :: else fi;
+  :: atomic { fault(); if :: cheld -> st = COMPENSATED; nextver(); owner = 0; live = false :: else fi;
        cgiveback(); goto end_idle }                               /* applied, answer lost */
   fi;
   goto cacked;
@@ -601,11 +784,11 @@ crequeue:
   if
   :: atomic {
        if
-       :: cheld -> cfence(); st = RETRY; ver++; owner = 0; live = false; printf("@ C: requeue: RETRY\n")
+       :: cheld -> cfence(); st = RETRY; nextver(); owner = 0; live = false; printf("@ C: requeue: RETRY\n")
        :: else -> printf("@ C: requeue fenced off: lease lost\n"); cgiveback(); goto end_idle   /* leaseLost */
        fi }
   :: atomic { fault(); cgiveback(); goto end_idle }               /* error (not applied) or died: Errored */
-  :: atomic { fault(); if :: cheld -> cfence(); st = RETRY; ver++; owner = 0; live = false :: else fi;
+  :: atomic { fault(); if :: cheld -> cfence(); st = RETRY; nextver(); owner = 0; live = false :: else fi;
        cgiveback(); goto end_idle }                               /* applied, answer lost: Errored */
   fi;
   /* Config.Requeue.Send (queue.(*Queue).Send to the MAIN queue) of the
@@ -623,7 +806,7 @@ cretry:
   if
   :: atomic { cheld && comps >= CMAXATT -> goto cdead }
   :: atomic { cheld && comps < CMAXATT -> cfence();
-       ver++; owner = 0; live = false; printf("@ C: compensation retried\n"); cgiveback(); goto end_idle }
+       nextver(); owner = 0; live = false; printf("@ C: compensation retried\n"); cgiveback(); goto end_idle }
   :: atomic { !cheld -> cgiveback(); goto end_idle }              /* leaseLost */
   :: atomic { fault(); cgiveback(); goto end_idle }               /* error or died */
   fi;
@@ -633,11 +816,11 @@ cdead:
   if
   :: atomic {
        if
-       :: cheld -> cfence(); st = DEAD; ver++; owner = 0; live = false; printf("@ C: DEAD\n")
+       :: cheld -> cfence(); st = DEAD; nextver(); owner = 0; live = false; printf("@ C: DEAD\n")
        :: else -> cgiveback(); goto end_idle
        fi }
   :: atomic { fault(); cgiveback(); goto end_idle }
-  :: atomic { fault(); if :: cheld -> st = DEAD; ver++; owner = 0; live = false :: else fi;
+  :: atomic { fault(); if :: cheld -> st = DEAD; nextver(); owner = 0; live = false :: else fi;
        cgiveback(); goto end_idle }
   fi;
 
@@ -659,13 +842,23 @@ end_idle:
      overdue (abstract time: always, once the status is reached). Bound: it
      acts only while fewer than SWEEPMSGS messages exist (main queue and
      DLQ together), which keeps the queues finite. */
-  atomic {
-    (msgs + dmsgs < SWEEPMSGS) &&
-    ((st == RECEIVED && gracePassed) || (st == PROCESSING && !live) || st == RETRY ||
-     st == FAILED || (st == COMPENSATING && !live)) ->
-    s_st = st; s_ver = ver; s_enq = enq;
-    printf("@ S: record stuck in status %d\n", st)
-  }
+  if
+  :: atomic {
+       (msgs + dmsgs < SWEEPMSGS) &&
+       ((st == RECEIVED && gracePassed) || (st == PROCESSING && !live) || st == RETRY ||
+        st == FAILED || (st == COMPENSATING && !live)) ->
+       s_st = st; s_ver = ver; s_enq = enq;
+       printf("@ S: record stuck in status %d\n", st) }
+  /* a due HELD record (sweepAt = recheckAt): sweep.verdict asks
+     targets.Gate.Blocked(heldOn). Still blocked: recheckAt/sweepAt (and
+     expiresAt) pushed, nothing else (not stuck; no state of the model
+     changes, so it is not a step here). Unblocked, or its target's probe is
+     due (the probe carrier: one held record of the target): released */
+  :: atomic {
+       (msgs + dmsgs < SWEEPMSGS) && st == HELD &&
+       ((hon == ONPAUSE && !paused) || (hon == ONTARGET && (!bopen || pslot == 1))) ->
+       s_ver = ver; printf("@ S: HELD record due, scope unblocked or probe due\n"); goto srelease }
+  fi;
   /* store.(*Table).MarkRequeued: SET enqueuedAt = now IF version = v AND
      status = s AND claimId = c AND enqueuedAt = e */
   if
@@ -688,6 +881,61 @@ end_idle:
        s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }
   :: atomic { fault(); printf("@ S: send failed or died\n"); s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }
   fi
+
+srelease:
+  /* the drain's store.(*Table).Release: HELD -> RETRY IF version = v AND
+     status = HELD (heldOn removed, sweepAt = now + grace: a lost send is
+     re-enqueued by a later sweep) */
+  if
+  :: atomic { st == HELD && ver == s_ver -> st = RETRY; hon = 0; nextver(); s_ver = 0; printf("@ S: released: RETRY\n") }
+  :: atomic { !(st == HELD && ver == s_ver) -> s_ver = 0; printf("@ S: held record moved on\n"); goto end_idle }
+  :: atomic { fault(); s_ver = 0; goto end_idle }   /* error, not applied (applied with its answer lost = a failed send below) */
+  fi;
+  /* Queue.Send (DelaySeconds spreads a batch over its tokens' due times) */
+  if
+  :: atomic { vis[0]++; printf("@ S: held record sent\n"); goto end_idle }
+  :: atomic { fault(); printf("@ S: send of the released record failed\n"); goto end_idle }   /* RETRY, due at now + grace */
+  fi
+}
+
+/* ====================== the target and the operator ====================== */
+
+/* the target goes down, for a while, then comes back (a process of its own:
+   under weak fairness it does come back) */
+proctype Target() {
+end:
+  do
+  :: atomic { outs > 0 && !tdown -> outs--; tdown = true; printf("@ the target goes down\n") }
+  :: atomic { tdown -> tdown = false; printf("@ the target is back\n") }
+  od
+}
+
+/* an operator: hookwall pause handler/<h> (or tenant/<t>), and later
+   hookwall resume, which drains: targets.Gate.Resume, then the drain's
+   Release(scope) queries the held index (GSI held, heldOn = scope) and, per
+   record, takes a token from the target's bucket (the rate limit: a delay,
+   not modelled), releases it and sends it */
+proctype Operator() {
+end:
+  do
+  :: atomic { pauses > 0 && !paused -> pauses--; paused = true; printf("@ O: pause\n") }
+  :: atomic { paused -> paused = false; printf("@ O: resume\n") };
+     /* the held index (eventually consistent) */
+     if
+     :: atomic { st == HELD && hon == ONPAUSE -> d_ver = ver; printf("@ O: drain finds the held record\n") }
+     :: atomic { !(st == HELD && hon == ONPAUSE) -> printf("@ O: drain finds nothing (not held, or the index lags)\n"); goto end }
+     fi;
+     /* store.(*Table).Release, as the sweeper's */
+     if
+     :: atomic { st == HELD && ver == d_ver -> st = RETRY; hon = 0; nextver(); d_ver = 0; printf("@ O: released: RETRY\n") }
+     :: atomic { !(st == HELD && ver == d_ver) -> d_ver = 0; printf("@ O: held record moved on\n"); goto end }
+     :: atomic { fault(); d_ver = 0; goto end }      /* error, or the CLI dies: the sweeper releases it */
+     fi;
+     if
+     :: atomic { vis[0]++; printf("@ O: held record sent\n") }
+     :: atomic { fault(); printf("@ O: send failed\n") }   /* RETRY, due at now + grace: the sweeper re-enqueues it */
+     fi
+  od
 }
 
 /* ============================ time and the outside ============================ */
@@ -716,9 +964,29 @@ end:
      compensator holding it from RECEIVED/RETRY/PROCESSING may give it back
      to the processor ((*Compensator).requeue), whose next attempt calls
      with the same key. */
-  :: atomic { ext_seen && !ext_forgot && (st >= SUCCEEDED) &&
+  :: atomic { ext_seen && !ext_forgot && (st >= SUCCEEDED) && st != HELD &&
               !(st == COMPENSATING && (c_from == RECEIVED || c_from == RETRY || c_from == PROCESSING)) &&
               att_ver[1] == 0 && att_ver[2] == 0 -> ext_forgot = true }
+  /* the breaker's ProbeInterval passes: a probe of the open target is due
+     (ProbeAt <= now); a probe slot taken by an attempt that is gone (it
+     crashed, or gave up before its report) comes due again too */
+  :: atomic { bopen && (pslot == 0 || (pslot == 2 && tok[1] != PROBE && tok[2] != PROBE)) ->
+       pslot = 1; printf("@ a probe of the open target is due\n") }
+  /* other events bound for the same target: their probe may take the slot
+     (and close the breaker when the target is back) ... */
+  :: atomic { bopen && pslot == 1 ->
+       if
+       :: tdown -> pslot = 0; printf("@ another event's probe fails\n")
+       :: else -> bopen = false; bfails = 0; pslot = 0; printf("@ another event's probe: circuit closed\n")
+       fi }
+  /* ... and their calls fail while the target is down: with this event's
+     own failures, or alone, they open the breaker (counting them one by one
+     adds states and nothing else: the event's Report sees the count) */
+  :: atomic { !bopen && tdown -> bopen_(); printf("@ other events' failures open the circuit\n") }
+#ifdef WINDOW_ROLLS
+  /* the breaker's window (60 s) rolls over between calls: its counts restart */
+  :: atomic { !bopen && bfails > 0 -> bfails = 0; printf("@ the breaker's window rolls over\n") }
+#endif
   /* ... and the undo's key, once the compensation is over */
   :: atomic { ext_useen && !ext_uforgot && (st == COMPENSATED || st == DEAD) &&
               att_ver[CP] == 0 -> ext_uforgot = true }
@@ -733,6 +1001,7 @@ init {
 #ifndef NO_SWEEPER
     run Sweeper();
 #endif
+    run Target(); run Operator();
     run Env()
   }
 }
