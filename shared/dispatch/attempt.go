@@ -86,9 +86,19 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 			return errHeld
 		}
 		err = t.runHandler(ctx, reg)
-		t.report(ctx, adm, sub, err)
+		open := t.report(ctx, adm, sub, err)
 		if err != nil {
 			t.failed = reg
+			if open && !registry.IsPermanent(err) && !errors.Is(err, registry.ErrLeaseLost) {
+				// The call that opened the breaker (or a failed probe) is
+				// the outage's, not the event's: hold it like the events
+				// the gate now holds, the attempt given back, so that a
+				// lone event cannot spend its attempts on an outage alone.
+				t.hold = &held{adm: openAdmission(sub.Target), sub: sub}
+				a.Log.WarnContext(ctx, "call failed while the circuit opened; event held", slog.String("handler", reg.Name),
+					slog.String("target", sub.Target), slog.Any("error", err))
+				return errHeld
+			}
 			return err
 		}
 		if i < len(t.regs)-1 {
@@ -151,18 +161,22 @@ func (t *attempt) admit(ctx context.Context, sub Subject) (Admission, error) {
 // permanently. A breaker transition is logged and published as an
 // operational event. A failed report is logged and counted; the attempt
 // goes on.
-func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr error) {
+//
+// It returns whether the target's breaker is open after a failed run: this
+// run opened it, or it was the probe of an open breaker and failed.
+func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr error) (open bool) {
 	cfg := &t.d.cfg
 	if cfg.Gate == nil {
-		return
+		return false
 	}
 	failed := herr != nil && !registry.IsPermanent(herr)
 	tr, err := cfg.Gate.Report(ctx, adm, sub, failed)
 	if err != nil {
 		cfg.Metrics.Count(MetricGateFailed, 1)
 		t.a.Log.WarnContext(ctx, "gate report", slog.String("target", sub.Target), slog.Bool("failed", failed), slog.Any("error", err))
-		return
+		return false
 	}
+	open = failed && (tr.Opened || (adm.Verdict == Probe && !tr.Closed))
 	var op Op
 	switch {
 	case tr.Opened:
@@ -172,10 +186,19 @@ func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr e
 		op = Op{Kind: OpCircuitClosed, Target: tr.Target, At: tr.At}
 		t.a.Log.InfoContext(ctx, "circuit closed: the target's held events drain", slog.String("target", tr.Target))
 	default:
-		return
+		return open
 	}
 	t.d.circuitGauge(ctx, t.a.Log, tr.Target, tr.Opened)
 	t.d.publishOps(ctx, t.a.Log, op)
+	return open
+}
+
+// openAdmission is the hold of an event whose call failed as target's
+// breaker opened (or as its probe): the same reason and scope the gate
+// gives the events it holds for an open breaker; the sweeper rechecks it
+// at the default time (the probe carrier is chosen among the held).
+func openAdmission(target string) Admission {
+	return Admission{Verdict: Hold, Reason: "circuit open: " + target, On: "target#" + target}
 }
 
 // lastErrorOf is lastError of err, "" for nil.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -139,19 +140,28 @@ func TestPausedTargetHoldsAtItsHandler(t *testing.T) {
 }
 
 // A target that keeps failing opens its breaker (an operational event);
-// later events are held, not failed; an event whose attempts ran out on a
-// retryable error publishes attempt exhausted.
+// the event whose call opened it is held, not failed, and so are later
+// events; an event whose attempts ran out before that publishes attempt
+// exhausted.
 func TestOpenBreakerHoldsAndPublishes(t *testing.T) {
 	r := newHoldRig(t, 1)
 	r.fail["b"] = errors.New("503")
-	for _, k := range []string{"line#t1#e1", "line#t1#e2"} {
+	for k, want := range map[string]dispatch.Verdict{"line#t1#e1": dispatch.Failed} {
 		r.claim(t, k)
-		if res := r.handle(t, k); res.Verdict != dispatch.Failed {
-			t.Fatalf("%s: got %v, want failed (attempts exhausted)", k, res.Verdict)
+		if res := r.handle(t, k); res.Verdict != want {
+			t.Fatalf("%s: got %v, want %v (attempts exhausted)", k, res.Verdict, want)
 		}
 	}
-	want := []dispatch.OpKind{dispatch.OpAttemptExhausted, dispatch.OpCircuitOpened, dispatch.OpAttemptExhausted}
-	if got := r.ops.kinds(); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+	r.claim(t, "line#t1#e2")
+	if res := r.handle(t, "line#t1#e2"); res.Verdict != dispatch.Held || !res.Ack {
+		t.Fatalf("the event whose call opened the breaker: got %v (%v), want held", res.Verdict, res.Err)
+	}
+	if rec, _ := r.st.Get(context.Background(), "line#t1#e2"); rec.Status != webhook.StatusHeld || rec.Attempts != 0 ||
+		rec.HeldOn != "target#b.example/t1" {
+		t.Errorf("got %+v, want HELD on target#b.example/t1 with its attempt given back", rec)
+	}
+	want := []dispatch.OpKind{dispatch.OpAttemptExhausted, dispatch.OpCircuitOpened}
+	if got := r.ops.kinds(); !slices.Equal(got, want) {
 		t.Errorf("ops %v, want %v", got, want)
 	}
 	r.claim(t, "line#t1#e3")
@@ -167,5 +177,30 @@ func TestOpenBreakerHoldsAndPublishes(t *testing.T) {
 	r2.claim(t, "line#t1#x")
 	if res := r2.handle(t, "line#t1#x"); res.Verdict != dispatch.Failed || len(r2.ops.kinds()) != 0 {
 		t.Errorf("permanent: got %v and ops %v, want failed and none", res.Verdict, r2.ops.kinds())
+	}
+}
+
+// A lone event to a dead target (the model's finding 6): with MinCalls equal
+// to the attempt limit, the failed call that opens the breaker is the
+// event's last attempt. It must end HELD with that attempt given back, not
+// FAILED by the outage alone.
+func TestLoneEventIsHeldByTheCallThatOpensTheBreaker(t *testing.T) {
+	r := newHoldRig(t, 2) // MinCalls 2, two attempts
+	r.fail["a"] = errors.New("503")
+	const key = "line#t1#lone"
+	r.claim(t, key)
+	if res := r.handle(t, key); res.Verdict != dispatch.Retried {
+		t.Fatalf("attempt 1: got %v (%v), want retried", res.Verdict, res.Err)
+	}
+	res := r.handle(t, key)
+	if res.Verdict != dispatch.Held {
+		t.Fatalf("attempt 2, whose failure opens the breaker: got %v (%v), want held", res.Verdict, res.Err)
+	}
+	rec, _ := r.st.Get(context.Background(), key)
+	if rec.Status != webhook.StatusHeld || rec.Attempts != 1 || rec.HeldOn != "target#a.example/t1" {
+		t.Fatalf("got %+v, want HELD on target#a.example/t1 at attempts 1", rec)
+	}
+	if r.runs["a"] != 2 || r.runs["b"] != 0 {
+		t.Errorf("runs %v, want a twice (MinCalls), b never", r.runs)
 	}
 }
