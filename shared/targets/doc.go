@@ -11,9 +11,12 @@
 //   - A paused scope (handler, tenant or target: [Scope]) holds the event.
 //   - A closed breaker admits. While its window has fewer than MinCalls
 //     calls, or has a failure, each admission reserves its call with one
-//     conditional write, and an admission that would push the window over
-//     the failure rate if every pending call failed waits (at most
-//     Config.Wait) for those outcomes instead of calling; a window that
+//     conditional write. While the window has fewer than MinCalls
+//     outcomes, an admission that would push it over the failure rate if
+//     every pending call failed waits (at most Config.Wait) for those
+//     outcomes instead of calling; once it has MinCalls outcomes it is
+//     judged on them alone (a target failing less than FailureRate keeps
+//     being called at any concurrency: its events are not held); a window that
 //     reached MinCalls successes with no failure admits with no write until
 //     a failure is reported (each instance trusts what it read for at most
 //     [BreakerCacheFor]). So a target dead from the start of a window gets

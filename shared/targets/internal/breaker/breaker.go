@@ -88,8 +88,16 @@ func (p Params) Admit(s State, now int64) Decision {
 		return Roll
 	case p.Free(s, now):
 		return Free
-	case p.tripped(s.Calls, s.Calls-s.Oks):
-		// If every pending call failed the window would open: wait for them.
+	case p.ShouldOpen(s):
+		// The window's outcomes open it: its reporter is opening it.
+		return Wait
+	case s.Fails+s.Oks < p.MinCalls && p.tripped(s.Calls, s.Calls-s.Oks):
+		// The window cannot be judged yet (fewer than MinCalls outcomes)
+		// and would open if every pending call failed: wait for them. This
+		// bounds a target dead from the window's start to MinCalls calls.
+		// Once MinCalls outcomes are in, the window is judged on them, not
+		// on what its pending calls might do: a target failing a share
+		// below FailureRate keeps being called at any concurrency.
 		return Wait
 	}
 	return Reserve
