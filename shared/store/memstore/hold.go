@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -50,34 +49,21 @@ func (s *Store) Held(_ context.Context, on string, limit int32,
 	if on == "" || limit <= 0 {
 		return nil, nil, fmt.Errorf("memstore: held: need a scope and a positive limit, got %q and %d", on, limit)
 	}
-	var after *store.HeldRecord
-	if cursor != nil {
-		k, kok := cursor[store.AttrPK].(*types.AttributeValueMemberS)
-		a, aok := cursor[store.AttrHeldSince].(*types.AttributeValueMemberN)
-		if !kok || !aok {
-			return nil, nil, errors.New("memstore: held: the cursor is not one Held returned")
-		}
-		ms, err := strconv.ParseInt(a.Value, 10, 64)
-		if err != nil {
-			return nil, nil, fmt.Errorf("memstore: held: the cursor's heldSince: %w", err)
-		}
-		after = &store.HeldRecord{Key: k.Value, HeldSince: time.UnixMilli(ms)}
+	key, at, ok, err := heldIndex.read(cursor)
+	if err != nil {
+		return nil, nil, err
 	}
 	found := s.heldOn(on)
-	if after != nil {
-		found = slices.DeleteFunc(found, func(e store.HeldRecord) bool { return compareHeld(e, *after) <= 0 })
+	if ok {
+		after := store.HeldRecord{Key: key, HeldSince: at}
+		found = slices.DeleteFunc(found, func(e store.HeldRecord) bool { return compareHeld(e, after) <= 0 })
 	}
 	if len(found) < int(limit) {
 		return found, nil, nil
 	}
 	found = found[:limit]
 	last := found[len(found)-1]
-	return found, map[string]types.AttributeValue{
-		store.AttrPK:        &types.AttributeValueMemberS{Value: last.Key},
-		store.AttrSK:        &types.AttributeValueMemberS{Value: store.SKEvent},
-		store.AttrHeldOn:    &types.AttributeValueMemberS{Value: on},
-		store.AttrHeldSince: &types.AttributeValueMemberN{Value: strconv.FormatInt(last.HeldSince.UnixMilli(), 10)},
-	}, nil
+	return found, heldIndex.next(last.Key, on, last.HeldSince), nil
 }
 
 // HeldCount counts the records waiting on scope on, as [store.Table.HeldCount].

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -30,17 +29,10 @@ func (s *Store) Stuck(_ context.Context, shard int, before time.Time, limit int3
 	}
 	name := store.ShardName(shard)
 	var after *store.StuckRecord
-	if cursor != nil {
-		k, kok := cursor[store.AttrPK].(*types.AttributeValueMemberS)
-		a, aok := cursor[store.AttrSweepAt].(*types.AttributeValueMemberN)
-		if !kok || !aok {
-			return nil, nil, fmt.Errorf("memstore: stuck: the cursor is not one Stuck returned")
-		}
-		ms, err := strconv.ParseInt(a.Value, 10, 64)
-		if err != nil {
-			return nil, nil, fmt.Errorf("memstore: stuck: the cursor's sweepAt: %w", err)
-		}
-		after = &store.StuckRecord{Key: k.Value, SweepAt: time.UnixMilli(ms)}
+	if key, at, ok, err := sweepIndex.read(cursor); err != nil {
+		return nil, nil, err
+	} else if ok {
+		after = &store.StuckRecord{Key: key, SweepAt: at}
 	}
 	s.mu.Lock()
 	var found []store.StuckRecord
@@ -61,12 +53,7 @@ func (s *Store) Stuck(_ context.Context, shard int, before time.Time, limit int3
 	}
 	found = found[:limit]
 	last := found[len(found)-1]
-	return found, map[string]types.AttributeValue{
-		store.AttrPK:         &types.AttributeValueMemberS{Value: last.Key},
-		store.AttrSK:         &types.AttributeValueMemberS{Value: store.SKEvent},
-		store.AttrSweepShard: &types.AttributeValueMemberS{Value: name},
-		store.AttrSweepAt:    &types.AttributeValueMemberN{Value: strconv.FormatInt(last.SweepAt.UnixMilli(), 10)},
-	}, nil
+	return found, sweepIndex.next(last.Key, name, last.SweepAt), nil
 }
 
 // compareStuck orders index entries as the index does: by sweepAt, then key.
