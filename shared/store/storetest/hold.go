@@ -49,26 +49,10 @@ func (e *env) heldRecord(t *testing.T, k, on string) webhook.Lease {
 // returns the keys listed (at most 20 pages).
 func (e *env) heldKeys(t *testing.T, on string, limit int32) []string {
 	t.Helper()
-	var keys []string
-	var cursor map[string]types.AttributeValue
-	for range 20 {
-		page, next, err := e.s.Held(e.ctx, on, limit, cursor)
-		if err != nil {
-			t.Fatalf("held: %v", err)
-		}
-		if len(page) > int(limit) {
-			t.Fatalf("held: got a page of %d, over the limit %d", len(page), limit)
-		}
-		for _, r := range page {
-			keys = append(keys, r.Key)
-		}
-		if next == nil {
-			return keys
-		}
-		cursor = next
-	}
-	t.Fatalf("held: no end after 20 pages")
-	return nil
+	return allPages(t, "held", limit, func(r store.HeldRecord) string { return r.Key },
+		func(cursor map[string]types.AttributeValue) ([]store.HeldRecord, map[string]types.AttributeValue, error) {
+			return e.s.Held(e.ctx, on, limit, cursor)
+		})
 }
 
 func (e *env) heldCount(t *testing.T, on string) int {

@@ -27,25 +27,36 @@ func keysInShard(shard, n int) []string {
 // page, and returns the keys listed (at most 20 pages).
 func (e *env) stuck(t *testing.T, shard int, before time.Time, limit int32) []string {
 	t.Helper()
+	return allPages(t, "stuck", limit, func(r store.StuckRecord) string { return r.Key },
+		func(cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error) {
+			return e.s.Stuck(e.ctx, shard, before, limit, cursor)
+		})
+}
+
+// allPages reads a sparse index page after page (at most 20) and returns
+// the keys of its entries, failing t on an error or a page over limit.
+func allPages[R any](t *testing.T, op string, limit int32, key func(R) string,
+	page func(cursor map[string]types.AttributeValue) ([]R, map[string]types.AttributeValue, error)) []string {
+	t.Helper()
 	var keys []string
 	var cursor map[string]types.AttributeValue
 	for range 20 {
-		page, next, err := e.s.Stuck(e.ctx, shard, before, limit, cursor)
+		recs, next, err := page(cursor)
 		if err != nil {
-			t.Fatalf("stuck: %v", err)
+			t.Fatalf("%s: %v", op, err)
 		}
-		if len(page) > int(limit) {
-			t.Fatalf("stuck: got a page of %d, over the limit %d", len(page), limit)
+		if len(recs) > int(limit) {
+			t.Fatalf("%s: got a page of %d, over the limit %d", op, len(recs), limit)
 		}
-		for _, r := range page {
-			keys = append(keys, r.Key)
+		for _, r := range recs {
+			keys = append(keys, key(r))
 		}
 		if next == nil {
 			return keys
 		}
 		cursor = next
 	}
-	t.Fatalf("stuck: no end after 20 pages")
+	t.Fatalf("%s: no end after 20 pages", op)
 	return nil
 }
 
