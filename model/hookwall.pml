@@ -170,6 +170,13 @@ byte c_from;           /* webhook.Acquisition.Status: what AcquireCompensation t
 bool everfailed;       /* ghost: the record was once FAILED (store.(*Table).Fail landed) */
 /* ---- the sweeper ---- */
 byte s_st, s_ver, s_enq;  /* the record the sweeper read (store.(*Table).Get) */
+bool sidx;             /* ghost: the record's sweep-index entry is ahead of the
+                          sweeper's cursor (issue #20: sweepAt > the shard's
+                          cursor). Set by every write that sets sweepAt (Claim,
+                          MarkRequeued, Resweep, Hold, Release), kept by the
+                          terminal writes (they leave the entry alone), cleared
+                          when the sweeper's cursor passes the entry. The
+                          sweeper sees only records with sidx. */
 
 /* ---- processors ---- */
 byte att_ver[4];       /* version of the lease p's attempt runs under, 0: no attempt */
@@ -264,6 +271,9 @@ end_idle:
   :: atomic { st == ABSENT ->
        fresh(); st = RECEIVED; ver = 1; enq = tmp; r_enq[me] = tmp; tmp = 0;
        attempts = 0; gracePassed = false; maker = me;
+#ifndef NO_CLAIM_INDEX
+       sidx = true;                     /* sweepAt = now + SweepAfter */
+#endif
        if
        :: printf("@ R%d: claim applied: RECEIVED, epoch %d\n", me, enq); goto send  /* Claimed */
        :: fault(); printf("@ R%d: claim applied, answer lost (timeout)\n", me); goto claim_unknown
@@ -336,6 +346,7 @@ undo:
   :: atomic { st == RECEIVED && ver == 1 && enq == r_enq[me] ->
        /* deleted (answered, or the answer lost: the same state) */
        st = ABSENT; ver = 0; enq = 0; attempts = 0; gracePassed = false; maker = 0;
+       sidx = false;                    /* the item and its index entry are gone */
        printf("@ R%d: Unclaim deleted the record\n", me); goto r503 }
   :: atomic { !(st == RECEIVED && ver == 1 && enq == r_enq[me]) ->
        printf("@ R%d: Unclaim: condition failed, left in place\n", me); goto r503 }
@@ -423,6 +434,9 @@ end_idle:
        if
        :: st == RECEIVED || st == RETRY || (st == PROCESSING && !live) ->
             st = PROCESSING; nextver(); attempts++; owner = me; live = true; att_ver[me] = ver;
+#ifdef NO_CLAIM_INDEX
+            sidx = true;   /* the defect: the index entry paid by the processor's first write */
+#endif
             last_acq = me; last_ver = ver;
             printf("@ P%d: lease acquired, attempt %d\n", me, attempts)
        :: terminal(st) -> printf("@ P%d: already terminal (%d): ack\n", me, st); ack(); goto end_idle  /* AcquireDone */
@@ -595,14 +609,14 @@ hold:
        if
        :: held(me) ->
             assert(last_acq == me && last_ver == att_ver[me]);
-            st = HELD; hon = on; on = 0; nextver(); owner = 0; live = false; attempts--;
+            st = HELD; hon = on; on = 0; nextver(); owner = 0; live = false; attempts--; sidx = true;
             printf("@ P%d: HELD on %d (attempts %d)\n", me, hon, attempts)
        :: else -> printf("@ P%d: hold fenced off: lease lost\n", me); on = 0; giveback(); goto end_idle
        fi }
   :: atomic { fault(); on = 0; giveback(); goto end_idle }      /* error (not applied) or died: Errored */
   :: atomic { fault();                                          /* applied, answer lost: Errored */
        if
-       :: held(me) -> assert(last_acq == me && last_ver == att_ver[me]); st = HELD; hon = on; nextver(); owner = 0; live = false; attempts--
+       :: held(me) -> assert(last_acq == me && last_ver == att_ver[me]); st = HELD; hon = on; nextver(); owner = 0; live = false; attempts--; sidx = true
        :: else
        fi;
        on = 0; giveback(); goto end_idle }
@@ -836,39 +850,66 @@ cacked:
 
 proctype Sweeper() {
 end_idle:
-  /* sweep.(*run).shard/record: store.(*Table).Stuck (the sweep index) then
-     Get, and sweep.(*Sweeper).verdict: stuck means RECEIVED past its grace,
+  /* sweep.(*run).shard/record. Issue #20: per shard, store.(*Table).Stuck
+     reads the index entries with cursor < sweepAt <= now - SweepLag from
+     the shard's persistent cursor (SweepCursor / AdvanceSweepCursor): the
+     sweeper sees a record only while its entry is ahead of the cursor
+     (sidx). It reads the record (GetMany, then Get) and passes a terminal
+     one: the cursor moves past its entry (sidx = false). Otherwise
+     sweep.(*Sweeper).verdict: stuck means RECEIVED past its grace,
      PROCESSING or COMPENSATING with its lease run out, RETRY or FAILED long
-     overdue (abstract time: always, once the status is reached). Bound: it
-     acts only while fewer than SWEEPMSGS messages exist (main queue and
-     DLQ together), which keeps the queues finite. */
+     overdue (abstract time: always, once the status is reached). Due but
+     not stuck yet (RECEIVED inside its grace, a live lease): Resweep moves
+     sweepAt to when it would be stuck, ahead of the cursor (sidx stays; no
+     state of the model changes, so it is not a step here). The cursor
+     passes the entry of the record it handles (sidx = false) and stays
+     before it when the handling fails (sidx = true again: read next run);
+     a write that sets sweepAt (MarkRequeued, Resweep, Hold, Release, a new
+     claim) puts the entry ahead again. Bound: the sweeper acts only while
+     fewer than SWEEPMSGS messages exist (main queue and DLQ together),
+     which keeps the queues finite. */
   if
   :: atomic {
-       (msgs + dmsgs < SWEEPMSGS) &&
+       (msgs + dmsgs < SWEEPMSGS) && sidx && terminal(st) ->
+       sidx = false; printf("@ S: terminal record passed\n"); goto end_idle }
+  :: atomic {
+       (msgs + dmsgs < SWEEPMSGS) && sidx &&
        ((st == RECEIVED && gracePassed) || (st == PROCESSING && !live) || st == RETRY ||
         st == FAILED || (st == COMPENSATING && !live)) ->
-       s_st = st; s_ver = ver; s_enq = enq;
+       s_st = st; s_ver = ver; s_enq = enq; sidx = false;
        printf("@ S: record stuck in status %d\n", st) }
   /* a due HELD record (sweepAt = recheckAt): sweep.verdict asks
      targets.Gate.Blocked(heldOn). Still blocked: recheckAt/sweepAt (and
-     expiresAt) pushed, nothing else (not stuck; no state of the model
-     changes, so it is not a step here). Unblocked, or its target's probe is
-     due (the probe carrier: one held record of the target): released */
+     expiresAt) pushed, ahead of the cursor, nothing else (not stuck; no
+     state of the model changes, so it is not a step here). Unblocked, or
+     its target's probe is due (the probe carrier: one held record of the
+     target): released */
   :: atomic {
-       (msgs + dmsgs < SWEEPMSGS) && st == HELD &&
+       (msgs + dmsgs < SWEEPMSGS) && sidx && st == HELD &&
        ((hon == ONPAUSE && !paused) || (hon == ONTARGET && (!bopen || pslot == 1))) ->
-       s_ver = ver; printf("@ S: HELD record due, scope unblocked or probe due\n"); goto srelease }
+       s_ver = ver; sidx = false; printf("@ S: HELD record due, scope unblocked or probe due\n"); goto srelease }
+#ifdef SWEEP_CURSOR_SKIPS
+  /* the defect: a record due but not stuck yet is passed without a Resweep */
+  :: atomic {
+       (msgs + dmsgs < SWEEPMSGS) && sidx &&
+       ((st == RECEIVED && !gracePassed) || ((st == PROCESSING || st == COMPENSATING) && live)) ->
+       sidx = false; printf("@ S: due, not stuck yet: passed without a resweep (status %d)\n", st); goto end_idle }
+#endif
   fi;
-  /* store.(*Table).MarkRequeued: SET enqueuedAt = now IF version = v AND
-     status = s AND claimId = c AND enqueuedAt = e */
+  /* store.(*Table).MarkRequeued: SET enqueuedAt = now, sweepAt = now +
+     SweepAfter IF version = v AND status = s AND claimId = c AND
+     enqueuedAt = e */
   if
   :: atomic { st == s_st && ver == s_ver && enq == s_enq ->
-       fresh(); enq = tmp; tmp = 0;
+       fresh(); enq = tmp; tmp = 0; sidx = true;
        if :: st == RECEIVED -> gracePassed = false :: else fi;
        printf("@ S: marked requeued, epoch %d\n", enq) }
   :: atomic { !(st == s_st && ver == s_ver && enq == s_enq) ->
+#ifndef MOVED_ON_PASSES
+       sidx = true;   /* not handled: the cursor stays before it, read again next run */
+#endif
        printf("@ S: record moved on: left alone\n"); s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }
-  :: atomic { fault(); s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }   /* error (or applied, answer lost: the same) */
+  :: atomic { fault(); sidx = true; s_st = 0; s_ver = 0; s_enq = 0; goto end_idle }   /* error (or applied, answer lost: the same) */
   fi;
   /* sweep.(*run).resend: Queue.Send (requeue) or DLQ.SendDeadLetter
      (FAILED, COMPENSATING); a failed send only resweeps (stays due) */
@@ -887,9 +928,13 @@ srelease:
      status = HELD (heldOn removed, sweepAt = now + grace: a lost send is
      re-enqueued by a later sweep) */
   if
-  :: atomic { st == HELD && ver == s_ver -> st = RETRY; hon = 0; nextver(); s_ver = 0; printf("@ S: released: RETRY\n") }
-  :: atomic { !(st == HELD && ver == s_ver) -> s_ver = 0; printf("@ S: held record moved on\n"); goto end_idle }
-  :: atomic { fault(); s_ver = 0; goto end_idle }   /* error, not applied (applied with its answer lost = a failed send below) */
+  :: atomic { st == HELD && ver == s_ver -> st = RETRY; hon = 0; nextver(); s_ver = 0; sidx = true; printf("@ S: released: RETRY\n") }
+  :: atomic { !(st == HELD && ver == s_ver) ->
+#ifndef MOVED_ON_PASSES
+       sidx = true;   /* not handled: the cursor stays before it */
+#endif
+       s_ver = 0; printf("@ S: held record moved on\n"); goto end_idle }
+  :: atomic { fault(); sidx = true; s_ver = 0; goto end_idle }   /* error, not applied (applied with its answer lost = a failed send below) */
   fi;
   /* Queue.Send (DelaySeconds spreads a batch over its tokens' due times) */
   if
@@ -927,7 +972,7 @@ end:
      fi;
      /* store.(*Table).Release, as the sweeper's */
      if
-     :: atomic { st == HELD && ver == d_ver -> st = RETRY; hon = 0; nextver(); d_ver = 0; printf("@ O: released: RETRY\n") }
+     :: atomic { st == HELD && ver == d_ver -> st = RETRY; hon = 0; nextver(); d_ver = 0; sidx = true; printf("@ O: released: RETRY\n") }
      :: atomic { !(st == HELD && ver == d_ver) -> d_ver = 0; printf("@ O: held record moved on\n"); goto end }
      :: atomic { fault(); d_ver = 0; goto end }      /* error, or the CLI dies: the sweeper releases it */
      fi;
