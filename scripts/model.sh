@@ -33,6 +33,24 @@
 #                                call that opens the breaker still spends the
 #                                attempt; FAILED for an outage alone must be
 #                                found
+#   Runs 13-16 check the sweep index read from a cursor (issue #20: the
+#   terminal writes keep the entry; the sweeper passes terminal records and
+#   sees a record only while its entry is ahead of the shard's cursor). The
+#   stranded claim of -DNO_GRACE_FIX stands for every record only the
+#   sweeper can save (target up, nothing paused, no extra duplicate):
+#  13. stranded-claim-swept, -DNO_GRACE_FIX with the sweeper, faults 2
+#                                liveness must pass: the sweeper behind its
+#                                cursor still rescues the stranded claim
+#  14. -DNO_CLAIM_INDEX          the claim writes no index entry (only the
+#                                processor's first write would): the
+#                                acceptance cycle must be found
+#  15. -DSWEEP_CURSOR_SKIPS      the cursor passes a due record that is not
+#                                stuck yet without a Resweep: the acceptance
+#                                cycle must be found
+#  16. -DMOVED_ON_PASSES         the cursor passes a record that moved on
+#                                between the sweeper's read and its
+#                                MarkRequeued (a take-over, then the
+#                                receiver dies): the cycle must be found
 #
 # Exit 0 only when every run ends as expected. Non-interactive: installs the
 # Debian package spin when it is missing and we are root, otherwise stops
@@ -161,9 +179,17 @@ run hold-faults-liveness pass "-DMAXFAULTS=$HOLD_FAULTS -DMAXDUPS=0 -DPAUSES=0" 
 run defect-no-hold-guard assert "-DNO_HOLD_GUARD -DMAXFAULTS=0"  "-DSAFETY -DNOCLAIM" "-m100000" -O0 "osince[me]"
 run defect-hold-at-admission-only assert "-DNO_HOLD_AFTER_CALL -DMAXFAULTS=0" "-DSAFETY -DNOCLAIM" "-m100000" -O0 "(faults<0)"
 
+# the sweep index behind a cursor (issue #20); the stranded claim of
+# NO_GRACE_FIX is the record only the sweeper saves
+swept="-DNO_GRACE_FIX -DMAXDUPS=0 $up"
+run stranded-claim-swept pass "$swept -DMAXFAULTS=2"            "-DNFAIR=4" "-a -f -A -m100000" -O0
+run defect-no-claim-index cycle "$swept -DNO_CLAIM_INDEX -DMAXFAULTS=1" "-DNFAIR=4" "-a -f -A -m100000" -O0
+run defect-cursor-skips cycle "$swept -DSWEEP_CURSOR_SKIPS -DMAXFAULTS=1" "-DNFAIR=4" "-a -f -A -m100000" -O0
+run defect-moved-on-passes cycle "$swept -DMOVED_ON_PASSES -DMAXFAULTS=2" "-DNFAIR=4" "-a -f -A -m100000" -O0
+
 echo
 if [[ $fail -ne 0 ]]; then
 	echo "model.sh: FAILED (an unexpected result above)"
 	exit 1
 fi
-echo "model.sh: all twelve runs as expected"
+echo "model.sh: all sixteen runs as expected"
