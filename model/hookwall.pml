@@ -27,6 +27,11 @@
  *   refunded, message acknowledged) and after a failed call that leaves the
  *   breaker open; the sweeper releasing a due HELD record once its scope is
  *   unblocked, or as the probe carrier when a probe is due.
+ *   Issue #20 adds the sweep index read from a cursor: the terminal writes
+ *   keep the record's index entry, the sweeper reads each shard from a
+ *   persistent cursor, passes terminal records and sees a record only while
+ *   its entry is ahead of the cursor (the ghost sidx, set by every write
+ *   that sets sweepAt: the claim, MarkRequeued, Resweep, Hold, Release).
  *
  * The abstraction (see model/README.md for the full list)
  *   - Every DynamoDB / SQS call is one atomic step whose outcome is chosen
@@ -81,7 +86,13 @@
  * MAXATT), -DNO_HOLD_GUARD (the admission ignored: a call while open is
  * found), -DNO_HOLD_AFTER_CALL (hold at admission only: FAILED for an outage
  * alone is found), -DWINDOW_ROLLS (the breaker's window may restart between
- * an event's calls: FAILED for an outage alone is found).
+ * an event's calls: FAILED for an outage alone is found), -DNO_CLAIM_INDEX
+ * (the claim writes no sweep-index entry, the processor's first write
+ * does: with -DNO_GRACE_FIX the stranded claim is lost again),
+ * -DSWEEP_CURSOR_SKIPS (the cursor passes a due record not stuck yet
+ * without a Resweep: the same), -DMOVED_ON_PASSES (the cursor passes a
+ * record that moved on between the sweeper's read and its MarkRequeued or
+ * Release: the same, after a take-over whose receiver dies).
  */
 
 #ifndef MAXFAULTS
