@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,23 +65,81 @@ func TestDuplicatesAnsweredFromTheHandOffCacheAreNotOnTheRecord(t *testing.T) {
 	}
 }
 
-// uncountable is a store whose delivery counts fail.
-type uncountable struct{ *memStore }
-
-func (uncountable) CountDelivery(context.Context, *store.Record) (bool, error) {
-	return false, errors.New("dynamodb: throttled")
+// countCounter counts the CountDelivery calls, and makes each fail when
+// fail is set.
+type countCounter struct {
+	*memStore
+	counts atomic.Int64
+	fail   bool
 }
 
-func TestAFailedDeliveryCountDoesNotChangeTheAnswer(t *testing.T) {
-	st, q := newMemStore(), &memQueue{}
-	h := newTestHandler(t, uncountable{st}, q, func(c *Config) { c.Now = st.now })
+func (c *countCounter) CountDelivery(ctx context.Context, rec *store.Record) (bool, error) {
+	c.counts.Add(1)
+	if c.fail {
+		return false, errors.New("dynamodb: throttled")
+	}
+	return c.memStore.CountDelivery(ctx, rec)
+}
+
+// uncount makes key's record one claimed before the claim counted
+// deliveries (no `deliveries`): a duplicate's claim cannot count it.
+func (m *memStore) uncount(t *testing.T, key string) {
+	t.Helper()
+	rec := m.record(t, key)
+	rec.Deliveries, rec.LastDeliveryAt = 0, 0
+	m.Put(rec)
+}
+
+func TestADuplicateCountedByItsClaimIsNotCountedAgain(t *testing.T) {
+	st := &countCounter{memStore: newMemStore()}
+	h := newTestHandler(t, st, &memQueue{}, func(c *Config) { c.Now = st.now })
+	body := lineBody("E1")
+	// The record stays RECEIVED, inside the grace: the duplicates get 503
+	// and reach the table, whose claim counts them (a finished record
+	// whose terminal write removed its sweep attributes is counted apart:
+	// see TestADuplicateItsClaimDidNotCountIsCountedOnce).
+	for i, want := range []int{http.StatusOK, http.StatusServiceUnavailable, http.StatusServiceUnavailable} {
+		if got := deliver(t, h, body); got != want {
+			t.Fatalf("delivery %d: status %d, want %d", i+1, got, want)
+		}
+	}
+	if rec := st.record(t, "line#acme#E1"); rec.DeliveryCount() != 3 || st.counts.Load() != 0 {
+		t.Errorf("got %d deliveries and %d CountDelivery calls; want 3 and none (each claim counted its own)",
+			rec.DeliveryCount(), st.counts.Load())
+	}
+}
+
+func TestADuplicateItsClaimDidNotCountIsCountedOnce(t *testing.T) {
+	st := &countCounter{memStore: newMemStore()}
+	h := newTestHandler(t, st, &memQueue{}, func(c *Config) { c.Now = st.now })
 	body := lineBody("E1")
 	if got := deliver(t, h, body); got != http.StatusOK {
 		t.Fatalf("delivery 1: status %d", got)
 	}
 	st.processAll()
+	st.uncount(t, "line#acme#E1")
+	if got := deliver(t, h, body); got != http.StatusOK {
+		t.Fatalf("delivery 2: status %d", got)
+	}
+	if rec := st.record(t, "line#acme#E1"); rec.DeliveryCount() != 2 || st.counts.Load() != 1 {
+		t.Errorf("got %d deliveries and %d CountDelivery calls; want 2 and 1", rec.DeliveryCount(), st.counts.Load())
+	}
+}
+
+func TestAFailedDeliveryCountDoesNotChangeTheAnswer(t *testing.T) {
+	st := &countCounter{memStore: newMemStore(), fail: true}
+	h := newTestHandler(t, st, &memQueue{}, func(c *Config) { c.Now = st.now })
+	body := lineBody("E1")
+	if got := deliver(t, h, body); got != http.StatusOK {
+		t.Fatalf("delivery 1: status %d", got)
+	}
+	st.processAll()
+	st.uncount(t, "line#acme#E1")
 	if got := deliver(t, h, body); got != http.StatusOK {
 		t.Errorf("duplicate whose count failed: status %d, want 200", got)
+	}
+	if st.counts.Load() != 1 {
+		t.Errorf("CountDelivery calls: got %d, want 1", st.counts.Load())
 	}
 }
 

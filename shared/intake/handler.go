@@ -505,8 +505,8 @@ func (h *Handler) admitWave(ctx context.Context, items []admitted, start, claimB
 			return
 		}
 		rec := it.res.Record
-		if it.res.Outcome == store.Duplicate {
-			h.countDelivery(ctx, it, claimBy)
+		if it.res.Outcome == store.Duplicate && !it.res.Counted {
+			h.countDelivery(ctx, it, claimBy) // the claim could not count it
 		}
 		if rec.Status != webhook.StatusReceived {
 			return // past RECEIVED: on its way.
@@ -607,8 +607,9 @@ func (h *Handler) admitWave(ctx context.Context, items []admitted, start, claimB
 }
 
 // countDelivery records on the record a duplicate delivery that reached
-// the table (see [store.Table.CountDelivery]): one more write, made only
-// while the claims' part of the budget lasts. It is what operators see,
+// the table and that its claim did not count (see [store.Table.Claim] and
+// [store.Table.CountDelivery]): one more write, made only while the
+// claims' part of the budget lasts. It is what operators see,
 // not what the answer depends on: a failure is logged and counted
 // (MetricDeliveryNotCounted), never answered with an error.
 func (h *Handler) countDelivery(ctx context.Context, it *admitted, claimBy time.Time) {

@@ -34,6 +34,24 @@ func failedCall(i int) webhook.Call {
 		Error: strings.Repeat("e", webhook.MaxCallError), Snippet: strings.Repeat("s", webhook.MaxCallSnippet)}
 }
 
+// duplicate makes a duplicate delivery of ev as the receiver does (the
+// claim, then CountDelivery when the claim did not count it) and returns
+// its table write units and calls.
+func (p *pipeline) duplicate(t *testing.T, ev store.NewEvent) (float64, int) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := p.table.Claim(ctx, ev, time.Hour)
+	if err != nil || res.Outcome != store.Duplicate {
+		t.Fatalf("duplicate claim of %s: %v, %v", ev.Key, res.Outcome, err)
+	}
+	if !res.Counted {
+		if ok, err := p.table.CountDelivery(ctx, res.Record); !ok || err != nil {
+			t.Fatalf("count delivery of %s: %v, %v", ev.Key, ok, err)
+		}
+	}
+	return p.writeUnits()
+}
+
 // writeUnits returns the table write units of the calls made since the last take, and how many calls.
 func (p *pipeline) writeUnits() (float64, int) {
 	var wcu float64
@@ -48,9 +66,10 @@ func (p *pipeline) writeUnits() (float64, int) {
 
 // TestCostOfCallsAndDeliveries measures, on DynamoDB Local, what issue 19's
 // operator view costs in write units on a peer-sized LINE event: a
-// duplicate delivery's claim before (the failed conditional PutItem alone)
-// and after (plus CountDelivery); a completion without calls, with one 2xx
-// call and after eight large failed calls; and the record's size then.
+// duplicate delivery, as the receiver makes it (its claim, which counts it,
+// and CountDelivery only when the claim could not), of a RECEIVED record
+// and of a SUCCEEDED one; a completion without calls, with one 2xx call and
+// after eight large failed calls; and the record's size then.
 // With HOOKWALL_CALLCOST_TABLE set it also writes the table to that file.
 func TestCostOfCallsAndDeliveries(t *testing.T) {
 	p := newOneStepPipeline(t)
@@ -61,30 +80,41 @@ func TestCostOfCallsAndDeliveries(t *testing.T) {
 	}
 	b.WriteString("| write | table WCU | DynamoDB calls | record after |\n|---|---|---|---|\n")
 
-	// A duplicate delivery: the claim that finds the record, then its count.
+	// Duplicate deliveries, as the receiver makes them.
 	ev := peerEvent("line#tenant-01#01HQXYZABCDEFGHJKMNPQRSDUP")
 	if res, err := p.table.Claim(ctx, ev, time.Hour); err != nil || res.Outcome != store.Claimed {
 		t.Fatalf("claim: %v, %v", res.Outcome, err)
+	}
+	p.cap.takeCalls()
+	wcu, calls := p.duplicate(t, ev)
+	row("duplicate of a RECEIVED record: its claim counts it", wcu, calls, fmt.Sprintf("%d B", p.recordBytes(t, ev.Key)))
+	if calls != 1 || wcu != 1 {
+		t.Errorf("duplicate of a RECEIVED record: %.1f WCU in %d calls; want 1 WCU, 1 call", wcu, calls)
 	}
 	l := p.lease(t, ev.Key)
 	if ok, err := p.table.Complete(ctx, l, time.Now().Add(time.Hour)); !ok || err != nil {
 		t.Fatalf("complete: %v, %v", ok, err)
 	}
+	// A terminal write that removes the sweep attributes leaves a record
+	// the claim cannot count on (it would set them again): CountDelivery
+	// counts it, a second write. One that keeps them (the sweep cursor,
+	// issue 20) leaves the count to the claim.
+	rec, err := p.table.Get(ctx, ev.Key)
+	if err != nil || rec == nil {
+		t.Fatalf("get: %v, %v", rec, err)
+	}
 	p.cap.takeCalls()
-	res, err := p.table.Claim(ctx, ev, time.Hour)
-	if err != nil || res.Outcome != store.Duplicate {
-		t.Fatalf("duplicate claim: %v, %v", res.Outcome, err)
-	}
-	dupWCU, dupCalls := p.writeUnits()
-	row("duplicate: claim (before and after)", dupWCU, dupCalls, fmt.Sprintf("%d B", p.recordBytes(t, ev.Key)))
-	if ok, err := p.table.CountDelivery(ctx, res.Record); !ok || err != nil {
-		t.Fatalf("count delivery: %v, %v", ok, err)
-	}
-	cntWCU, cntCalls := p.writeUnits()
+	wcu, calls = p.duplicate(t, ev)
 	size := p.recordBytes(t, ev.Key)
-	row("duplicate: CountDelivery (after only)", cntWCU, cntCalls, fmt.Sprintf("%d B", size))
-	if cntCalls != 1 || cntWCU != 1 || size > store.InlineRecordBytes {
-		t.Errorf("count delivery: %.1f WCU in %d calls, record %d B; want 1 WCU, 1 call, within %d B", cntWCU, cntCalls, size, store.InlineRecordBytes)
+	note := "its claim counts it"
+	wantWCU, wantCalls := 1.0, 1
+	if rec.SweepShard == "" {
+		note, wantWCU, wantCalls = "claim + CountDelivery (the completion removed the sweep attributes)", 2, 2
+	}
+	row("duplicate of a SUCCEEDED record: "+note, wcu, calls, fmt.Sprintf("%d B", size))
+	if calls != wantCalls || wcu != wantWCU || size > store.InlineRecordBytes {
+		t.Errorf("duplicate of a SUCCEEDED record: %.1f WCU in %d calls, record %d B; want %.1f WCU, %d calls, within %d B",
+			wcu, calls, size, wantWCU, wantCalls, store.InlineRecordBytes)
 	}
 
 	// Completions: no call, one 2xx call, after eight failed calls.
@@ -108,8 +138,16 @@ func TestCostOfCallsAndDeliveries(t *testing.T) {
 		wcu, n := p.writeUnits()
 		size := p.recordBytes(t, ev.Key)
 		row(c.name, wcu, n, fmt.Sprintf("%d B", size))
-		if wcu != 1 || size > store.InlineRecordBytes {
-			t.Errorf("%s: %.1f WCU, record %d B; want 1 WCU, within %d B", c.name, wcu, size, store.InlineRecordBytes)
+		// The record, its count (34 B, issue 20) included, stays within
+		// one write unit through a happy path without calls; a call adds
+		// some 80 B, which Prepare does not reserve (docs/OPERATIONS.md),
+		// so the completion writes what the record weighs.
+		want := 1.0
+		if len(c.calls) > 0 {
+			want = float64((size + store.InlineRecordBytes - 1) / store.InlineRecordBytes)
+		}
+		if wcu != want || (len(c.calls) == 0 && size > store.InlineRecordBytes) {
+			t.Errorf("%s: %.1f WCU, record %d B; want %.0f WCU (within %d B without calls)", c.name, wcu, size, want, store.InlineRecordBytes)
 		}
 	}
 	// The peer workload's happy path: one journaled step (kept in the

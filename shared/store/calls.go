@@ -25,13 +25,15 @@ const (
 	// AttrCallCount counts every call made for the event.
 	AttrCallCount = "callCount"
 	// AttrDeliveries counts the deliveries of the event that reached the
-	// table, the first included. A claim does not write it (a record no
-	// duplicate reached has none, and counts 1: see [Record.DeliveryCount]),
-	// so a unique event pays nothing for it; each duplicate's
-	// [Table.CountDelivery] adds one.
+	// table, the first included. The claim writes it (1) in the record it
+	// creates, and a duplicate's claim adds one in its own single write
+	// ([Table.Claim]); a duplicate whose claim could not count it (see
+	// there) is counted by [Table.CountDelivery]. A record claimed before
+	// the claim wrote it has none until its first duplicate, and counts 1
+	// (see [Record.DeliveryCount]).
 	AttrDeliveries = "deliveries"
-	// AttrLastDeliveryAt is when the latest duplicate reached the table
-	// (ms; absent: receivedAt).
+	// AttrLastDeliveryAt is when the latest delivery reached the table (ms;
+	// the claim's receivedAt until a duplicate's; absent: receivedAt).
 	AttrLastDeliveryAt = "lastDeliveryAt"
 )
 
@@ -102,14 +104,15 @@ func (r *Record) LastDelivery() int64 {
 }
 
 // CountDelivery records on rec's record one more delivery that reached the
-// table (a claim that found it Duplicate): one UpdateItem that adds one to
-// `deliveries` (counting the first when absent) and sets `lastDeliveryAt`,
-// on condition that the record is still rec's claim. It costs one write
-// unit per KB of the record; the claim that found the duplicate costs the
-// same again. It does not touch version, history or the sweep
-// attributes: a count is not a transition. counted is false when the
-// record is gone or was claimed anew; rec is updated with the new count
-// when counted.
+// table, for a claim that found it Duplicate without counting it
+// ([ClaimResult.Counted] unset: the record lacked an attribute the claim
+// sets, see [Table.Claim]): one UpdateItem that adds one to `deliveries`
+// (counting the first when absent) and sets `lastDeliveryAt`, on condition
+// that the record is still rec's claim. It costs one write unit per KB of
+// the record, on top of the claim's. It does not touch version, history
+// or the sweep attributes: a count is not a transition. counted is false
+// when the record is gone or was claimed anew; rec is updated with the new
+// count when counted.
 func (t *Table) CountDelivery(ctx context.Context, rec *Record) (counted bool, err error) {
 	out, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           &t.name,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -117,28 +119,31 @@ func (ev *NewEvent) StoredPayloadBytes() int { return valueSize(ev.stored) }
 // ClaimRecord returns the record a claim of ev creates at now, as
 // [Table.Claim] writes it (and the in-memory store keeps it): RECEIVED at
 // version 1 with a new claim id and its claim's history entry (written by
-// function), kept for window and due to the sweeper after sweepAfter. It
+// function), kept for window and due to the sweeper after sweepAfter, and
+// counting its first delivery (deliveries 1, lastDeliveryAt now). It
 // carries no payload; PayloadRef is set once ev is prepared ([NewEvent.Prepare]).
 func (ev *NewEvent) ClaimRecord(now time.Time, window, sweepAfter time.Duration, function string) *Record {
 	rec := &Record{
-		Key:         ev.Key,
-		SK:          SKEvent,
-		Status:      webhook.StatusReceived,
-		Version:     1,
-		Provider:    ev.Provider,
-		Tenant:      ev.Tenant,
-		EventType:   ev.EventType,
-		ReceivedAt:  now.UnixMilli(),
-		UpdatedAt:   now.UnixMilli(),
-		EnqueuedAt:  now.UnixMilli(),
-		ExpiresAt:   now.Add(window).Unix(),
-		PayloadHash: ev.PayloadHash,
-		PayloadRef:  ev.ref,
-		TraceID:     ev.TraceID,
-		ClaimID:     newClaimID(),
-		SweepShard:  shardName(ShardOf(ev.Key)),
-		SweepAt:     now.Add(sweepAfter).UnixMilli(),
-		History:     []webhook.HistoryEntry{newHistoryEntry(function, now, "", webhook.StatusReceived, 1, 0, "", "")},
+		Key:            ev.Key,
+		SK:             SKEvent,
+		Status:         webhook.StatusReceived,
+		Version:        1,
+		Provider:       ev.Provider,
+		Tenant:         ev.Tenant,
+		EventType:      ev.EventType,
+		ReceivedAt:     now.UnixMilli(),
+		UpdatedAt:      now.UnixMilli(),
+		EnqueuedAt:     now.UnixMilli(),
+		ExpiresAt:      now.Add(window).Unix(),
+		PayloadHash:    ev.PayloadHash,
+		PayloadRef:     ev.ref,
+		TraceID:        ev.TraceID,
+		ClaimID:        newClaimID(),
+		SweepShard:     shardName(ShardOf(ev.Key)),
+		SweepAt:        now.Add(sweepAfter).UnixMilli(),
+		History:        []webhook.HistoryEntry{newHistoryEntry(function, now, "", webhook.StatusReceived, 1, 0, "", "")},
+		Deliveries:     1,
+		LastDeliveryAt: now.UnixMilli(),
 	}
 	if !ev.OccurredAt.IsZero() {
 		rec.OccurredAt = ev.OccurredAt.UnixMilli()
@@ -151,14 +156,50 @@ func (ev *NewEvent) ClaimRecord(now time.Time, window, sweepAfter time.Duration,
 type ClaimResult struct {
 	Outcome ClaimOutcome
 	Record  *Record
+	// Counted is set on a Duplicate whose claim also counted the delivery
+	// on the record (its Deliveries and LastDeliveryAt are the new count):
+	// the caller must not count it again. A Duplicate without it is
+	// counted by [Table.CountDelivery], if at all.
+	Counted bool
 }
 
-// Claim creates the event's record (status RECEIVED, version 1) with one
-// conditional PutItem: `attribute_not_exists(pk) OR expiresAt < :now`. The
-// record expires (TTL) after window. It carries its first history entry
-// (to RECEIVED) and the sweep attributes (its shard, and sweepAt = now +
-// SweepAfter). A live record already there gives
-// Duplicate or Conflict, with that record, and no error.
+// Claim creates the event's record (status RECEIVED, version 1), or counts
+// one more delivery on the live record of the same payload, in one
+// conditional UpdateItem. Every attribute of the record is set with
+// if_not_exists(a, :a), and the count with `deliveries =
+// if_not_exists(deliveries, 0) + 1, lastDeliveryAt = now`, on condition
+//
+//	attribute_not_exists(pk) OR (claimId <> :claimId AND expiresAt >= :now
+//	AND payloadHash = :hash AND attribute_exists(a) for every a it sets)
+//
+// with ReturnValues ALL_OLD. No old item: the record was created, exactly
+// as [NewEvent.ClaimRecord] (deliveries 1): Claimed. An old item: every
+// attribute the update sets was already there, so it changed nothing but
+// the count: Duplicate, Counted, with the record as it is now. The record
+// expires (TTL) after window; it carries its first history entry (to
+// RECEIVED) and the sweep attributes (its shard, and sweepAt = now +
+// SweepAfter).
+//
+// When the condition fails, DynamoDB returns the record
+// (ReturnValuesOnConditionCheckFailure ALL_OLD) and nothing was written:
+//   - an expired record (expiresAt < now, not yet deleted by the TTL) is
+//     claimed anew with a conditional PutItem of the new record,
+//     `attribute_not_exists(pk) OR expiresAt < :now` (a second write, only
+//     for a key delivered again after its window);
+//   - a record of another payload hash gives Conflict, not counted;
+//   - a record of the same hash that lacks an attribute the claim would set
+//     (an optional one: traceId, occurredAt, the payload in another form,
+//     the sweep attributes a terminal write removed, the count of a record
+//     claimed before the count rode in the claim) gives Duplicate, not
+//     Counted: setting it would change the record, so the caller counts
+//     the delivery with CountDelivery;
+//   - a record with the claim id this call sent is this call's own write,
+//     applied by an earlier attempt whose answer was lost (the SDK retried):
+//     Claimed, with that record.
+//
+// A live record there gives Duplicate or Conflict, with that record (its
+// count updated when Counted), and no error: a Duplicate never changes
+// the record but for its count.
 //
 // A payload that does not stay in the record (see Prepare) is first written
 // to its own item, with one conditional PutItem that keeps an item of the
@@ -166,7 +207,7 @@ type ClaimResult struct {
 // expiresAt < now + window + PayloadRetention`, written to expire at now +
 // 2×window + PayloadRetention (so a duplicate inside the window keeps it,
 // and a claim after the window renews it). The record then refers to it
-// (payloadRef); the claim's PutItem follows only once the payload item is
+// (payloadRef); the claim's write follows only once the payload item is
 // there, so every record has its payload. A Duplicate whose record refers
 // to the same payload carries it (the caller's own); a record of another
 // payload carries none (its envelope asks the processor to read it, see
@@ -176,9 +217,10 @@ type ClaimResult struct {
 //
 // When the call fails, the write may still have been applied (a timeout
 // whose request reached DynamoDB): the result then carries the record that
-// was sent, so the caller can Unclaim it by its claim id. A failure caused by
-// the event itself (DynamoDB's validation) wraps [webhook.ErrMalformed] or
-// [webhook.ErrTooLarge]; nothing was written then.
+// was sent, so the caller can Unclaim it by its claim id (an applied count
+// on another claim's record is left alone by Unclaim's condition). A
+// failure caused by the event itself (DynamoDB's validation) wraps
+// [webhook.ErrMalformed] or [webhook.ErrTooLarge]; nothing was written then.
 func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (ClaimResult, error) {
 	if err := ev.Prepare(); err != nil {
 		return ClaimResult{}, err
@@ -200,6 +242,27 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	} else {
 		delete(item, AttrPayload)
 	}
+	out, err := t.db.UpdateItem(ctx, claimUpdate(t.name, ev.Key, item, now))
+	if err == nil {
+		if len(out.Attributes) == 0 {
+			return ClaimResult{Outcome: Claimed, Record: rec}, nil
+		}
+		existing, err := decodeRecord(out.Attributes)
+		if err != nil {
+			return ClaimResult{}, fmt.Errorf("store: claim %s: counted on the record, which reads back wrong: %w", ev.Key, err)
+		}
+		// The condition held: the record had its count, and the update
+		// changed nothing else.
+		existing.Deliveries++
+		existing.LastDeliveryAt = now.UnixMilli()
+		existing.Payload = payloadOf(existing, &ev)
+		return ClaimResult{Outcome: Duplicate, Record: existing, Counted: true}, nil
+	}
+	res, expired, err := t.claimFailed(&ev, rec, err, now)
+	if !expired {
+		return res, err
+	}
+	// The record expired but is still there: claim it anew.
 	_, err = t.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           &t.name,
 		Item:                item,
@@ -215,25 +278,90 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	if err == nil {
 		return ClaimResult{Outcome: Claimed, Record: rec}, nil
 	}
+	res, _, err = t.claimFailed(&ev, rec, err, now)
+	return res, err
+}
+
+// claimUpdate is the claim's UpdateItem of item, the record of key a claim
+// creates at now (see Claim): each attribute but the key and the count set
+// with if_not_exists and required to exist when the record does, the
+// count added, the previous item returned.
+func claimUpdate(table, key string, item map[string]types.AttributeValue, now time.Time) *dynamodb.UpdateItemInput {
+	names := map[string]string{"#pk": AttrPK, "#d": AttrDeliveries, "#last": AttrLastDeliveryAt}
+	values := map[string]types.AttributeValue{
+		":zero": avInt(0), ":one": avInt(1), ":last": item[AttrLastDeliveryAt], ":now": avInt(now.Unix()),
+	}
+	attrs := make([]string, 0, len(item))
+	for a := range item {
+		switch a {
+		case AttrPK, AttrSK, AttrDeliveries, AttrLastDeliveryAt:
+		default:
+			attrs = append(attrs, a)
+		}
+	}
+	slices.Sort(attrs) // a stable expression
+	set := make([]string, 0, len(attrs)+2)
+	exist := make([]string, 0, len(attrs)+1)
+	for i, a := range attrs {
+		n, v := fmt.Sprintf("#a%d", i), fmt.Sprintf(":a%d", i)
+		names[n], values[v] = a, item[a]
+		set = append(set, fmt.Sprintf("%s = if_not_exists(%s, %s)", n, n, v))
+		exist = append(exist, "attribute_exists("+n+")")
+		switch a {
+		case AttrClaimID:
+			exist = append(exist, n+" <> "+v)
+		case AttrPayloadHash:
+			exist = append(exist, n+" = "+v)
+		case AttrExpiresAt:
+			exist = append(exist, n+" >= :now")
+		}
+	}
+	set = append(set, "#d = if_not_exists(#d, :zero) + :one", "#last = :last")
+	exist = append(exist, "attribute_exists(#d)")
+	return &dynamodb.UpdateItemInput{
+		TableName:                           &table,
+		Key:                                 recordKey(key),
+		UpdateExpression:                    aws.String("SET " + strings.Join(set, ", ")),
+		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR (" + strings.Join(exist, " AND ") + ")"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllOld,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// claimFailed reads the failure err of a claim's write of rec: a condition
+// that found a live record gives Duplicate (not counted), Conflict, or,
+// when the record is rec itself (an earlier attempt of the call was
+// applied), Claimed; an expired record reports expired, for the caller to
+// claim it anew. Any other failure returns rec with the error (the write
+// may have been applied), or, for DynamoDB's refusal of the event, no
+// record.
+func (t *Table) claimFailed(ev *NewEvent, rec *Record, err error, now time.Time) (res ClaimResult, expired bool, _ error) {
 	old, ok := conditionFailed(err)
 	if !ok {
 		if rejected := inputRejected(err); rejected != nil {
-			return ClaimResult{}, fmt.Errorf("store: claim %s: %w", ev.Key, rejected)
+			return ClaimResult{}, false, fmt.Errorf("store: claim %s: %w", ev.Key, rejected)
 		}
-		return ClaimResult{Record: rec}, fmt.Errorf("store: claim %s: %w", ev.Key, err)
+		return ClaimResult{Record: rec}, false, fmt.Errorf("store: claim %s: %w", ev.Key, err)
 	}
 	existing, err := decodeRecord(old)
 	if err != nil {
-		return ClaimResult{}, fmt.Errorf("store: claim %s: %w", ev.Key, err)
+		return ClaimResult{}, false, fmt.Errorf("store: claim %s: %w", ev.Key, err)
 	}
-	if existing == nil { // DynamoDB always returns the item with ALL_OLD; be safe.
+	switch {
+	case existing == nil: // DynamoDB always returns the item with ALL_OLD; be safe.
 		existing = &Record{Key: ev.Key, PayloadHash: ev.PayloadHash}
+	case existing.ClaimID == rec.ClaimID:
+		return ClaimResult{Outcome: Claimed, Record: rec}, false, nil
+	case existing.Expired(now):
+		return ClaimResult{}, true, nil
 	}
-	existing.Payload = payloadOf(existing, &ev)
+	existing.Payload = payloadOf(existing, ev)
 	if existing.PayloadHash != ev.PayloadHash {
-		return ClaimResult{Outcome: Conflict, Record: existing}, nil
+		return ClaimResult{Outcome: Conflict, Record: existing}, false, nil
 	}
-	return ClaimResult{Outcome: Duplicate, Record: existing}, nil
+	return ClaimResult{Outcome: Duplicate, Record: existing}, false, nil
 }
 
 // Unclaim deletes a record this receiver just claimed and could not enqueue

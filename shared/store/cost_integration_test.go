@@ -265,7 +265,7 @@ func payloadOf(n int) []byte {
 // TestCallsAndCapacityPerEvent measures, for a small and a 2 KB payload,
 // the DynamoDB calls and the write capacity of an event's claim, its
 // processing with two journaled steps, and a retried event's two attempts,
-// and checks the calls: one PutItem for the claim; one UpdateItem to
+// and checks the calls: one UpdateItem for the claim; one UpdateItem to
 // acquire, one per step but the last, whose entry the completing
 // UpdateItem carries (the step journal in the record, store/journal.go);
 // a retry's journal read is a GetItem of the record and a Query of the
@@ -285,9 +285,9 @@ func TestCallsAndCapacityPerEvent(t *testing.T) {
 			got  usage
 			want map[string]int
 		}{
-			{"claim", claim, map[string]int{"PutItem": 1}},
+			{"claim", claim, map[string]int{"UpdateItem": 1}},
 			{"processing, two steps", happy, map[string]int{"UpdateItem": 3}},
-			{"claim of the retried event", claim2, map[string]int{"PutItem": 1}},
+			{"claim of the retried event", claim2, map[string]int{"UpdateItem": 1}},
 			{"attempt 1: step one done, step two fails", first, map[string]int{"UpdateItem": 3}},
 			{"attempt 2: journal read, step two run", second, map[string]int{"UpdateItem": 2, "GetItem": 1, "Query": 1}},
 		} {
@@ -319,14 +319,16 @@ func historyEntries(item map[string]types.AttributeValue) int {
 // eventCost is what one unique event costs through receiver and processor
 // (claim, acquire, one journaled step, complete): write units per phase on
 // the table, write units on the sweep index, read units, and the receiver's
-// calls; and what a duplicate delivery's claim costs.
+// calls; and what a duplicate delivery costs (its claim, and CountDelivery
+// when the claim could not count it).
 type eventCost struct {
 	claim, acquire, step, complete float64 // table write units
 	gsi                            float64 // sweep index write units, all phases
 	rcu                            float64 // read units, all phases
 	claimCalls                     int     // DynamoDB calls of the first delivery's claim
-	dupWCU                         float64 // write units of a duplicate delivery's claim
-	dupCalls                       int     // DynamoDB calls of a duplicate delivery's claim
+	dupWCU                         float64 // write units of a duplicate delivery (claim, and count when apart)
+	dupCalls                       int     // DynamoDB calls of a duplicate delivery
+	dupCounted                     bool    // the duplicate's claim counted it (no CountDelivery)
 	recordBytes                    int     // the record's size once SUCCEEDED
 	heartbeat                      float64 // table write units of one heartbeat (not in the total)
 }
@@ -380,8 +382,9 @@ func textPayload(n int) []byte {
 }
 
 // measureEvent runs one unique event of payload through the receiver's claim
-// and the processor (one step), then a duplicate delivery's claim, and
-// returns its cost.
+// and the processor (one step), then a duplicate delivery as the receiver
+// makes it (the claim, and CountDelivery when the claim did not count it),
+// and returns its cost.
 func measureEvent(t *testing.T, p *pipeline, key string, payload []byte) eventCost {
 	t.Helper()
 	var c eventCost
@@ -445,6 +448,11 @@ func measureEvent(t *testing.T, p *pipeline, key string, payload []byte) eventCo
 	}
 	if got := res.Record.Envelope(); !bytes.Equal(got.Payload, payload) && !got.PayloadInRecord {
 		t.Errorf("%s: a duplicate's record has payload %d bytes, want %d (or a reference)", key, len(got.Payload), len(payload))
+	}
+	if c.dupCounted = res.Counted; !res.Counted {
+		if ok, err := p.table.CountDelivery(context.Background(), res.Record); !ok || err != nil {
+			t.Fatalf("count delivery %s: %v, %v", key, ok, err)
+		}
 	}
 	for _, cl := range p.cap.takeCalls() {
 		c.dupWCU += cl.table
@@ -537,6 +545,13 @@ func TestCapacityPerUniqueEvent(t *testing.T) {
 			t.Errorf("payload %s: acquire %.1f WCU, complete %.1f WCU, heartbeat %.1f WCU; want 1 each",
 				sizeName(size), c.acquire, c.complete, c.heartbeat)
 		}
+		// Issue 20: a duplicate's count rides in its claim, unless the
+		// record lacks an attribute the claim sets (the sweep attributes
+		// a terminal write removed): then CountDelivery writes it apart.
+		if wantDup := map[bool]float64{true: 1, false: 2}[c.dupCounted]; size <= 512 && (c.dupWCU != wantDup || c.dupCalls != int(wantDup)) {
+			t.Errorf("payload %s: a duplicate costs %.1f WCU in %d calls (counted by its claim: %v); want %.0f in %.0f",
+				sizeName(size), c.dupWCU, c.dupCalls, c.dupCounted, wantDup, wantDup)
+		}
 		if size <= 512 && (c.claimCalls != 1 || c.recordBytes > store.InlineRecordBytes) {
 			t.Errorf("payload %s: claim in %d calls, record %d bytes when SUCCEEDED; want 1 call, at most %d bytes",
 				sizeName(size), c.claimCalls, c.recordBytes, store.InlineRecordBytes)
@@ -550,8 +565,10 @@ func TestCapacityPerUniqueEvent(t *testing.T) {
 			"the step a transaction)", capacityBeforeIssue20) + "\n" +
 		capacityTable("After issue 20 (the step journal in the record: one fenced UpdateItem, the last step carried by the completion)", after) + "\n" +
 		wruTable(after) + "\n" +
-		"Duplicate claim: a failed conditional write is counted as 1 WCU, as DynamoDB Local returns no consumed\n" +
-		"capacity with the error; DynamoDB charges it by the size of the item already there (at least 1).\n"
+		"Duplicate: as the receiver makes it (after issue 20: its claim, an UpdateItem that counts it, and\n" +
+		"CountDelivery only when the claim could not); before issue 20 the claim alone (no count then).\n" +
+		"A failed conditional write is counted as 1 WCU, as DynamoDB Local returns no consumed capacity with\n" +
+		"the error; DynamoDB charges it by the size of the item already there (at least 1).\n"
 	for _, line := range strings.Split(out, "\n") {
 		t.Log(line)
 	}

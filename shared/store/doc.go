@@ -57,9 +57,9 @@
 // [webhook.MaxCalls] outside calls, each {at, target, status, latencyMs,
 // error, snippet}) and `callCount`, written by the settling write of the
 // attempt that made them (the lease carries them: [webhook.Lease.AddCalls]);
-// `deliveries` and `lastDeliveryAt`, added by [Table.CountDelivery] for each
-// duplicate that reaches the table, absent (one delivery, at receivedAt)
-// until then.
+// `deliveries` and `lastDeliveryAt`, written by the claim (1, receivedAt) and
+// counted by each duplicate's claim in its one write ([Table.Claim]), or by
+// [Table.CountDelivery] when the claim could not count it.
 //
 // TTL deletion is lazy, so every condition and read treats expiresAt < now as
 // absent. A lost conditional race is a result, never an error.

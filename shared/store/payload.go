@@ -85,9 +85,11 @@ func claimItemBytes(ev *NewEvent) int {
 	// version, provider, tenant, eventType, receivedAt, updatedAt,
 	// enqueuedAt, expiresAt, attempts, payloadHash, payload, claimId (26),
 	// sweepShard (2), sweepAt, history (a map of one entry: v1 → at, to,
-	// fn); numbers count 8 bytes.
-	const fixed = 2 + (2 + 5) + (6 + 8) + (7 + 8) + 8 + 6 + 9 + (10 + 8) + (9 + 8) + (10 + 8) + (9 + 8) + (8 + 8) +
-		11 + 7 + (7 + 26) + (10 + 2) + (7 + 8) + (7 + 3 + 1 + 2 + 3 + 3 + (2 + 8) + (2 + 8) + 2)
+	// fn), deliveries, lastDeliveryAt; numbers count 8 bytes, but those
+	// whose value a claim fixes: version 1 (2 bytes), attempts 0 (1) and
+	// deliveries 1 (2).
+	const fixed = 2 + (2 + 5) + (6 + 8) + (7 + 2) + 8 + 6 + 9 + (10 + 8) + (9 + 8) + (10 + 8) + (9 + 8) + (8 + 1) +
+		11 + 7 + (7 + 26) + (10 + 2) + (7 + 8) + (7 + 3 + 1 + 2 + 3 + 3 + (2 + 8) + (2 + 8) + 2) + (10 + 2) + (14 + 8)
 	n := fixed + len(ev.Key) + len(ev.Provider) + len(ev.Tenant) + len(ev.EventType) + len(ev.PayloadHash) + maxFunctionBytes
 	if !ev.OccurredAt.IsZero() {
 		n += 10 + 8

@@ -118,8 +118,9 @@ type Record struct {
 	Calls     []webhook.Call `dynamodbav:"-"`
 	CallCount int64          `dynamodbav:"callCount,omitempty"`
 	// Deliveries and LastDeliveryAt (epoch ms) count the deliveries that
-	// reached the table; both are absent until a duplicate's (see
-	// [AttrDeliveries], [Record.DeliveryCount], [Record.LastDelivery]).
+	// reached the table: 1 and receivedAt from the claim, absent on a
+	// record claimed before the claim wrote them (see [AttrDeliveries],
+	// [Record.DeliveryCount], [Record.LastDelivery]).
 	Deliveries     int64 `dynamodbav:"deliveries,omitempty"`
 	LastDeliveryAt int64 `dynamodbav:"lastDeliveryAt,omitempty"`
 }

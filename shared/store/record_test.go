@@ -11,8 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 func TestPayloadStoredAsStringOrGzip(t *testing.T) {
@@ -86,15 +84,8 @@ func TestClaimItemBytesIsAnUpperBound(t *testing.T) {
 			EventType: "change_contact", OccurredAt: now, PayloadHash: strings.Repeat("f", 64), Payload: []byte(`{"a":1}`),
 			TraceID: "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"},
 	} {
-		tbl := &Table{function: "compensator", sweepAfter: DefaultSweepAfter}
-		rec := &Record{Key: ev.Key, SK: SKEvent, Status: "RECEIVED", Version: 1, Provider: ev.Provider, Tenant: ev.Tenant,
-			EventType: ev.EventType, ReceivedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(), EnqueuedAt: now.UnixMilli(),
-			ExpiresAt: now.Add(7 * 24 * time.Hour).Unix(), PayloadHash: ev.PayloadHash, Payload: ev.Payload, TraceID: ev.TraceID,
-			ClaimID: newClaimID(), SweepShard: shardName(ShardOf(ev.Key)), SweepAt: now.Add(DefaultSweepAfter).UnixMilli(),
-			History: []webhook.HistoryEntry{tbl.historyEntry(now, "", "RECEIVED", 1, 0, "", "")}}
-		if !ev.OccurredAt.IsZero() {
-			rec.OccurredAt = ev.OccurredAt.UnixMilli()
-		}
+		rec := ev.ClaimRecord(now, 7*24*time.Hour, DefaultSweepAfter, "compensator")
+		rec.Payload = ev.Payload
 		item, err := attributevalue.MarshalMap(rec)
 		if err != nil {
 			t.Fatal(err)

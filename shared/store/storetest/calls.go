@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -132,29 +133,25 @@ var callCases = []testCase{
 }
 
 var deliveryCases = []testCase{
-	{"a claimed record counts one delivery, at its claim, and stores nothing for it", func(t *testing.T, e *env) {
+	{"a claimed record counts one delivery, at its claim, in its claim's write", func(t *testing.T, e *env) {
 		e.claimed(t)
 		got := e.mustGet(t)
-		if got.DeliveryCount() != 1 || got.LastDelivery() != got.ReceivedAt || got.Deliveries != 0 || got.LastDeliveryAt != 0 {
-			t.Errorf("got %d deliveries, last %d (stored %d, %d); want 1 at %d, nothing stored",
+		if got.DeliveryCount() != 1 || got.LastDelivery() != got.ReceivedAt || got.Deliveries != 1 || got.LastDeliveryAt != got.ReceivedAt {
+			t.Errorf("got %d deliveries, last %d (stored %d, %d); want 1 at %d, stored",
 				got.DeliveryCount(), got.LastDelivery(), got.Deliveries, got.LastDeliveryAt, got.ReceivedAt)
 		}
 	}},
-	{"each duplicate counted adds a delivery and its time, in one write, no transition", func(t *testing.T, e *env) {
+	{"each duplicate's claim adds a delivery and its time, in its one write, no transition", func(t *testing.T, e *env) {
 		e.claimed(t)
 		before := e.mustGet(t)
 		for i, want := range []int64{2, 3} {
 			e.clk.Advance(time.Second)
-			res := e.claim(t, "h1")
-			if res.Outcome.String() != "duplicate" {
-				t.Fatalf("claim %d: got %v, want duplicate", i+2, res.Outcome)
-			}
 			e.ops()
-			counted, err := e.s.CountDelivery(e.ctx, res.Record)
-			if err != nil || !counted {
-				t.Fatalf("count delivery: got %v, %v; want counted", counted, err)
+			res := e.claim(t, "h1")
+			e.expectOps(t, "duplicate claim", map[string]int{"UpdateItem": 1})
+			if res.Outcome.String() != "duplicate" || !res.Counted {
+				t.Fatalf("claim %d: got %v (counted %v), want a counted duplicate", i+2, res.Outcome, res.Counted)
 			}
-			e.expectOps(t, "count delivery", map[string]int{"UpdateItem": 1})
 			if res.Record.Deliveries != want || res.Record.LastDeliveryAt != e.clk.Now().UnixMilli() {
 				t.Errorf("duplicate %d: record says %d at %d, want %d at %d", i+2, res.Record.Deliveries, res.Record.LastDeliveryAt,
 					want, e.clk.Now().UnixMilli())
@@ -164,22 +161,52 @@ var deliveryCases = []testCase{
 		if got.DeliveryCount() != 3 || got.LastDelivery() != e.clk.Now().UnixMilli() {
 			t.Errorf("stored: got %d deliveries, last %d; want 3 at %d", got.DeliveryCount(), got.LastDelivery(), e.clk.Now().UnixMilli())
 		}
-		if got.Version != before.Version || len(got.History) != len(before.History) || got.UpdatedAt != before.UpdatedAt ||
-			got.SweepAt != before.SweepAt || got.Status != before.Status {
-			t.Errorf("a count moved the record: before %+v, after %+v", before, got)
+		got.Deliveries, got.LastDeliveryAt = before.Deliveries, before.LastDeliveryAt
+		if !reflect.DeepEqual(got, before) {
+			t.Errorf("a count changed the record beyond its count:\n before %+v\n after  %+v", before, got)
 		}
 	}},
-	{"a duplicate of a finished record is counted and the record stays out of the sweep", func(t *testing.T, e *env) {
+	{"count delivery adds a delivery and its time in one write, no transition", func(t *testing.T, e *env) {
+		e.claimed(t)
+		before := e.mustGet(t)
+		e.clk.Advance(time.Second)
+		e.ops()
+		rec := *before
+		if counted, err := e.s.CountDelivery(e.ctx, &rec); err != nil || !counted {
+			t.Fatalf("count delivery: got %v, %v; want counted", counted, err)
+		}
+		e.expectOps(t, "count delivery", map[string]int{"UpdateItem": 1})
+		if rec.Deliveries != 2 || rec.LastDeliveryAt != e.clk.Now().UnixMilli() {
+			t.Errorf("record says %d at %d, want 2 at %d", rec.Deliveries, rec.LastDeliveryAt, e.clk.Now().UnixMilli())
+		}
+		got := e.mustGet(t)
+		if !reflect.DeepEqual(got, &rec) {
+			t.Errorf("stored:\n got %+v\nwant %+v", got, rec)
+		}
+	}},
+	{"a duplicate of a finished record is counted once and leaves the sweep attributes as the completion did", func(t *testing.T, e *env) {
 		e.claimed(t)
 		l := e.leased(t, "w1")
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
+		before := e.mustGet(t)
+		e.clk.Advance(time.Second)
 		res := e.claim(t, "h1")
-		if counted, err := e.s.CountDelivery(e.ctx, res.Record); err != nil || !counted {
-			t.Fatalf("count delivery: got %v, %v", counted, err)
+		if res.Outcome != store.Duplicate {
+			t.Fatalf("claim: got %v, want duplicate", res.Outcome)
+		}
+		if !res.Counted { // the completion removed an attribute the claim sets: the receiver counts it apart
+			if counted, err := e.s.CountDelivery(e.ctx, res.Record); err != nil || !counted {
+				t.Fatalf("count delivery: got %v, %v", counted, err)
+			}
 		}
 		got := e.mustGet(t)
-		if got.DeliveryCount() != 2 || got.Status != webhook.StatusSucceeded || got.SweepShard != "" || got.SweepAt != 0 {
-			t.Errorf("got %d deliveries, status %s, sweep %q %d; want 2, SUCCEEDED, none", got.DeliveryCount(), got.Status, got.SweepShard, got.SweepAt)
+		if got.DeliveryCount() != 2 || got.LastDelivery() != e.clk.Now().UnixMilli() || got.Status != webhook.StatusSucceeded {
+			t.Errorf("got %d deliveries at %d, status %s; want 2 at %d, SUCCEEDED", got.DeliveryCount(), got.LastDelivery(), got.Status,
+				e.clk.Now().UnixMilli())
+		}
+		got.Deliveries, got.LastDeliveryAt = before.Deliveries, before.LastDeliveryAt
+		if !reflect.DeepEqual(got, before) {
+			t.Errorf("the duplicate changed the finished record beyond its count:\n before %+v\n after  %+v", before, got)
 		}
 	}},
 	{"a delivery of a record since gone or claimed anew is not counted and creates nothing", func(t *testing.T, e *env) {

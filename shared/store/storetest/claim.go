@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,18 +17,21 @@ var claimCases = []testCase{
 		now := e.clk.Now()
 		ev := newEvent(key, "h1")
 		ev.OccurredAt = now.Add(-time.Minute)
+		e.ops()
 		res, err := e.s.Claim(e.ctx, ev, Window)
 		if err != nil || res.Outcome != store.Claimed || res.Record == nil {
 			t.Fatalf("got %v, %v; want claimed", res.Outcome, err)
 		}
+		e.expectOps(t, "claim", map[string]int{"UpdateItem": 1})
 		want := store.Record{Key: key, SK: store.SKEvent, Status: webhook.StatusReceived, Version: 1,
 			Provider: "line", Tenant: "acme", EventType: "follow", ReceivedAt: now.UnixMilli(), UpdatedAt: now.UnixMilli(),
 			EnqueuedAt: now.UnixMilli(), ExpiresAt: now.Add(Window).Unix(), OccurredAt: now.Add(-time.Minute).UnixMilli(),
 			PayloadHash: "h1", Payload: store.Payload(ev.Payload), TraceID: "trace-1", ClaimID: res.Record.ClaimID,
 			SweepShard: store.ShardName(store.ShardOf(key)), SweepAt: now.Add(SweepAfter).UnixMilli(),
-			History: []webhook.HistoryEntry{{At: time.UnixMilli(now.UnixMilli()), To: webhook.StatusReceived, Function: Function, Version: 1}}}
-		if res.Record.ClaimID == "" {
-			t.Errorf("the claim has no claim id")
+			History:    []webhook.HistoryEntry{{At: time.UnixMilli(now.UnixMilli()), To: webhook.StatusReceived, Function: Function, Version: 1}},
+			Deliveries: 1, LastDeliveryAt: now.UnixMilli()}
+		if res.Record.ClaimID == "" || res.Counted {
+			t.Errorf("the claim has no claim id, or says it counted a duplicate")
 		}
 		if !reflect.DeepEqual(*res.Record, want) {
 			t.Errorf("claimed record:\n got %+v\nwant %+v", *res.Record, want)
@@ -36,15 +40,107 @@ var claimCases = []testCase{
 			t.Errorf("stored record:\n got %+v\nwant %+v", *got, want)
 		}
 	}},
-	{"a claim of a live key with the same payload hash is a duplicate carrying the record", func(t *testing.T, e *env) {
+	{"a claim of a live key with the same payload hash is a duplicate, counted in its one write, carrying the record", func(t *testing.T, e *env) {
 		first := e.claimed(t)
 		e.clk.Advance(time.Second)
+		e.ops()
 		res := e.claim(t, "h1")
-		if res.Outcome != store.Duplicate || res.Record == nil || !reflect.DeepEqual(*res.Record, *first) {
-			t.Fatalf("got %v with %+v, want duplicate with the first record %+v", res.Outcome, res.Record, first)
+		e.expectOps(t, "duplicate claim", map[string]int{"UpdateItem": 1})
+		want := *first
+		want.Deliveries, want.LastDeliveryAt = 2, e.clk.Now().UnixMilli()
+		if res.Outcome != store.Duplicate || !res.Counted || res.Record == nil || !reflect.DeepEqual(*res.Record, want) {
+			t.Fatalf("got %v (counted %v) with %+v, want a counted duplicate with the first record %+v", res.Outcome, res.Counted, res.Record, want)
 		}
-		if got := e.mustGet(t); !reflect.DeepEqual(got, first) {
-			t.Errorf("the duplicate changed the record: got %+v", got)
+		if got := e.mustGet(t); !reflect.DeepEqual(*got, want) {
+			t.Errorf("the duplicate changed the record beyond its count:\n got %+v\nwant %+v", got, want)
+		}
+	}},
+	{"a duplicate's claim never sets an attribute the record lacks: it is not counted and changes nothing", func(t *testing.T, e *env) {
+		bare := newEvent(key, "h1")
+		bare.TraceID = ""
+		if res, err := e.s.Claim(e.ctx, bare, Window); err != nil || res.Outcome != store.Claimed {
+			t.Fatalf("claim: %v, %v", res.Outcome, err)
+		}
+		first := e.mustGet(t)
+		for _, c := range []struct {
+			what string
+			edit func(ev *store.NewEvent)
+		}{
+			{"a trace id", func(ev *store.NewEvent) { ev.TraceID = "trace-2" }},
+			{"an occurrence time", func(ev *store.NewEvent) { ev.TraceID, ev.OccurredAt = "", e.clk.Now() }},
+		} {
+			e.clk.Advance(time.Second)
+			ev := newEvent(key, "h1")
+			c.edit(&ev)
+			e.ops()
+			res, err := e.s.Claim(e.ctx, ev, Window)
+			e.expectOps(t, "claim", map[string]int{"UpdateItem": 1})
+			if err != nil || res.Outcome != store.Duplicate || res.Counted || !reflect.DeepEqual(res.Record, first) {
+				t.Fatalf("duplicate with %s: got %v (counted %v), %v, record %+v; want an uncounted duplicate with %+v",
+					c.what, res.Outcome, res.Counted, err, res.Record, first)
+			}
+			if got := e.mustGet(t); !reflect.DeepEqual(got, first) {
+				t.Errorf("duplicate with %s changed the record:\n got %+v\nwant %+v", c.what, got, first)
+			}
+		}
+		// Such a duplicate is counted by CountDelivery.
+		ev := newEvent(key, "h1")
+		res, err := e.s.Claim(e.ctx, ev, Window)
+		if err != nil || res.Outcome != store.Duplicate || res.Counted {
+			t.Fatalf("duplicate with a trace id: got %v (counted %v), %v", res.Outcome, res.Counted, err)
+		}
+		if counted, err := e.s.CountDelivery(e.ctx, res.Record); err != nil || !counted || res.Record.Deliveries != 2 {
+			t.Errorf("count delivery: got %v, %v, %d deliveries; want counted, 2", counted, err, res.Record.Deliveries)
+		}
+	}},
+	{"concurrent first claims of a key: exactly one claims, every other is a counted duplicate of its record", func(t *testing.T, e *env) {
+		const n = 8
+		results := make([]store.ClaimResult, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { results[i], errs[i] = e.s.Claim(e.ctx, newEvent(key, "h1"), Window) })
+		}
+		wg.Wait()
+		var owner *store.Record
+		for i, res := range results {
+			if errs[i] != nil {
+				t.Fatalf("claim %d: %v", i, errs[i])
+			}
+			if res.Outcome == store.Claimed {
+				if owner != nil {
+					t.Fatalf("two claims own the key: %s and %s", owner.ClaimID, res.Record.ClaimID)
+				}
+				owner = res.Record
+			}
+		}
+		if owner == nil {
+			t.Fatalf("no claim owns the key: %+v", results)
+		}
+		for i, res := range results {
+			if res.Outcome == store.Claimed {
+				continue
+			}
+			if res.Outcome != store.Duplicate || !res.Counted || res.Record.ClaimID != owner.ClaimID {
+				t.Errorf("claim %d: got %v (counted %v), want a counted duplicate of claim %s", i, res.Outcome, res.Counted, owner.ClaimID)
+			}
+		}
+		got := e.mustGet(t)
+		if got.ClaimID != owner.ClaimID || got.Deliveries != n || got.Version != 1 || got.EnqueuedAt != owner.EnqueuedAt {
+			t.Errorf("stored: claim %s, %d deliveries, version %d; want claim %s, %d deliveries, version 1", got.ClaimID,
+				got.Deliveries, got.Version, owner.ClaimID, n)
+		}
+	}},
+	{"a duplicate counted between a claim and its unclaim does not keep the unclaim from deleting", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		if res := e.claim(t, "h1"); res.Outcome != store.Duplicate || !res.Counted {
+			t.Fatalf("duplicate: got %v (counted %v), want a counted duplicate", res.Outcome, res.Counted)
+		}
+		if !held(t, "unclaim")(e.s.Unclaim(e.ctx, rec)) {
+			t.Fatalf("unclaim after a counted duplicate: got false, want true")
+		}
+		if res := e.claim(t, "h1"); res.Outcome != store.Claimed || res.Record.ClaimID == rec.ClaimID || res.Record.Deliveries != 1 {
+			t.Errorf("claim after unclaim: got %v with %+v, want a new claim counting 1", res.Outcome, res.Record)
 		}
 	}},
 	{"a claim of a live key with another payload hash is a conflict carrying the record", func(t *testing.T, e *env) {
@@ -53,8 +149,11 @@ var claimCases = []testCase{
 		if res.Outcome != store.Conflict || res.Record == nil || res.Record.PayloadHash != "h1" || res.Record.ClaimID != first.ClaimID {
 			t.Fatalf("got %v with %+v, want conflict with the first record", res.Outcome, res.Record)
 		}
-		if got := e.mustGet(t); got.PayloadHash != "h1" {
-			t.Errorf("the conflict changed the record: got hash %s", got.PayloadHash)
+		if res.Counted {
+			t.Errorf("the conflict was counted as a delivery")
+		}
+		if got := e.mustGet(t); !reflect.DeepEqual(got, first) {
+			t.Errorf("the conflict changed the record:\n got %+v\nwant %+v", got, first)
 		}
 	}},
 	{"a record is still live in the second of its expiresAt", func(t *testing.T, e *env) {
@@ -63,8 +162,8 @@ var claimCases = []testCase{
 		if e.get(t) == nil {
 			t.Fatalf("get: got nothing at expiresAt, want the record")
 		}
-		if res := e.claim(t, "h1"); res.Outcome != store.Duplicate {
-			t.Errorf("claim at expiresAt: got %v, want duplicate", res.Outcome)
+		if res := e.claim(t, "h1"); res.Outcome != store.Duplicate || !res.Counted {
+			t.Errorf("claim at expiresAt: got %v (counted %v), want a counted duplicate", res.Outcome, res.Counted)
 		}
 	}},
 	{"a record past its expiresAt counts as absent and a claim starts over", func(t *testing.T, e *env) {
@@ -73,13 +172,22 @@ var claimCases = []testCase{
 		if rec := e.get(t); rec != nil {
 			t.Errorf("get after the TTL: got %+v, want nil", rec)
 		}
-		res := e.claim(t, "h2")
-		if res.Outcome != store.Claimed || res.Record.ClaimID == first.ClaimID || res.Record.Version != 1 ||
-			res.Record.ReceivedAt != e.clk.Now().UnixMilli() {
-			t.Fatalf("claim after the TTL: got %v with %+v, want a new claim (new claim id, version 1, received now)", res.Outcome, res.Record)
-		}
-		if got := e.mustGet(t); got.ClaimID != res.Record.ClaimID || got.PayloadHash != "h2" {
-			t.Errorf("stored: got claim %s hash %s, want the new claim", got.ClaimID, got.PayloadHash)
+		for i, hash := range []string{"h2", "h1"} { // another payload, then the same
+			if i > 0 {
+				e.clk.Advance(Window + 2*time.Second)
+			}
+			e.ops()
+			res := e.claim(t, hash)
+			e.expectOps(t, "claim of an expired record", map[string]int{"UpdateItem": 1, "PutItem": 1})
+			if res.Outcome != store.Claimed || res.Record.ClaimID == first.ClaimID || res.Record.Version != 1 ||
+				res.Record.ReceivedAt != e.clk.Now().UnixMilli() || res.Record.Deliveries != 1 {
+				t.Fatalf("claim of %s after the TTL: got %v with %+v, want a new claim (new claim id, version 1, received now, 1 delivery)",
+					hash, res.Outcome, res.Record)
+			}
+			if got := e.mustGet(t); !reflect.DeepEqual(got, res.Record) {
+				t.Errorf("stored:\n got %+v\nwant the new claim %+v", got, res.Record)
+			}
+			first = res.Record
 		}
 	}},
 	{"get of a key never claimed is nil", func(t *testing.T, e *env) {
