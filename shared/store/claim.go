@@ -214,6 +214,12 @@ type ClaimResult struct {
 // [Record.Envelope]). A conflicting event leaves its payload item behind,
 // referred to by no record, until its TTL. A failure to write the payload
 // item returns no record: nothing refers to it, nothing needs undoing.
+// Before writing the payload item, a claim reads the record (one eventually
+// consistent GetItem, half a read unit): a live record of the same payload
+// is a duplicate, counted by the claim's UpdateItem made to require the
+// record, and the payload item is not written again (see
+// countLargeDuplicate). A read that sees nothing, or anything else, leads
+// to the claim above.
 //
 // When the call fails, the write may still have been applied (a timeout
 // whose request reached DynamoDB): the result then carries the record that
@@ -226,11 +232,6 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 		return ClaimResult{}, err
 	}
 	now := t.now()
-	if ev.ref != "" {
-		if err := t.putPayload(ctx, &ev, now, window); err != nil {
-			return ClaimResult{}, err
-		}
-	}
 	rec := ev.ClaimRecord(now, window, t.sweepAfter, t.function)
 	item, err := encodeRecord(rec) // without the payload: it is encoded already
 	if err != nil {
@@ -241,8 +242,14 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 		item[AttrPayload] = ev.stored
 	} else {
 		delete(item, AttrPayload)
+		if res, ok := t.countLargeDuplicate(ctx, &ev, item, now); ok {
+			return res, nil
+		}
+		if err := t.putPayload(ctx, &ev, now, window); err != nil {
+			return ClaimResult{}, err
+		}
 	}
-	out, err := t.db.UpdateItem(ctx, claimUpdate(t.name, ev.Key, item, now))
+	out, err := t.db.UpdateItem(ctx, claimUpdate(t.name, ev.Key, item, now, false))
 	if err == nil {
 		if len(out.Attributes) == 0 {
 			return ClaimResult{Outcome: Claimed, Record: rec}, nil
@@ -282,12 +289,60 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	return res, err
 }
 
+// countLargeDuplicate spares a duplicate of an event whose payload lives in
+// its own item (ev.ref set) the rewrite of that item, which Claim makes
+// before the record's write: a failed conditional write is charged by the
+// size of the item already there, 4 write units for a 4 KB payload, and a
+// duplicate would pay it every time. It reads the record first, with one
+// eventually consistent GetItem (half a read unit); when that shows a live
+// record of this very payload, the claim's UpdateItem of item, made to
+// require the record (so it never creates one whose payload item this call
+// did not write), counts the delivery. It reports false, having changed
+// nothing, on anything else (no record, another payload, an expired or
+// unreadable record, an error, a condition that fails because the record
+// moved on meanwhile): the caller then claims as it always did.
+func (t *Table) countLargeDuplicate(ctx context.Context, ev *NewEvent, item map[string]types.AttributeValue, now time.Time) (ClaimResult, bool) {
+	got, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: recordKey(ev.Key)})
+	if err != nil || len(got.Item) == 0 {
+		return ClaimResult{}, false
+	}
+	seen, err := decodeRecord(got.Item)
+	if err != nil || seen == nil || seen.Expired(now) || seen.PayloadHash != ev.PayloadHash || seen.PayloadRef != ev.ref {
+		return ClaimResult{}, false
+	}
+	if _, ok := got.Item[AttrDeliveries]; !ok {
+		return ClaimResult{}, false // the condition below would fail: do not pay for it
+	}
+	for a := range item {
+		if _, ok := got.Item[a]; !ok && a != AttrLastDeliveryAt {
+			return ClaimResult{}, false
+		}
+	}
+	out, err := t.db.UpdateItem(ctx, claimUpdate(t.name, ev.Key, item, now, true))
+	if err != nil || len(out.Attributes) == 0 {
+		// A condition that failed wrote nothing; an error of unknown outcome
+		// may have counted the delivery, which only the count would show: the
+		// caller's claim then finds the record and counts it again, at worst.
+		return ClaimResult{}, false
+	}
+	existing, err := decodeRecord(out.Attributes)
+	if err != nil || existing == nil {
+		return ClaimResult{}, false
+	}
+	existing.Deliveries++
+	existing.LastDeliveryAt = now.UnixMilli()
+	existing.Payload = payloadOf(existing, ev)
+	return ClaimResult{Outcome: Duplicate, Record: existing, Counted: true}, true
+}
+
 // claimUpdate is the claim's UpdateItem of item, the record of key a claim
 // creates at now (see Claim): each attribute but the key and the count set
 // with if_not_exists and required to exist when the record does, the
-// count added, the previous item returned.
-func claimUpdate(table, key string, item map[string]types.AttributeValue, now time.Time) *dynamodb.UpdateItemInput {
-	names := map[string]string{"#pk": AttrPK, "#d": AttrDeliveries, "#last": AttrLastDeliveryAt}
+// count added, the previous item returned. With requireRecord it only
+// counts: its condition holds only for a live record of the same payload,
+// so it never creates one.
+func claimUpdate(table, key string, item map[string]types.AttributeValue, now time.Time, requireRecord bool) *dynamodb.UpdateItemInput {
+	names := map[string]string{"#d": AttrDeliveries, "#last": AttrLastDeliveryAt}
 	values := map[string]types.AttributeValue{
 		":zero": avInt(0), ":one": avInt(1), ":last": item[AttrLastDeliveryAt], ":now": avInt(now.Unix()),
 	}
@@ -318,11 +373,16 @@ func claimUpdate(table, key string, item map[string]types.AttributeValue, now ti
 	}
 	set = append(set, "#d = if_not_exists(#d, :zero) + :one", "#last = :last")
 	exist = append(exist, "attribute_exists(#d)")
+	cond := strings.Join(exist, " AND ")
+	if !requireRecord {
+		names["#pk"] = AttrPK
+		cond = "attribute_not_exists(#pk) OR (" + cond + ")"
+	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                           &table,
 		Key:                                 recordKey(key),
 		UpdateExpression:                    aws.String("SET " + strings.Join(set, ", ")),
-		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR (" + strings.Join(exist, " AND ") + ")"),
+		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllOld,
