@@ -169,8 +169,8 @@ var deliveryCases = []testCase{
 			t.Errorf("a count moved the record: before %+v, after %+v", before, got)
 		}
 	}},
-	{"a duplicate of a finished record is counted and the record stays out of the sweep", func(t *testing.T, e *env) {
-		e.claimed(t)
+	{"a duplicate of a finished record is counted and leaves its sweep entry alone", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
 		l := e.leased(t, "w1")
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
 		res := e.claim(t, "h1")
@@ -178,8 +178,9 @@ var deliveryCases = []testCase{
 			t.Fatalf("count delivery: got %v, %v", counted, err)
 		}
 		got := e.mustGet(t)
-		if got.DeliveryCount() != 2 || got.Status != webhook.StatusSucceeded || got.SweepShard != "" || got.SweepAt != 0 {
-			t.Errorf("got %d deliveries, status %s, sweep %q %d; want 2, SUCCEEDED, none", got.DeliveryCount(), got.Status, got.SweepShard, got.SweepAt)
+		if got.DeliveryCount() != 2 || got.Status != webhook.StatusSucceeded || got.SweepShard != rec.SweepShard || got.SweepAt != rec.SweepAt {
+			t.Errorf("got %d deliveries, status %s, sweep %q %d; want 2, SUCCEEDED, the claim's %q %d",
+				got.DeliveryCount(), got.Status, got.SweepShard, got.SweepAt, rec.SweepShard, rec.SweepAt)
 		}
 	}},
 	{"a delivery of a record since gone or claimed anew is not counted and creates nothing", func(t *testing.T, e *env) {
