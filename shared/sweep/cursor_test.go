@@ -149,6 +149,34 @@ func TestRunStoppedAtItsLimitLosesNothing(t *testing.T) {
 	}
 }
 
+// A run that stops at MaxPassed after passing entries only starts the next
+// run after the last shard it read from, as after handled records: new
+// finished events in the shards it read do not hold the later shards back.
+func TestRunStoppedAtMaxPassedStartsTheNextAfterIt(t *testing.T) {
+	e := newEnv(t, func(c *sweep.Config) { c.MaxPassed = 4 })
+	done := func(keys ...string) {
+		for _, k := range keys {
+			e.claim(k)
+			e.complete(k)
+		}
+	}
+	for shard := range 4 {
+		done(keysInShard(shard, 2)...)
+	}
+	e.clock.Advance(sweepAfter + sweep.DefaultSweepLag)
+	want(t, e.run(), sweep.Report{Passed: 4, More: true}) // shards 0 and 1
+	if c := e.cursorOf(keysInShard(2, 1)[0]); !c.IsZero() {
+		t.Fatalf("shard 2's cursor at %v after the first run, want none", c)
+	}
+	newer := keysInShard(1, 4)[2:] // two new finished events in shard 1
+	done(newer...)
+	e.clock.Advance(sweepAfter + sweep.DefaultSweepLag)
+	want(t, e.run(), sweep.Report{Passed: 4, More: true}) // shards 2 and 3
+	if c := e.cursorOf(keysInShard(3, 1)[0]); c.IsZero() {
+		t.Error("shard 3 not read by the second run: the run started again at shard 1")
+	}
+}
+
 // keysInShard returns n event keys of sweep shard shard.
 func keysInShard(shard, n int) []string {
 	var keys []string

@@ -365,8 +365,8 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		}
 	}
 	// The next run starts one shard after the last one read from, so that
-	// a shard whose head keeps failing, or a backlog larger than Limit in
-	// one shard, never starves the others.
+	// a shard whose head keeps failing, or a backlog larger than Limit (or
+	// MaxPassed) in a few shards, never starves the others.
 	s.nextShard = (r.last + 1) % s.cfg.Shards
 	r.jobs(ctx)
 	r.rep.Elapsed = time.Since(start)
@@ -402,7 +402,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 type run struct {
 	s    *Sweeper
 	now  time.Time // fixed for the run: the query bound and every stuck test
-	last int       // the shard the last record came from
+	last int       // the shard the last entry passed or handled came from
 	rep  Report
 	errs []error // the first maxErrors
 
@@ -469,12 +469,12 @@ func (r *run) shard(ctx context.Context, shard int) bool {
 				c.stopAt(d)
 				return false
 			}
+			r.last = shard // passes too: a run of passes alone moves the next run's start
 			if final {
 				r.rep.Passed++
 				c.handled(d)
 				continue
 			}
-			r.last = shard
 			if r.record(ctx, d) {
 				c.handled(d)
 			} else {
