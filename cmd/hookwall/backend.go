@@ -34,8 +34,9 @@ type eventStore interface {
 	audit.Reader
 	// Replay sends a record back to RECEIVED (see store.Table.Replay).
 	Replay(ctx context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error)
-	// Stuck pages through one shard of the sweep index (records not terminal).
-	Stuck(ctx context.Context, shard int, before time.Time, limit int32,
+	// Stuck pages through one shard of the sweep index (every record, terminal
+	// ones included, until TTL deletes it).
+	Stuck(ctx context.Context, shard int, after, before time.Time, limit int32,
 		cursor map[string]dbtypes.AttributeValue) ([]store.StuckRecord, map[string]dbtypes.AttributeValue, error)
 }
 

@@ -175,7 +175,12 @@ func joinStatuses(ss []webhook.Status) string {
 
 // listIndexed reads the sweep index, every shard, then each record it
 // names (the index is keys only, and eventually consistent), and keeps
-// those q selects. It reads at most q.maxRead index entries.
+// those q selects. It reads at most q.maxRead index entries. The index
+// lists terminal records too, until TTL deletes them (the completion
+// leaves their entry: the sweeper passes it), and a record's sweepAt says
+// nothing of its updatedAt, so the read is not bounded by --since: the
+// status filter after the read keeps the listing right, and --scan-max
+// bounds its cost.
 func (a *app) listIndexed(ctx context.Context, es eventStore, q listQuery, statuses []webhook.Status, now time.Time) ([]*store.Record, int, bool, error) {
 	var keys []string
 	more := false
@@ -196,7 +201,7 @@ shards:
 				more = true
 				break shards
 			}
-			entries, next, err := es.Stuck(ctx, shard, now.Add(farFuture), page, cursor)
+			entries, next, err := es.Stuck(ctx, shard, time.Time{}, now.Add(farFuture), page, cursor)
 			if err != nil {
 				return nil, read, false, fmt.Errorf("query the sweep index (shard %d): %w", shard, err)
 			}
@@ -264,7 +269,7 @@ func (f *listFlags) register(fs interface {
 	fs.StringVar(&f.since, "since", "24h", "only events updated this recently: a duration (90m, 1h, 7d) or an RFC 3339 time")
 	fs.StringVar(&f.tenant, "tenant", "", "only this tenant's events")
 	fs.IntVar(&f.limit, "limit", 100, "the most events to show (the most recently updated)")
-	fs.IntVar(&f.maxRead, "scan-max", 10000, "the most index entries, and table items for terminal states, read")
+	fs.IntVar(&f.maxRead, "scan-max", 10000, "the most index entries (the sweep index lists terminal events too, until they expire), and table items for terminal states, read")
 }
 
 func (f *listFlags) query(cmd string, now time.Time) (listQuery, error) {

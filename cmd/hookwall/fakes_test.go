@@ -157,7 +157,7 @@ func (s *fakeStore) Replay(_ context.Context, key string, opts store.ReplayOptio
 
 // Stuck returns the keys of every record not terminal, shard by shard, two
 // per page.
-func (s *fakeStore) Stuck(_ context.Context, shard int, _ time.Time, limit int32,
+func (s *fakeStore) Stuck(_ context.Context, shard int, _, _ time.Time, limit int32,
 	cursor map[string]dbtypes.AttributeValue) ([]store.StuckRecord, map[string]dbtypes.AttributeValue, error) {
 	if s.stuckErr != nil {
 		return nil, nil, s.stuckErr

@@ -719,7 +719,7 @@ func checkParameters(root *yaml.Node) []error {
 	}
 	// Durations are Go durations: the pattern must accept what Go parses
 	// and refuse what it does not.
-	for _, name := range []string{"DedupWindow", "RetryBase", "RetryCap", "Retention", "SweepStuckAfter", "ReceiveBudget"} {
+	for _, name := range []string{"DedupWindow", "RetryBase", "RetryCap", "Retention", "SweepStuckAfter", "SweepLag", "ReceiveBudget"} {
 		pat := get(params, name, "AllowedPattern")
 		if pat == nil {
 			continue // reported above

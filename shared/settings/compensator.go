@@ -41,6 +41,13 @@ type Compensator struct {
 	// SweepLimit is the most records one sweep run reads:
 	// HOOKWALL_SWEEP_LIMIT, 1 to 100000.
 	SweepLimit int
+	// SweepLag is how far behind now each shard's sweep cursor stays at
+	// least (longer than the sweep index's propagation):
+	// HOOKWALL_SWEEP_LAG, 10s to 1h.
+	SweepLag time.Duration
+	// SweepMaxPassed is the most terminal (or gone) index entries one
+	// sweep run passes: HOOKWALL_SWEEP_MAX_PASSED, 1 to 10000000.
+	SweepMaxPassed int
 	// ReenqueueGrace is the receiver's re-enqueue grace: the sweeper takes a
 	// RECEIVED record for stuck once its last enqueue is older:
 	// HOOKWALL_REENQUEUE_GRACE, 1s to 1h (set it as the receiver's).
@@ -66,6 +73,8 @@ type Compensator struct {
 // engines' (shared/internal/kernel).
 type CompensatorDefaults struct {
 	SweepLimit      int           // HOOKWALL_SWEEP_LIMIT
+	SweepLag        time.Duration // HOOKWALL_SWEEP_LAG
+	SweepMaxPassed  int           // HOOKWALL_SWEEP_MAX_PASSED
 	ReenqueueGrace  time.Duration // HOOKWALL_REENQUEUE_GRACE
 	SweepStuckAfter time.Duration // HOOKWALL_SWEEP_STUCK_AFTER
 }
@@ -92,6 +101,8 @@ func loadCompensator(r *reader, def CompensatorDefaults) Compensator {
 	s.RetryBase, s.RetryCap = r.retry("", "", 0)
 	s.Retention, _ = r.retention("", 0)
 	s.SweepLimit = int(r.integer("HOOKWALL_SWEEP_LIMIT", "", int64(def.SweepLimit), 1, 100000))
+	s.SweepLag, _ = r.durationIn("HOOKWALL_SWEEP_LAG", "", 0, def.SweepLag, 10*time.Second, time.Hour)
+	s.SweepMaxPassed = int(r.integer("HOOKWALL_SWEEP_MAX_PASSED", "", int64(def.SweepMaxPassed), 1, 10000000))
 	s.ReenqueueGrace, _ = r.durationIn("HOOKWALL_REENQUEUE_GRACE", "", 0, def.ReenqueueGrace, time.Second, time.Hour)
 	s.SweepStuckAfter, _ = r.durationIn("HOOKWALL_SWEEP_STUCK_AFTER", "", 0, def.SweepStuckAfter, time.Minute, 24*time.Hour)
 	s.Targets = r.targets()

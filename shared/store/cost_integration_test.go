@@ -297,6 +297,9 @@ func TestCallsAndCapacityPerEvent(t *testing.T) {
 			}
 		}
 		t.Logf("payload %d B, happy path total: table %.1f WCU, sweep index %.1f WCU", size, claim.table+happy.table, claim.index+happy.index)
+		if idx := claim.index + happy.index + claim2.index + first.index + second.index; idx != 2 {
+			t.Errorf("payload %d B: %.1f WCU on the sweep index for two events, want 2 (each claim's put; nothing after)", size, idx)
+		}
 		out, err := p.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(p.table.Name()),
 			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: env2.Key}, "sk": &types.AttributeValueMemberS{Value: store.SKEvent}}})
 		if err != nil {
@@ -537,7 +540,8 @@ func sizeName(n int) string {
 // before issue 11 and before issue 20, with the write units per unique
 // event that docs/PERFORMANCE.md prices. It checks issue 20's floor: the
 // step costs no write of its own, and a 0.5 KB event at most 5 WCU on the
-// table and index. With HOOKWALL_CAPACITY_TABLE set it also writes the
+// table and index, and 1 WCU on the sweep index (the claim's put: the
+// completion leaves the entry). With HOOKWALL_CAPACITY_TABLE set it also writes the
 // table to that file.
 func TestCapacityPerUniqueEvent(t *testing.T) {
 	p := newOneStepPipeline(t)
@@ -553,6 +557,12 @@ func TestCapacityPerUniqueEvent(t *testing.T) {
 		}
 		if size <= 512 && c.total()+c.gsi > 5 {
 			t.Errorf("payload %s: %.1f WCU on the table and index, want at most 5", sizeName(size), c.total()+c.gsi)
+		}
+		// Issue 20's sweep lever: the claim puts the sweep entry, the
+		// completion leaves it (the sweeper passes it), so the index is
+		// written once per unique event.
+		if c.gsi != 1 {
+			t.Errorf("payload %s: %.1f WCU on the sweep index, want 1 (the claim's put; the completion leaves the entry)", sizeName(size), c.gsi)
 		}
 		if c.acquire != 1 || c.complete != 1 || c.heartbeat != 1 {
 			t.Errorf("payload %s: acquire %.1f WCU, complete %.1f WCU, heartbeat %.1f WCU; want 1 each",

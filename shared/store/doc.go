@@ -45,13 +45,16 @@
 // written again, pinned to the record the failed write returned, when the
 // guess was wrong.
 //
-// While a record is not terminal it carries sweepShard ("00".."ff",
-// [ShardOf]) and sweepAt (epoch ms), the keys of the sparse, KEYS_ONLY
-// global secondary index [SweepIndex] the sweeper queries ([Table.Stuck]);
-// the write that makes a record SUCCEEDED, COMPENSATED or DEAD removes both.
-// A claim sets sweepAt = now + [Config.SweepAfter]; leases, heartbeats and
-// retries leave it alone, so the index costs one put at the claim and one
-// delete at the end of an event.
+// From its claim a record carries sweepShard ("00".."ff", [ShardOf]) and
+// sweepAt (epoch ms), the keys of the sparse, KEYS_ONLY global secondary
+// index [SweepIndex] the sweeper queries ([Table.Stuck]); the write that
+// makes a record SUCCEEDED, COMPENSATED or DEAD keeps both (the sweeper
+// passes the entry from its per-shard cursor, [Table.SweepCursor]), and
+// the entry goes when TTL deletes the record. A claim sets sweepAt = now +
+// [Config.SweepAfter]; leases, heartbeats, retries and terminal writes
+// leave it alone, so the index costs one put per event, at the claim.
+// Every write that sets sweepAt sets it at or after its own now: the
+// cursor's safety rests on it.
 //
 // What operators see besides transitions: `calls` (a list of the newest
 // [webhook.MaxCalls] outside calls, each {at, target, status, latencyMs,

@@ -58,7 +58,7 @@ func heldExpiry(leaseExpires time.Time, h webhook.Hold) int64 {
 // on l's owner and version, it gives the attempt back (attempts = l.Attempt
 // − 1), clears the lease, sets heldOn = h.On, heldSince = now, recheckAt =
 // h.RecheckAt, heldReason, target and the sweep attributes (sweepAt =
-// h.RecheckAt, so the sweeper looks at it then), raises expiresAt to
+// h.RecheckAt, or now if it has passed, so the sweeper looks at it then), raises expiresAt to
 // h.RetainUntil (nothing held expires), increments version and adds the
 // history entry (its error is the reason). held is false when the lease is
 // lost (nothing is written).
@@ -75,7 +75,7 @@ func (t *Table) Hold(ctx context.Context, l webhook.Lease, h webhook.Hold) (bool
 		AttrRecheckAt:  avInt(h.RecheckAt.UnixMilli()),
 		AttrHeldReason: avString(webhook.Truncate(h.Reason, webhook.MaxHistoryError)),
 		AttrSweepShard: avString(shardName(ShardOf(l.Key))),
-		AttrSweepAt:    avInt(h.RecheckAt.UnixMilli()),
+		AttrSweepAt:    avInt(sweepAtFrom(h.RecheckAt, now)),
 	})
 	if h.Target != "" {
 		w.sets(map[string]types.AttributeValue{AttrTarget: avString(h.Target)})
@@ -163,8 +163,9 @@ func (t *Table) HeldCount(ctx context.Context, on string) (int, error) {
 // Release moves the HELD record rec to RETRY so that it is processed again:
 // in one conditional UpdateItem on its version and status (HELD) and on it
 // not having expired, it removes the held attributes (it leaves the held
-// index), sets enqueuedAt and updatedAt = now and sweepAt = sweepAt (when
-// the sweeper rescues it if the caller's send is lost), increments version
+// index), sets enqueuedAt and updatedAt = now and sweepAt = sweepAt, or now
+// if it has passed (when the sweeper rescues it if the caller's send is
+// lost), increments version
 // and adds the history entry. The caller then sends rec's envelope. It
 // reports false when the record moved on (another drain released it, or it
 // is no longer HELD), without error; on true, rec is the record as written.
@@ -184,7 +185,7 @@ func (t *Table) Release(ctx context.Context, rec *Record, sweepAt time.Time) (bo
 			AttrUpdatedAt:  avInt(now.UnixMilli()),
 			AttrEnqueuedAt: avInt(now.UnixMilli()),
 			AttrSweepShard: avString(shard),
-			AttrSweepAt:    avInt(sweepAt.UnixMilli()),
+			AttrSweepAt:    avInt(sweepAtFrom(sweepAt, now)),
 		}).
 		removes(heldAttrs...).
 		history(t.historyEntry(now, webhook.StatusHeld, webhook.StatusRetry, rec.Version+1, int(rec.Attempts), "", ""), t.keep)
@@ -193,7 +194,7 @@ func (t *Table) Release(ctx context.Context, rec *Record, sweepAt time.Time) (bo
 	if !ok {
 		return false, err
 	}
-	released(rec, now, shard, sweepAt)
+	released(rec, now, shard, time.UnixMilli(sweepAtFrom(sweepAt, now)))
 	t.hints.put(rec.Key, stateOf(rec))
 	return true, nil
 }
@@ -206,8 +207,8 @@ func released(rec *Record, now time.Time, shard string, sweepAt time.Time) {
 	rec.HeldOn, rec.HeldSince, rec.RecheckAt, rec.HeldReason = "", 0, 0, ""
 }
 
-// Recheck pushes the next look at the HELD record rec to at (recheckAt and
-// sweepAt) and raises its expiresAt to retainUntil (never lowers it), on
+// Recheck pushes the next look at the HELD record rec to at (recheckAt, and
+// sweepAt, which is never before now) and raises its expiresAt to retainUntil (never lowers it), on
 // condition that it is still HELD at rec's version: the sweeper's answer to
 // a record whose scope is still blocked. It is not a transition (version
 // and history unchanged). It reports false when the record moved on; on
@@ -216,12 +217,12 @@ func (t *Table) Recheck(ctx context.Context, rec *Record, at, retainUntil time.T
 	if rec.Status != webhook.StatusHeld {
 		return false, nil
 	}
-	shard := shardName(ShardOf(rec.Key))
+	shard, sweepAt := shardName(ShardOf(rec.Key)), sweepAtFrom(at, t.now())
 	w := newWrite().
 		sets(map[string]types.AttributeValue{
 			AttrRecheckAt:  avInt(at.UnixMilli()),
 			AttrSweepShard: avString(shard),
-			AttrSweepAt:    avInt(at.UnixMilli()),
+			AttrSweepAt:    avInt(sweepAt),
 		}).
 		when("attribute_exists(pk) AND version = :version AND #s = :held",
 			map[string]types.AttributeValue{":version": avInt(rec.Version), ":held": avString(string(webhook.StatusHeld))})
@@ -233,7 +234,7 @@ func (t *Table) Recheck(ctx context.Context, rec *Record, at, retainUntil time.T
 	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
 	ok, err := fenced(err, "recheck", rec.Key)
 	if ok {
-		rec.RecheckAt, rec.SweepShard, rec.SweepAt, rec.ExpiresAt = at.UnixMilli(), shard, at.UnixMilli(), exp
+		rec.RecheckAt, rec.SweepShard, rec.SweepAt, rec.ExpiresAt = at.UnixMilli(), shard, sweepAt, exp
 	}
 	return ok, err
 }

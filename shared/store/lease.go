@@ -273,8 +273,9 @@ func (t *Table) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time)
 }
 
 // Complete moves the record to SUCCEEDED, keeps it until retainUntil
-// (expiresAt), clears the lease and lastError and removes the sweep
-// attributes; fenced on l's owner and version. held is false when the lease
+// (expiresAt), clears the lease and lastError and leaves the sweep
+// attributes alone (the index entry is not written; the sweeper passes it,
+// see [SweepIndex]); fenced on l's owner and version. held is false when the lease
 // is lost (nothing is written).
 func (t *Table) Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
 	return t.transition(ctx, l, webhook.StatusProcessing, webhook.StatusSucceeded, "", completion(retainUntil))
@@ -283,7 +284,7 @@ func (t *Table) Complete(ctx context.Context, l webhook.Lease, retainUntil time.
 // completion is the write of a completion, without the transition.
 func completion(retainUntil time.Time) *write {
 	return newWrite().sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(retainUntil.Unix())}).
-		removes(AttrLastError, AttrSweepShard, AttrSweepAt)
+		removes(AttrLastError)
 }
 
 // Retry moves the record to RETRY with lastError and clears the lease;
@@ -446,22 +447,20 @@ func (t *Table) HeartbeatCompensation(ctx context.Context, l webhook.Lease, unti
 }
 
 // Compensated moves the record to COMPENSATED, keeps it until retainUntil
-// (expiresAt), clears the lease and removes the sweep attributes (lastError
-// stays: why it was compensated); fenced on the compensation lease l (owner,
+// (expiresAt), clears the lease and leaves the sweep attributes alone
+// (lastError stays: why it was compensated); fenced on the compensation lease l (owner,
 // version, status COMPENSATING). held is false when the lease is lost.
 func (t *Table) Compensated(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
-	w := newWrite().sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(retainUntil.Unix())}).
-		removes(AttrSweepShard, AttrSweepAt)
+	w := newWrite().sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(retainUntil.Unix())})
 	return t.transition(ctx, l, webhook.StatusCompensating, webhook.StatusCompensated, "", w)
 }
 
 // Dead moves the record to DEAD with lastError = reason, keeps it until
-// retainUntil (expiresAt), clears the lease and removes the sweep
-// attributes; fenced on the compensation lease l. held is false when the
+// retainUntil (expiresAt), clears the lease and leaves the sweep
+// attributes alone; fenced on the compensation lease l. held is false when the
 // lease is lost.
 func (t *Table) Dead(ctx context.Context, l webhook.Lease, reason string, retainUntil time.Time) (bool, error) {
-	w := newWrite().sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(retainUntil.Unix()), AttrLastError: avString(reason)}).
-		removes(AttrSweepShard, AttrSweepAt)
+	w := newWrite().sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(retainUntil.Unix()), AttrLastError: avString(reason)})
 	return t.transition(ctx, l, webhook.StatusCompensating, webhook.StatusDead, reason, w)
 }
 

@@ -49,11 +49,12 @@ const (
 	InlineRecordBytes = 1024
 	// RecordGrowth is what a happy path adds to a record after its claim,
 	// at most: the acquisition's and the completion's history entries (97
-	// and 98 bytes with a 26-character lease owner and fn "processor")
-	// less the sweep attributes (27) the completion removes, 169 bytes;
-	// the lease attributes while processing (54) and its history entry
-	// make less. The rest is room for a longer function name.
-	RecordGrowth = 184
+	// and 98 bytes with a 26-character lease owner and fn "processor"),
+	// 195 bytes (the completion keeps the sweep attributes, counted in the
+	// claim's size: it leaves the sweep index alone); the lease attributes
+	// while processing (54) and its history entry make less. The rest is
+	// room for a longer function name.
+	RecordGrowth = 211
 	// PayloadRetention is how long a payload item outlives its record's
 	// expiry. A claim writes the item to expire at now + 2×window +
 	// PayloadRetention (one window more than the record, so that a

@@ -46,8 +46,8 @@ const (
 	// entry (see [Record.History]).
 	AttrHistory = "history"
 	// AttrSweepShard and AttrSweepAt are the sparse attributes of the
-	// sweeper's index [SweepIndex]: present only while the record is not
-	// terminal.
+	// sweeper's index [SweepIndex]: set by the claim, kept by the terminal
+	// writes (the sweeper passes terminal entries from its cursor).
 	AttrSweepShard = "sweepShard"
 	AttrSweepAt    = "sweepAt"
 	// AttrTarget is the target the held (or last) attempt was bound for.
@@ -95,9 +95,10 @@ type Record struct {
 	// Compensations counts the compensator's attempts (the compensation
 	// lease's Attempt).
 	Compensations int64 `dynamodbav:"compensations,omitempty"`
-	// SweepShard and SweepAt index the record in [SweepIndex] while it is
-	// not terminal: its shard ("00".."ff", see [ShardOf] and [ShardName]) and when the
-	// sweeper should look at it (epoch ms). Both are absent once terminal.
+	// SweepShard and SweepAt index the record in [SweepIndex] from its
+	// claim until TTL deletes it: its shard ("00".."ff", see [ShardOf] and
+	// [ShardName]) and when the sweeper should look at it (epoch ms, never
+	// set before the write's own now). A terminal record keeps them.
 	SweepShard string `dynamodbav:"sweepShard,omitempty"`
 	SweepAt    int64  `dynamodbav:"sweepAt,omitempty"`
 	// Target is the target the held (or last held) attempt was bound for.

@@ -14,14 +14,26 @@ import (
 
 // SweepIndex is the sweeper's global secondary index: partition key
 // sweepShard (S), sort key sweepAt (N), projection KEYS_ONLY. It is sparse:
-// only records that are not terminal carry its attributes.
+// a record carries its attributes from its claim until TTL deletes it; the
+// writes that make a record terminal leave them alone (a KEYS_ONLY index is
+// written only when its key attributes change, so a completion costs the
+// index nothing), and the sweeper passes terminal entries with a cursor
+// per shard ([Table.SweepCursor]).
+//
+// Every write that sets sweepAt sets it to a time at or after the moment
+// of the write (its own clock): a claim, MarkRequeued and Replay to now +
+// SweepAfter, Resweep, Hold, Recheck and Release to the time asked for but
+// never earlier than now. The sweeper's cursor rests on
+// it: an entry never moves into the part of a shard the cursor has passed
+// (shared/sweep's package doc).
 const SweepIndex = "sweep"
 
 // SweepShards is the number of sweepShard values ("00".."ff", see
 // [ShardName]), so that the index never forms one hot partition: every
-// unique event writes the index twice (claim and completion), and one
-// partition takes 1,000 WCU/s, so 16 shards would cap the whole system at
-// about 8,000 unique events/s (docs/SCALE.md); 256 take it past 100,000.
+// unique event writes the index once (its claim; a re-enqueue or a resweep
+// moves the entry, which writes it twice), and one partition takes 1,000
+// WCU/s, so 16 shards would cap the whole system at about 16,000 unique
+// events/s (docs/SCALE.md); 256 take it past 200,000.
 // The sweeper queries every shard name; the earlier names "00".."15" are
 // among them, so records written with 16 shards are still found.
 const SweepShards = 256
@@ -38,8 +50,8 @@ func ShardName(shard int) string { return fmt.Sprintf("%02x", shard) }
 
 func shardName(shard int) string { return ShardName(shard) }
 
-// StuckRecord is one entry of the sweep index: a record that is not terminal
-// and whose sweepAt has passed.
+// StuckRecord is one entry of the sweep index: a record whose sweepAt is
+// due (terminal records are among them).
 type StuckRecord struct {
 	// Key is the event key.
 	Key string
@@ -47,14 +59,22 @@ type StuckRecord struct {
 	SweepAt time.Time
 }
 
-// Stuck queries the sweep index's partition shard for records whose sweepAt
-// is at or before before: at most limit of them, starting at cursor (nil:
-// from the start), oldest sweepAt first. It returns the cursor of the next
-// page, nil when there is none (a full page may be followed by an empty
-// one). It is one Query, never a Scan; the index is eventually consistent
-// and also lists records whose TTL passed but that DynamoDB has not deleted
-// yet, so read the record (Get) before acting on it.
-func (t *Table) Stuck(ctx context.Context, shard int, before time.Time, limit int32,
+// sweepAtFrom is the sweepAt a write at now stores for at: at, but never
+// before now (see [SweepIndex]).
+func sweepAtFrom(at, now time.Time) int64 {
+	return max(at.UnixMilli(), now.UnixMilli())
+}
+
+// Stuck queries the sweep index's partition shard for the due entries, those
+// whose sweepAt is after after (after zero: from the start) and at or before
+// before: at most limit of them, starting at cursor (nil: from the start),
+// oldest sweepAt first (then by key). Terminal records are among them now:
+// their entries stay until TTL deletes them. It returns the cursor of the
+// next page, nil when there is none (a full page may be followed by an
+// empty one). It is one Query, never a Scan; the index is eventually
+// consistent and also lists records whose TTL passed but that DynamoDB has
+// not deleted yet, so read the record before acting on it.
+func (t *Table) Stuck(ctx context.Context, shard int, after, before time.Time, limit int32,
 	cursor map[string]types.AttributeValue) ([]StuckRecord, map[string]types.AttributeValue, error) {
 	if shard < 0 || shard >= SweepShards {
 		return nil, nil, fmt.Errorf("store: stuck: shard %d is not in 0..%d", shard, SweepShards-1)
@@ -62,17 +82,26 @@ func (t *Table) Stuck(ctx context.Context, shard int, before time.Time, limit in
 	if limit <= 0 {
 		return nil, nil, fmt.Errorf("store: stuck: limit %d is not positive", limit)
 	}
+	values := map[string]types.AttributeValue{
+		":shard":  avString(shardName(shard)),
+		":before": avInt(before.UnixMilli()),
+	}
+	cond := "#shard = :shard AND #at <= :before"
+	if !after.IsZero() {
+		if after.UnixMilli() >= before.UnixMilli() {
+			return nil, nil, nil // an empty range (BETWEEN would refuse it)
+		}
+		cond = "#shard = :shard AND #at BETWEEN :after AND :before"
+		values[":after"] = avInt(after.UnixMilli() + 1)
+	}
 	out, err := t.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                &t.name,
-		IndexName:                aws.String(SweepIndex),
-		KeyConditionExpression:   aws.String("#shard = :shard AND #at <= :before"),
-		ExpressionAttributeNames: map[string]string{"#shard": AttrSweepShard, "#at": AttrSweepAt},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":shard":  avString(shardName(shard)),
-			":before": avInt(before.UnixMilli()),
-		},
-		Limit:             aws.Int32(limit),
-		ExclusiveStartKey: cursor,
+		TableName:                 &t.name,
+		IndexName:                 aws.String(SweepIndex),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#shard": AttrSweepShard, "#at": AttrSweepAt},
+		ExpressionAttributeValues: values,
+		Limit:                     aws.Int32(limit),
+		ExclusiveStartKey:         cursor,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: stuck shard %d: %w", shard, err)
@@ -128,8 +157,8 @@ func (t *Table) MarkRequeued(ctx context.Context, rec *Record) (bool, error) {
 	return ok, err
 }
 
-// Resweep moves rec's sweepAt to at (and sets its sweep shard), so the
-// sweeper looks at it again then, on condition that the record is still at
+// Resweep moves rec's sweepAt to at, or to now if at has passed (and sets
+// its sweep shard), so the sweeper looks at it again then, on condition that the record is still at
 // rec.Version (and claim id). It reports false when the record moved on,
 // and for a final rec, without writing; on true, rec carries the new sweep
 // attributes.
@@ -137,9 +166,9 @@ func (t *Table) Resweep(ctx context.Context, rec *Record, at time.Time) (bool, e
 	if rec.Status.Terminal() {
 		return false, nil
 	}
-	shard := shardName(ShardOf(rec.Key))
+	shard, sweepAt := shardName(ShardOf(rec.Key)), sweepAtFrom(at, t.now())
 	w := newWrite().
-		sets(map[string]types.AttributeValue{AttrSweepShard: avString(shard), AttrSweepAt: avInt(at.UnixMilli())}).
+		sets(map[string]types.AttributeValue{AttrSweepShard: avString(shard), AttrSweepAt: avInt(sweepAt)}).
 		when("attribute_exists(pk) AND version = :version", map[string]types.AttributeValue{":version": avInt(rec.Version)})
 	if rec.ClaimID != "" {
 		w.when("claimId = :claim", map[string]types.AttributeValue{":claim": avString(rec.ClaimID)})
@@ -147,7 +176,7 @@ func (t *Table) Resweep(ctx context.Context, rec *Record, at time.Time) (bool, e
 	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
 	ok, err := fenced(err, "resweep", rec.Key)
 	if ok {
-		rec.SweepShard, rec.SweepAt = shard, at.UnixMilli()
+		rec.SweepShard, rec.SweepAt = shard, sweepAt
 	}
 	return ok, err
 }

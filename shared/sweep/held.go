@@ -14,8 +14,10 @@ import (
 // blocked, the scope is drained (once per run, at the rate); still blocked
 // (or the scope unreadable, or no gate), its next look is pushed by
 // HeldRecheck and its TTL raised to now + Retention, so that nothing held
-// expires.
-func (r *run) held(ctx context.Context, log *slog.Logger, rec *store.Record) {
+// expires. It reports whether the entry is handled (see [run.record]):
+// rechecked, or its scope drained to the end (a drain that stopped early
+// or failed may not have reached it).
+func (r *run) held(ctx context.Context, log *slog.Logger, rec *store.Record) bool {
 	cfg := &r.s.cfg
 	sc, err := targets.ParseScope(rec.HeldOn)
 	if err == nil && cfg.Gate != nil {
@@ -23,14 +25,14 @@ func (r *run) held(ctx context.Context, log *slog.Logger, rec *store.Record) {
 		if !ok {
 			if blocked, err = cfg.Gate.Blocked(ctx, sc); err != nil {
 				r.failed(ctx, log, rec.Key, "blocked "+sc.String(), err)
-				return
+				return false
 			}
 			r.blocked[sc] = blocked
 		}
 		if !blocked {
 			r.rep.Drained++
 			r.drain(ctx, log, sc, drain.Options{})
-			return
+			return r.drainedAll[sc]
 		}
 	} else if err != nil {
 		log.ErrorContext(ctx, "held record with an unreadable scope: kept held", slog.String("held_on", rec.HeldOn), slog.Any("error", err))
@@ -39,22 +41,27 @@ func (r *run) held(ctx context.Context, log *slog.Logger, rec *store.Record) {
 	switch {
 	case err != nil:
 		r.failed(ctx, log, rec.Key, "recheck", err)
+		return false
 	case !ok:
 		r.rep.MovedOn++
+		return false
 	default:
 		r.rep.Rechecked++
 		log.DebugContext(ctx, "held record still blocked: looked at again later", slog.String("held_on", rec.HeldOn),
 			slog.Time("recheck_at", r.now.Add(cfg.HeldRecheck)))
+		return true
 	}
 }
 
-// drain releases sc's held records (once per run and scope).
+// drain releases sc's held records (once per run and scope), and notes in
+// drainedAll whether it went to the end (no limit, no error, not blocked).
 func (r *run) drain(ctx context.Context, log *slog.Logger, sc targets.Scope, opts drain.Options) drain.Progress {
 	if r.drained[sc] && !opts.Force {
 		return drain.Progress{}
 	}
 	r.drained[sc] = true
 	p, err := r.s.cfg.Drain.Release(ctx, sc, opts)
+	r.drainedAll[sc] = err == nil && opts.Limit == 0 && !p.More && !p.Blocked && p.Errors == 0
 	r.rep.Released += p.Released
 	if err != nil {
 		r.failed(ctx, log, sc.String(), "drain", err)
@@ -99,7 +106,7 @@ func (r *run) targets(ctx context.Context) {
 		paused[p.Scope] = true
 	}
 	for _, b := range breakers {
-		if r.stop(ctx) {
+		if r.halt(ctx) || r.full() {
 			r.rep.More = true
 			return
 		}

@@ -23,10 +23,19 @@ import (
 // Store is the events table as the sweeper needs it; *store.Table and
 // *memstore.Store satisfy it.
 type Store interface {
-	// Stuck returns at most limit records of GSI `sweep` partition shard
-	// whose sweepAt is at or before before, oldest first, from cursor (nil:
-	// the start), and the cursor of the rest (nil: no more).
-	Stuck(ctx context.Context, shard int, before time.Time, limit int32, cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error)
+	// Stuck returns at most limit entries of GSI `sweep` partition shard
+	// whose sweepAt is after after (zero: from the start) and at or before
+	// before, oldest first, from cursor (nil: the start), and the cursor of
+	// the rest (nil: no more). Terminal records are among them.
+	Stuck(ctx context.Context, shard int, after, before time.Time, limit int32, cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error)
+	// SweepCursor reads the shard's cursor (zero: none yet).
+	SweepCursor(ctx context.Context, shard int) (time.Time, error)
+	// AdvanceSweepCursor moves the shard's cursor to to, only forward
+	// (false: it was already there or past it).
+	AdvanceSweepCursor(ctx context.Context, shard int, to time.Time) (bool, error)
+	// GetMany reads up to store.MaxGetMany records with eventually
+	// consistent reads, in the order of keys (nil: absent or expired).
+	GetMany(ctx context.Context, keys []string) ([]*store.Record, error)
 	// Get reads a record with a strongly consistent read (nil: absent or expired).
 	Get(ctx context.Context, key string) (*store.Record, error)
 	// MarkRequeued sets enqueuedAt = now and sweepAt = now + SweepAfter,
@@ -88,8 +97,16 @@ const (
 	// DefaultRetryCap is the engines' default longest retry backoff (the
 	// kernel's).
 	DefaultRetryCap = kernel.DefaultRetryCap
-	// DefaultLimit is the most records one run reads.
+	// DefaultLimit is the most records one run handles (terminal records
+	// passed are not counted).
 	DefaultLimit = 500
+	// DefaultSweepLag is how far behind now a shard's cursor stays at
+	// least: longer than the sweep index's propagation and the eventually
+	// consistent reads' (well under a second), and the clocks' skew.
+	DefaultSweepLag = time.Minute
+	// DefaultMaxPassed is the most terminal (or gone) entries one run
+	// passes.
+	DefaultMaxPassed = 20000
 	// DefaultReserve is the time kept back from the run's deadline: the run
 	// starts no new record after that.
 	DefaultReserve = 2 * time.Second
@@ -103,8 +120,8 @@ const (
 	// DefaultJobBudget is the most time one run gives the detached
 	// recovery jobs, after its own work.
 	DefaultJobBudget = 20 * time.Second
-	// pageSize bounds one query of the GSI.
-	pageSize = 100
+	// pageSize bounds one query of the GSI (and one GetMany).
+	pageSize = store.MaxGetMany
 	// maxErrors is how many errors a run's error names.
 	maxErrors = 5
 )
@@ -118,6 +135,11 @@ const (
 	MetricScanned      = "SweepScanned"
 	MetricReleased     = "SweepReleased"
 	MetricRechecked    = "SweepRechecked"
+	// MetricPassed counts the terminal (or gone) entries passed.
+	MetricPassed = "SweepPassed"
+	// MetricCursorLag is, once per run, the largest now - cursor over the
+	// shards the run read, in seconds: how far behind the sweeper is.
+	MetricCursorLag = "SweepCursorLagSeconds"
 )
 
 // Config configures a [Sweeper].
@@ -146,9 +168,17 @@ type Config struct {
 	// compensator: a RETRY record's message comes back within it
 	// (HOOKWALL_RETRY_CAP; optional; default 15 min).
 	RetryCap time.Duration
-	// Limit is the most records one run reads (HOOKWALL_SWEEP_LIMIT;
-	// optional; default 500).
+	// Limit is the most records one run handles: read with a strongly
+	// consistent Get because they are not terminal (HOOKWALL_SWEEP_LIMIT;
+	// optional; default DefaultLimit).
 	Limit int
+	// SweepLag is how far behind the run's now a shard's cursor stays at
+	// least, so that an entry is in the index before the cursor can pass
+	// it (HOOKWALL_SWEEP_LAG; optional; default DefaultSweepLag).
+	SweepLag time.Duration
+	// MaxPassed is the most terminal or gone entries one run passes
+	// (HOOKWALL_SWEEP_MAX_PASSED; optional; default DefaultMaxPassed).
+	MaxPassed int
 	// Shards is the number of sweep shards, 0 to Shards-1 (optional; default
 	// store.SweepShards, the number the store writes: fewer leaves shards
 	// unswept).
@@ -186,13 +216,16 @@ type Config struct {
 }
 
 // Defaults returns the tuning defaults of [Config] (Grace, StuckAfter,
-// RetryCap, Limit, Shards, Reserve), for the compensator's settings.
+// RetryCap, Limit, SweepLag, MaxPassed, Shards, Reserve, ...), for the
+// compensator's settings.
 func Defaults() Config {
 	return Config{
 		Grace:       DefaultGrace,
 		StuckAfter:  DefaultStuckAfter,
 		RetryCap:    DefaultRetryCap,
 		Limit:       DefaultLimit,
+		SweepLag:    DefaultSweepLag,
+		MaxPassed:   DefaultMaxPassed,
 		Shards:      store.SweepShards,
 		Reserve:     DefaultReserve,
 		HeldRecheck: DefaultHeldRecheck,
@@ -232,6 +265,8 @@ func New(cfg Config) (*Sweeper, error) {
 	cfg.StuckAfter = orDefault(cfg.StuckAfter, def.StuckAfter)
 	cfg.RetryCap = orDefault(cfg.RetryCap, def.RetryCap)
 	cfg.Limit = orDefault(cfg.Limit, def.Limit)
+	cfg.SweepLag = orDefault(cfg.SweepLag, def.SweepLag)
+	cfg.MaxPassed = orDefault(cfg.MaxPassed, def.MaxPassed)
 	cfg.Shards = orDefault(cfg.Shards, def.Shards)
 	cfg.Reserve = orDefault(cfg.Reserve, def.Reserve)
 	cfg.HeldRecheck = orDefault(cfg.HeldRecheck, def.HeldRecheck)
@@ -249,12 +284,20 @@ func orDefault[T ~int | ~int64](v, def T) T {
 }
 
 // Report is what one run did; the compensator answers a scheduled
-// invocation with it, as JSON (Elapsed in nanoseconds). Every record read is
-// counted once, in exactly one of Requeued, DeadLettered, Resweeped,
-// MovedOn, Ignored, Errors and Interrupted.
+// invocation with it, as JSON (Elapsed in nanoseconds). Every record
+// handled (Scanned) is counted once, in exactly one of Requeued,
+// DeadLettered, Resweeped, MovedOn, Ignored, Errors and Interrupted; the
+// entries passed are apart (Passed).
 type Report struct {
-	// Scanned is the number of records read.
+	// Scanned is the number of records handled: read with a strongly
+	// consistent Get because the batch read showed them not terminal.
 	Scanned int `json:"scanned"`
+	// Passed is the number of entries passed without a Get: their record
+	// was terminal or gone in the batch read.
+	Passed int `json:"passed"`
+	// CursorLag is the largest now - cursor over the shards read, after
+	// the run's advances (0 when no shard has a cursor yet).
+	CursorLag time.Duration `json:"cursorLag"`
 	// Requeued were stuck and sent to the main queue.
 	Requeued int `json:"requeued"`
 	// DeadLettered were stuck (FAILED or COMPENSATING) and sent to the dead-letter queue.
@@ -263,7 +306,8 @@ type Report struct {
 	Resweeped int `json:"resweeped"`
 	// MovedOn changed between the read and the fenced write, and were left alone.
 	MovedOn int `json:"movedOn"`
-	// Ignored were terminal or gone (the GSI lags the table).
+	// Ignored were terminal or gone at the Get (the batch read lagged), or
+	// in a status this version does not know.
 	Ignored int `json:"ignored"`
 	// Errors failed (a read, a write or a send); they stay due.
 	Errors int `json:"errors"`
@@ -290,23 +334,27 @@ type Report struct {
 	Jobs       int `json:"jobs"`
 	JobRecords int `json:"jobRecords"`
 	JobErrors  int `json:"jobErrors"`
-	// More says the run stopped at its limit or its deadline: due records
-	// may remain, and the next run continues with them.
+	// More says the run stopped at its limit, its MaxPassed or its
+	// deadline: due records may remain, and the next run continues with
+	// them.
 	More bool `json:"more"`
 	// Elapsed is the run's duration.
 	Elapsed time.Duration `json:"elapsed"`
 }
 
-// Run sweeps once: for each shard, page by page, it reads the due records
-// and re-enqueues, dead-letters or re-sweeps each (see the package doc).
-// It stops after Limit records or when the context is within Reserve of its
-// deadline, and reports what it did. The error, if any, joins the first
+// Run sweeps once: for each shard, from its cursor, page by page, it reads
+// the due entries' records, passes the terminal ones and re-enqueues,
+// dead-letters or re-sweeps the others, then advances the shard's cursor
+// past what it handled (see the package doc). It stops after Limit
+// records, MaxPassed entries passed or when the context is within Reserve
+// of its deadline, and reports what it did. The error, if any, joins the first
 // failures (the report counts them all); records that failed stay due.
 func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := time.Now()
-	r := &run{s: s, now: s.cfg.Now(), blocked: map[targets.Scope]bool{}, drained: map[targets.Scope]bool{}}
+	r := &run{s: s, now: s.cfg.Now(), blocked: map[targets.Scope]bool{},
+		drained: map[targets.Scope]bool{}, drainedAll: map[targets.Scope]bool{}}
 	r.targets(ctx)
 	first := s.nextShard % s.cfg.Shards
 	r.last = first
@@ -317,12 +365,14 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		}
 	}
 	// The next run starts one shard after the last one read from, so that
-	// a shard whose head keeps failing, or a backlog larger than Limit in
-	// one shard, never starves the others.
+	// a shard whose head keeps failing, or a backlog larger than Limit (or
+	// MaxPassed) in a few shards, never starves the others.
 	s.nextShard = (r.last + 1) % s.cfg.Shards
 	r.jobs(ctx)
 	r.rep.Elapsed = time.Since(start)
 	s.cfg.Metrics.Count(MetricScanned, r.rep.Scanned)
+	s.cfg.Metrics.Count(MetricPassed, r.rep.Passed)
+	s.cfg.Metrics.Count(MetricCursorLag, int(r.rep.CursorLag/time.Second))
 	s.cfg.Metrics.Count(MetricRequeued, r.rep.Requeued)
 	s.cfg.Metrics.Count(MetricDeadLettered, r.rep.DeadLettered)
 	s.cfg.Metrics.Count(MetricReleased, r.rep.Released)
@@ -333,7 +383,8 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 		level = slog.LevelWarn
 	}
 	s.cfg.Logger.Log(ctx, level, "sweep done",
-		slog.Int("scanned", r.rep.Scanned), slog.Int("requeued", r.rep.Requeued),
+		slog.Int("scanned", r.rep.Scanned), slog.Int("passed", r.rep.Passed), slog.Duration("cursor_lag", r.rep.CursorLag),
+		slog.Int("requeued", r.rep.Requeued),
 		slog.Int("dead_lettered", r.rep.DeadLettered), slog.Int("resweeped", r.rep.Resweeped),
 		slog.Int("moved_on", r.rep.MovedOn), slog.Int("ignored", r.rep.Ignored),
 		slog.Int("rechecked", r.rep.Rechecked), slog.Int("drained", r.rep.Drained), slog.Int("released", r.rep.Released),
@@ -351,12 +402,13 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 type run struct {
 	s    *Sweeper
 	now  time.Time // fixed for the run: the query bound and every stuck test
-	last int       // the shard the last record came from
+	last int       // the shard the last entry passed or handled came from
 	rep  Report
 	errs []error // the first maxErrors
 
-	blocked map[targets.Scope]bool // Gate.Blocked, once per scope and run
-	drained map[targets.Scope]bool // the scopes drained this run
+	blocked    map[targets.Scope]bool // Gate.Blocked, once per scope and run
+	drained    map[targets.Scope]bool // the scopes drained this run
+	drainedAll map[targets.Scope]bool // ... and whether to the end
 }
 
 func (r *run) fail(err error) {
@@ -365,10 +417,11 @@ func (r *run) fail(err error) {
 	}
 }
 
-// stop reports whether the run must not start another record: its limit is
-// reached or its context is (nearly) over.
-func (r *run) stop(ctx context.Context) bool {
-	if r.rep.Scanned >= r.s.cfg.Limit || ctx.Err() != nil {
+// halt reports whether the run must not pass or handle another entry: its
+// MaxPassed is reached or its context is (nearly) over. Limit is checked
+// apart, before a record that is not terminal ([run.full]).
+func (r *run) halt(ctx context.Context) bool {
+	if r.rep.Passed >= r.s.cfg.MaxPassed || ctx.Err() != nil {
 		return true
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < r.s.cfg.Reserve {
@@ -377,100 +430,215 @@ func (r *run) stop(ctx context.Context) bool {
 	return false
 }
 
-// shard sweeps one shard, page by page. It returns false when the run must
-// stop (limit or deadline) before the shard is done.
+// full reports whether the run has handled Limit records.
+func (r *run) full() bool { return r.rep.Scanned >= r.s.cfg.Limit }
+
+// shard sweeps one shard from its cursor, page by page, and then advances
+// the cursor (once, if it moved) to the largest time at or before which
+// every entry was handled, never past now - SweepLag. It returns false when
+// the run must stop (limit, MaxPassed or deadline) before the shard is
+// done.
 func (r *run) shard(ctx context.Context, shard int) bool {
-	var cursor map[string]types.AttributeValue
+	cfg := &r.s.cfg
+	if r.halt(ctx) || r.full() {
+		return false
+	}
+	from, err := cfg.Store.SweepCursor(ctx, shard)
+	if err != nil {
+		return r.queryFailed(ctx, shard, "read the cursor of", err)
+	}
+	c := cursor{from: from, to: from, bound: r.now.Add(-cfg.SweepLag)}
+	defer r.advance(ctx, shard, &c)
+	var page map[string]types.AttributeValue
 	for {
-		if r.stop(ctx) {
-			return false
-		}
-		page := min(r.s.cfg.Limit-r.rep.Scanned, pageSize)
-		due, next, err := r.s.cfg.Store.Stuck(ctx, shard, r.now, int32(page), cursor)
+		due, next, err := cfg.Store.Stuck(ctx, shard, from, r.now, pageSize, page)
 		if err != nil {
-			if ctx.Err() != nil {
-				return false
-			}
-			r.rep.QueryErrors++
-			r.fail(fmt.Errorf("query shard %d: %w", shard, err))
-			r.s.cfg.Logger.ErrorContext(ctx, "sweep query failed", slog.Int("shard", shard), slog.Any("error", err))
-			return true // the other shards still get their turn
+			return r.queryFailed(ctx, shard, "query", err)
 		}
-		for _, d := range due {
-			if r.stop(ctx) {
+		keys := make([]string, len(due))
+		for i, d := range due {
+			keys[i] = d.Key
+		}
+		recs, err := cfg.Store.GetMany(ctx, keys)
+		if err != nil {
+			return r.queryFailed(ctx, shard, "batch read", err)
+		}
+		for i, d := range due {
+			final := recs[i] == nil || recs[i].Status.Terminal()
+			if r.halt(ctx) || (!final && r.full()) {
+				c.stopAt(d)
 				return false
 			}
-			r.last = shard
-			r.record(ctx, d)
+			r.last = shard // passes too: a run of passes alone moves the next run's start
+			if final {
+				r.rep.Passed++
+				c.handled(d)
+				continue
+			}
+			if r.record(ctx, d) {
+				c.handled(d)
+			} else {
+				c.stopAt(d)
+			}
 		}
 		if next == nil {
+			c.done()
 			return true
 		}
-		cursor = next
+		page = next
 	}
 }
 
-// record handles one due record.
-func (r *run) record(ctx context.Context, d store.StuckRecord) {
+// cursor is a shard's cursor during a run: from is where it was read, to
+// where it may advance (every entry at or before to was handled), bound
+// the most it may advance (now - SweepLag). Once an entry is not handled
+// (failed, or the run stopped at it), to stops moving.
+type cursor struct {
+	from, to, bound time.Time
+	stopped         bool
+}
+
+// handled moves the cursor to just before d (an entry after d may share
+// its sweepAt), unless it stopped.
+func (c *cursor) handled(d store.StuckRecord) {
+	if !c.stopped {
+		c.to = later(c.to, d.SweepAt.Add(-time.Millisecond))
+	}
+}
+
+// stopAt stops the cursor before d: d and the entries after it (some may
+// share its sweepAt) are read again by the next run.
+func (c *cursor) stopAt(d store.StuckRecord) {
+	if !c.stopped {
+		c.to, c.stopped = later(c.to, d.SweepAt.Add(-time.Millisecond)), true
+	}
+}
+
+// done moves the cursor over the whole range read, unless it stopped.
+func (c *cursor) done() {
+	if !c.stopped {
+		c.to, c.stopped = later(c.to, c.bound), true
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// advance writes c's new position, capped at its bound, if it moved, and
+// folds the shard's lag into the report.
+func (r *run) advance(ctx context.Context, shard int, c *cursor) {
+	to := c.to
+	if to.After(c.bound) {
+		to = c.bound
+	}
+	at := c.from
+	if to.UnixMilli() > c.from.UnixMilli() {
+		if _, err := r.s.cfg.Store.AdvanceSweepCursor(ctx, shard, to); err != nil {
+			if ctx.Err() == nil {
+				r.rep.QueryErrors++
+				r.fail(fmt.Errorf("advance the cursor of shard %d: %w", shard, err))
+				r.s.cfg.Logger.ErrorContext(ctx, "sweep could not advance a cursor; its entries are read again",
+					slog.Int("shard", shard), slog.Any("error", err))
+			}
+		} else {
+			at = to
+		}
+	}
+	if !at.IsZero() {
+		r.rep.CursorLag = max(r.rep.CursorLag, r.now.Sub(at))
+	}
+}
+
+// queryFailed counts a failed read of a shard's index or cursor, which
+// leaves the shard for the next run; it returns false when the run's
+// context is over.
+func (r *run) queryFailed(ctx context.Context, shard int, op string, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	r.rep.QueryErrors++
+	r.fail(fmt.Errorf("%s shard %d: %w", op, shard, err))
+	r.s.cfg.Logger.ErrorContext(ctx, "sweep "+op+" shard failed", slog.Int("shard", shard), slog.Any("error", err))
+	return true // the other shards still get their turn
+}
+
+// record handles one due record that the batch read showed not terminal.
+// It reports whether the entry is handled, so that the cursor may pass
+// it: the record is terminal or gone, or a write moved its sweepAt to now
+// or later (re-enqueued, dead-lettered, re-swept, rechecked, released by a
+// complete drain). A failure, a record that moved on between the read and
+// the fenced write, an unknown status and an incomplete drain are not:
+// the next run reads the entry again.
+func (r *run) record(ctx context.Context, d store.StuckRecord) bool {
 	r.rep.Scanned++
 	log := r.s.cfg.Logger.With(slog.String(obs.KeyEventKey, d.Key))
 	rec, err := r.s.cfg.Store.Get(ctx, d.Key)
 	if err != nil {
 		r.failed(ctx, log, d.Key, "read", err)
-		return
+		return false
 	}
 	if rec == nil || rec.Status.Terminal() {
-		r.rep.Ignored++ // the GSI lags the write that made it terminal (or deleted it)
-		return
+		r.rep.Ignored++ // the batch read lagged the write that made it terminal (or deleted it)
+		return true
 	}
 	log = log.With(slog.String(obs.KeyProvider, rec.Provider), slog.String(obs.KeyTenant, rec.Tenant),
 		slog.String(obs.KeyStatus, string(rec.Status)), slog.Int64(obs.KeyAttempt, rec.Attempts))
 	if rec.Status == webhook.StatusHeld {
-		r.held(ctx, log, rec)
-		return
+		return r.held(ctx, log, rec)
 	}
 	v := r.s.verdict(rec, r.now)
 	switch {
 	case v.action == ignore:
 		r.rep.Ignored++
 		log.WarnContext(ctx, "sweep found a record in an unknown status; left alone")
+		return false
 	case v.action == wait:
 		moved, err := r.s.cfg.Store.Resweep(ctx, rec, v.stuckAt)
 		switch {
 		case err != nil:
 			r.failed(ctx, log, d.Key, "resweep", err)
+			return false
 		case !moved:
 			r.rep.MovedOn++
+			return false
 		default:
 			r.rep.Resweeped++
 			log.DebugContext(ctx, "record due but not stuck yet: swept again later", slog.Time("sweep_at", v.stuckAt))
+			return true
 		}
 	default:
-		r.resend(ctx, log, rec, v)
+		return r.resend(ctx, log, rec, v)
 	}
 }
 
 // resend marks a stuck record and sends it to the main queue or the DLQ.
-func (r *run) resend(ctx context.Context, log *slog.Logger, rec *store.Record, v verdict) {
+// It reports whether the entry is handled: the record was marked (its
+// sweepAt moved to now + SweepAfter, or back to now by the Resweep after a
+// failed send).
+func (r *run) resend(ctx context.Context, log *slog.Logger, rec *store.Record, v verdict) bool {
 	env := rec.Envelope()
 	var body []byte
 	if v.action == deadLetter {
 		b, err := queue.EncodeMessage(&env)
 		if err != nil {
 			r.failed(ctx, log, rec.Key, "encode", err)
-			return
+			return false
 		}
 		body = b
 	}
 	marked, err := r.s.cfg.Store.MarkRequeued(ctx, rec)
 	if err != nil {
 		r.failed(ctx, log, rec.Key, "mark requeued", err)
-		return
+		return false
 	}
 	if !marked {
 		r.rep.MovedOn++
 		log.InfoContext(ctx, "stuck record moved on before the sweeper could re-enqueue it: left alone")
-		return
+		return false
 	}
 	stuckFor := r.now.Sub(v.stuckAt)
 	if v.action == deadLetter {
@@ -487,6 +655,7 @@ func (r *run) resend(ctx context.Context, log *slog.Logger, rec *store.Record, v
 		// as stuck again (rec now carries MarkRequeued's enqueuedAt), so
 		// that the next run sends it again. Failing that, MarkRequeued's
 		// sweepAt, now + SweepAfter, brings it back one SweepAfter later.
+		// (The store never writes a sweepAt before its now.)
 		again := r.s.verdict(rec, r.now).stuckAt
 		if again.Before(r.now) {
 			again = r.now
@@ -495,17 +664,20 @@ func (r *run) resend(ctx context.Context, log *slog.Logger, rec *store.Record, v
 			err = errors.Join(err, fmt.Errorf("resweep after a failed send: %w", rerr))
 		}
 		r.failed(ctx, log, rec.Key, "send", err)
-		return
+		// The entry moved (MarkRequeued's sweepAt, or the Resweep's): its
+		// old place is handled, and the record is found at the new one.
+		return true
 	}
 	if v.action == deadLetter {
 		r.rep.DeadLettered++
 		log.WarnContext(ctx, "stuck record sent to the dead-letter queue again", slog.Time("since", v.since),
 			slog.Duration("stuck_for", stuckFor), slog.String("last_error", rec.LastError))
-		return
+		return true
 	}
 	r.rep.Requeued++
 	log.WarnContext(ctx, "stuck record re-enqueued from its stored payload", slog.Time("since", v.since),
 		slog.Duration("stuck_for", stuckFor))
+	return true
 }
 
 // jobs continues the detached recovery jobs, after the run's own work, for

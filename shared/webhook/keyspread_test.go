@@ -50,7 +50,7 @@ const (
 	duplicateShare  = 0.40 // deliveries that are duplicates (cost model)
 	uniqueEventWCU  = 5    // table WCU of a unique event, current design, ≤ 1 KB
 	duplicateWCU    = 1    // a failed conditional PutItem
-	sweepIndexWrite = 2    // sweep index: one put at the claim, one delete at the end
+	sweepIndexWrite = 1    // sweep index: one put at the claim (the end leaves the entry)
 	hotTenantShare  = 0.90 // the hot tenant's share of the deliveries
 	crockford       = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 	base62          = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

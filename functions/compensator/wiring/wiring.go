@@ -22,7 +22,8 @@ import (
 // kernel).
 func Defaults() settings.CompensatorDefaults {
 	sd := sweep.Defaults()
-	return settings.CompensatorDefaults{SweepLimit: sd.Limit, ReenqueueGrace: sd.Grace, SweepStuckAfter: sd.StuckAfter}
+	return settings.CompensatorDefaults{SweepLimit: sd.Limit, SweepLag: sd.SweepLag, SweepMaxPassed: sd.MaxPassed,
+		ReenqueueGrace: sd.Grace, SweepStuckAfter: sd.StuckAfter}
 }
 
 // Build wires the compensator from s: it loads the AWS configuration once
@@ -71,6 +72,7 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 	sw, err := sweep.New(sweep.Config{
 		Store: sweepTable, Queue: e.Queue, DLQ: e.DLQ, Logger: logger, Metrics: e.Metrics,
 		Grace: s.ReenqueueGrace, StuckAfter: s.SweepStuckAfter, RetryCap: s.RetryCap, Limit: s.SweepLimit,
+		SweepLag: s.SweepLag, MaxPassed: s.SweepMaxPassed,
 		Gate: e.Gate, Drain: drainer, Retention: s.Retention,
 		Jobs: jobs, MetricsOut: metricsOut, Namespace: backend.MetricsNamespace,
 	})

@@ -33,7 +33,7 @@ func TestDefaultsAreTheEngines(t *testing.T) {
 	}
 	sd := sweep.Defaults()
 	if s.CompensationAttempts != compensate.DefaultMaxAttempts || s.SweepLimit != sd.Limit || s.ReenqueueGrace != sd.Grace ||
-		s.SweepStuckAfter != sd.StuckAfter {
+		s.SweepStuckAfter != sd.StuckAfter || s.SweepLag != sd.SweepLag || s.SweepMaxPassed != sd.MaxPassed {
 		t.Errorf("got %+v, want the compensate and sweep defaults", s)
 	}
 }

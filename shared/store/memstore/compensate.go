@@ -61,7 +61,7 @@ func (s *Store) HeartbeatCompensation(_ context.Context, l webhook.Lease, until 
 }
 
 // Compensated moves the record to COMPENSATED until retainUntil, clears the
-// lease and removes the sweep attributes, fenced on l, as
+// lease and leaves the sweep attributes alone, fenced on l, as
 // [store.Table.Compensated].
 func (s *Store) Compensated(_ context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
 	return s.transition(l, webhook.StatusCompensating, webhook.StatusCompensated, "", func(r *store.Record) {
@@ -70,7 +70,7 @@ func (s *Store) Compensated(_ context.Context, l webhook.Lease, retainUntil time
 }
 
 // Dead moves the record to DEAD with lastError = reason until retainUntil,
-// clears the lease and removes the sweep attributes, fenced on l, as
+// clears the lease and leaves the sweep attributes alone, fenced on l, as
 // [store.Table.Dead].
 func (s *Store) Dead(_ context.Context, l webhook.Lease, reason string, retainUntil time.Time) (bool, error) {
 	return s.transition(l, webhook.StatusCompensating, webhook.StatusDead, reason, func(r *store.Record) {

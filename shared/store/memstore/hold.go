@@ -16,7 +16,8 @@ import (
 
 // Hold moves the record PROCESSING → HELD under h, fenced on l, as
 // [store.Table.Hold]: attempts = l.Attempt − 1, the lease cleared, the held
-// and sweep attributes set (sweepAt = h.RecheckAt), expiresAt raised to
+// and sweep attributes set (sweepAt = h.RecheckAt, never before now),
+// expiresAt raised to
 // h.RetainUntil.
 func (s *Store) Hold(_ context.Context, l webhook.Lease, h webhook.Hold) (bool, error) {
 	if h.On == "" || h.RecheckAt.IsZero() {
@@ -33,7 +34,7 @@ func (s *Store) Hold(_ context.Context, l webhook.Lease, h webhook.Hold) (bool, 
 		if h.Target != "" {
 			r.Target = h.Target
 		}
-		r.SweepShard, r.SweepAt = shardName(r.Key), h.RecheckAt.UnixMilli()
+		r.SweepShard, r.SweepAt = shardName(r.Key), sweepAtFrom(h.RecheckAt, now)
 		if !l.ExpiresAt.IsZero() {
 			r.ExpiresAt = max(l.ExpiresAt.Unix(), h.RetainUntil.Unix())
 		}
@@ -92,7 +93,8 @@ func compareHeld(a, b store.HeldRecord) int {
 
 // Release moves the HELD record rec to RETRY if it is still HELD at
 // rec.Version and has not expired, as [store.Table.Release]: the held
-// attributes removed, enqueuedAt and updatedAt = now, sweepAt = sweepAt.
+// attributes removed, enqueuedAt and updatedAt = now, sweepAt = sweepAt
+// (never before now).
 // On true, rec is the record as written.
 func (s *Store) Release(_ context.Context, rec *store.Record, sweepAt time.Time) (bool, error) {
 	if rec.Status != webhook.StatusHeld {
@@ -107,7 +109,7 @@ func (s *Store) Release(_ context.Context, rec *store.Record, sweepAt time.Time)
 	}
 	r.Status, r.Version = webhook.StatusRetry, r.Version+1
 	r.UpdatedAt, r.EnqueuedAt = now.UnixMilli(), now.UnixMilli()
-	r.SweepShard, r.SweepAt = shardName(r.Key), sweepAt.UnixMilli()
+	r.SweepShard, r.SweepAt = shardName(r.Key), sweepAtFrom(sweepAt, now)
 	r.HeldOn, r.HeldSince, r.RecheckAt, r.HeldReason = "", 0, 0, ""
 	s.addHistory(r, now, webhook.StatusHeld, "", int(r.Attempts), "")
 	c := clone(r)
@@ -116,7 +118,8 @@ func (s *Store) Release(_ context.Context, rec *store.Record, sweepAt time.Time)
 	return true, nil
 }
 
-// Recheck moves recheckAt and sweepAt of the HELD record rec to at and
+// Recheck moves recheckAt and sweepAt (never before now) of the HELD
+// record rec to at and
 // raises its expiresAt to retainUntil if it is still HELD at rec.Version,
 // as [store.Table.Recheck]. On true, rec carries the new values.
 func (s *Store) Recheck(_ context.Context, rec *store.Record, at, retainUntil time.Time) (bool, error) {
@@ -129,7 +132,7 @@ func (s *Store) Recheck(_ context.Context, rec *store.Record, at, retainUntil ti
 	if r == nil || r.Version != rec.Version || r.Status != webhook.StatusHeld {
 		return false, nil
 	}
-	r.RecheckAt, r.SweepShard, r.SweepAt = at.UnixMilli(), shardName(r.Key), at.UnixMilli()
+	r.RecheckAt, r.SweepShard, r.SweepAt = at.UnixMilli(), shardName(r.Key), sweepAtFrom(at, s.now())
 	if r.ExpiresAt > 0 {
 		r.ExpiresAt = max(r.ExpiresAt, retainUntil.Unix())
 	}

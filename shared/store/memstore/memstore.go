@@ -37,6 +37,8 @@ type Store struct {
 	recs  map[string]*store.Record      // by event key
 	steps map[string]map[string]journal // by event key, then sort key
 	prog  map[string]store.Progress     // by delivery id
+
+	cursors map[int]int64 // the sweeper's cursors, by shard (epoch ms)
 }
 
 // journal is one journal entry as the table stores it.
@@ -318,8 +320,8 @@ func leasedStatus(l webhook.Lease) webhook.Status {
 }
 
 // Complete moves the record to SUCCEEDED until retainUntil, clears the
-// lease and lastError and removes the sweep attributes, fenced on l, as
-// [store.Table.Complete].
+// lease and lastError and leaves the sweep attributes alone, fenced on l,
+// as [store.Table.Complete].
 func (s *Store) Complete(_ context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
 	return s.transition(l, webhook.StatusProcessing, webhook.StatusSucceeded, "", completion(retainUntil)), nil
 }
@@ -346,7 +348,8 @@ func (s *Store) Fail(_ context.Context, l webhook.Lease, lastError string) (bool
 
 // transition is one fenced transition of the lease l, which holds the
 // record in status leased, to status to: version+1, the lease removed, the
-// sweep attributes removed when to is final, the history entry added.
+// history entry added. The sweep attributes stay, terminal or not (the
+// sweeper passes a terminal record's entry, as on the table).
 func (s *Store) transition(l webhook.Lease, leased, to webhook.Status, errText string, set func(*store.Record)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -359,9 +362,6 @@ func (s *Store) transition(l webhook.Lease, leased, to webhook.Status, errText s
 	r.Version++
 	r.UpdatedAt = now.UnixMilli()
 	r.LeaseOwner, r.LeaseUntil = "", 0
-	if to.Terminal() {
-		r.SweepShard, r.SweepAt = "", 0
-	}
 	set(r)
 	if l.CallsAdded() > 0 {
 		r.Calls, r.CallCount = storedCalls(l.Calls), int64(l.CallCount)

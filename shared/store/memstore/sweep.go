@@ -13,13 +13,14 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// Stuck lists the records of sweep shard shard whose sweepAt is at or
-// before before, oldest first, at most limit from cursor, as
+// Stuck lists the records of sweep shard shard whose sweepAt is after
+// after (zero: from the start) and at or before before, terminal ones
+// included, oldest first, at most limit from cursor, as
 // [store.Table.Stuck] queries the sweep index: records whose TTL passed are
 // listed too (DynamoDB deletes them late), and a full page returns a cursor
 // even when nothing follows. The cursor has the index's key attributes
 // (pk, sk, sweepShard, sweepAt), as DynamoDB's LastEvaluatedKey.
-func (s *Store) Stuck(_ context.Context, shard int, before time.Time, limit int32,
+func (s *Store) Stuck(_ context.Context, shard int, from, before time.Time, limit int32,
 	cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error) {
 	if shard < 0 || shard >= store.SweepShards {
 		return nil, nil, fmt.Errorf("memstore: stuck: shard %d is not in 0..%d", shard, store.SweepShards-1)
@@ -37,7 +38,8 @@ func (s *Store) Stuck(_ context.Context, shard int, before time.Time, limit int3
 	s.mu.Lock()
 	var found []store.StuckRecord
 	for _, r := range s.recs {
-		if r.SweepShard != name || r.SweepAt == 0 || r.SweepAt > before.UnixMilli() {
+		if r.SweepShard != name || r.SweepAt == 0 || r.SweepAt > before.UnixMilli() ||
+			(!from.IsZero() && r.SweepAt <= from.UnixMilli()) {
 			continue
 		}
 		e := store.StuckRecord{Key: r.Key, SweepAt: time.UnixMilli(r.SweepAt)}
@@ -83,7 +85,7 @@ func (s *Store) MarkRequeued(_ context.Context, rec *store.Record) (bool, error)
 	return true, nil
 }
 
-// Resweep moves the record's sweepAt to at if it is still at rec.Version
+// Resweep moves the record's sweepAt to at (never before now) if it is still at rec.Version
 // (and claim id), as [store.Table.Resweep]; a final rec is refused without
 // a write. On true, rec carries the new values.
 func (s *Store) Resweep(_ context.Context, rec *store.Record, at time.Time) (bool, error) {
@@ -96,7 +98,7 @@ func (s *Store) Resweep(_ context.Context, rec *store.Record, at time.Time) (boo
 	if r == nil || r.Version != rec.Version || (rec.ClaimID != "" && r.ClaimID != rec.ClaimID) {
 		return false, nil
 	}
-	r.SweepShard, r.SweepAt = shardName(r.Key), at.UnixMilli()
+	r.SweepShard, r.SweepAt = shardName(r.Key), sweepAtFrom(at, s.now())
 	rec.SweepShard, rec.SweepAt = r.SweepShard, r.SweepAt
 	return true, nil
 }
@@ -140,4 +142,62 @@ func (s *Store) Replay(_ context.Context, key string, opts store.ReplayOptions) 
 	}
 	s.addHistory(r, now, from, "", 0, "")
 	return store.ReplayResult{Outcome: store.Replayed, Record: clone(r)}, nil
+}
+
+// sweepAtFrom is the sweepAt a write at now stores for at: at, but never
+// before now, as on the table (see [store.SweepIndex]).
+func sweepAtFrom(at, now time.Time) int64 {
+	return max(at.UnixMilli(), now.UnixMilli())
+}
+
+// SweepCursor returns the sweeper's cursor of shard (zero when it has
+// none), as [store.Table.SweepCursor].
+func (s *Store) SweepCursor(_ context.Context, shard int) (time.Time, error) {
+	if shard < 0 || shard >= store.SweepShards {
+		return time.Time{}, fmt.Errorf("memstore: sweep cursor: shard %d is not in 0..%d", shard, store.SweepShards-1)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, ok := s.cursors[shard]
+	if !ok {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(ms), nil
+}
+
+// AdvanceSweepCursor moves the cursor of shard to to, only forward, as
+// [store.Table.AdvanceSweepCursor] (false: already at or past it).
+func (s *Store) AdvanceSweepCursor(_ context.Context, shard int, to time.Time) (bool, error) {
+	if shard < 0 || shard >= store.SweepShards {
+		return false, fmt.Errorf("memstore: advance sweep cursor: shard %d is not in 0..%d", shard, store.SweepShards-1)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ms, ok := s.cursors[shard]; ok && ms >= to.UnixMilli() {
+		return false, nil
+	}
+	if s.cursors == nil {
+		s.cursors = map[int]int64{}
+	}
+	s.cursors[shard] = to.UnixMilli()
+	return true, nil
+}
+
+// GetMany reads the records of keys (at most [store.MaxGetMany]) in the
+// order of keys, nil for an absent or expired one, as
+// [store.Table.GetMany].
+func (s *Store) GetMany(_ context.Context, keys []string) ([]*store.Record, error) {
+	if len(keys) > store.MaxGetMany {
+		return nil, fmt.Errorf("memstore: get many: %d keys, more than %d", len(keys), store.MaxGetMany)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	out := make([]*store.Record, len(keys))
+	for i, k := range keys {
+		if r := s.recs[k]; r != nil && !r.Expired(now) {
+			out[i] = clone(r)
+		}
+	}
+	return out, nil
 }

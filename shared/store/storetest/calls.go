@@ -184,8 +184,8 @@ var deliveryCases = []testCase{
 			t.Errorf("stored:\n got %+v\nwant %+v", got, rec)
 		}
 	}},
-	{"a duplicate of a finished record is counted once and leaves the sweep attributes as the completion did", func(t *testing.T, e *env) {
-		e.claimed(t)
+	{"a duplicate of a finished record is counted by its claim and leaves the record, sweep entry included, as the completion did", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
 		l := e.leased(t, "w1")
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
 		before := e.mustGet(t)
@@ -194,12 +194,16 @@ var deliveryCases = []testCase{
 		if res.Outcome != store.Duplicate {
 			t.Fatalf("claim: got %v, want duplicate", res.Outcome)
 		}
-		if !res.Counted { // the completion removed an attribute the claim sets: the receiver counts it apart
+		if !res.Counted { // (a record lacking an attribute the claim sets is counted apart; the check below fails then)
 			if counted, err := e.s.CountDelivery(e.ctx, res.Record); err != nil || !counted {
 				t.Fatalf("count delivery: got %v, %v", counted, err)
 			}
 		}
 		got := e.mustGet(t)
+		if !res.Counted || got.SweepShard != rec.SweepShard || got.SweepAt != rec.SweepAt {
+			t.Errorf("counted by the claim %v, sweep %q %d; want counted (the completion keeps the sweep entry), the claim's %q %d",
+				res.Counted, got.SweepShard, got.SweepAt, rec.SweepShard, rec.SweepAt)
+		}
 		if got.DeliveryCount() != 2 || got.LastDelivery() != e.clk.Now().UnixMilli() || got.Status != webhook.StatusSucceeded {
 			t.Errorf("got %d deliveries at %d, status %s; want 2 at %d, SUCCEEDED", got.DeliveryCount(), got.LastDelivery(), got.Status,
 				e.clk.Now().UnixMilli())

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -193,8 +194,9 @@ var compensationCases = []testCase{
 			t.Errorf("expired: got %v, want missing", acq.Outcome)
 		}
 	}},
-	{"compensated is final, keeps the reason, and leaves the index", func(t *testing.T, e *env) {
+	{"compensated is final, keeps the reason, and keeps its sweep entry", func(t *testing.T, e *env) {
 		e.failed(t)
+		rec := e.mustGet(t)
 		l := e.compensating(t, "c1").Lease
 		retain := e.clk.Now().Add(2 * Window)
 		if !held(t, "compensated")(e.s.Compensated(e.ctx, l, retain)) {
@@ -202,8 +204,8 @@ var compensationCases = []testCase{
 		}
 		got := e.mustGet(t)
 		if got.Status != webhook.StatusCompensated || got.Version != l.Version+1 || got.LeaseOwner != "" || got.LeaseUntil != 0 ||
-			got.ExpiresAt != retain.Unix() || got.LastError != "blocked" || got.SweepShard != "" || got.SweepAt != 0 {
-			t.Errorf("got %+v, want COMPENSATED, no lease, kept until retain, the reason kept, no sweep attributes", got)
+			got.ExpiresAt != retain.Unix() || got.LastError != "blocked" || got.SweepShard != rec.SweepShard || got.SweepAt != rec.SweepAt {
+			t.Errorf("got %+v, want COMPENSATED, no lease, kept until retain, the reason kept, the sweep attributes unchanged", got)
 		}
 		if h := got.History[len(got.History)-1]; h.From != webhook.StatusCompensating || h.To != webhook.StatusCompensated || h.Owner != "c1" || h.Attempt != 1 {
 			t.Errorf("history: got %+v", h)
@@ -211,12 +213,13 @@ var compensationCases = []testCase{
 		if acq := e.acquireComp(t, "c2"); acq.Outcome != webhook.AcquireDone {
 			t.Errorf("acquire compensation after: got %v, want done", acq.Outcome)
 		}
-		if got := e.stuck(t, shardOfKey, e.clk.Now().Add(time.Hour), 10); len(got) != 0 {
-			t.Errorf("stuck: got %v, want none", got)
+		if got := e.stuck(t, shardOfKey, e.clk.Now().Add(time.Hour), 10); !slices.Equal(got, []string{key}) {
+			t.Errorf("stuck: got %v, want the terminal entry [%s] (the sweeper passes it)", got, key)
 		}
 	}},
-	{"dead is final with the reason, and leaves the index", func(t *testing.T, e *env) {
+	{"dead is final with the reason, and keeps its sweep entry", func(t *testing.T, e *env) {
 		e.failed(t)
+		rec := e.mustGet(t)
 		l := e.compensating(t, "c1").Lease
 		retain := e.clk.Now().Add(2 * Window)
 		if !held(t, "dead")(e.s.Dead(e.ctx, l, "nothing to compensate: blocked", retain)) {
@@ -224,8 +227,8 @@ var compensationCases = []testCase{
 		}
 		got := e.mustGet(t)
 		if got.Status != webhook.StatusDead || got.LastError != "nothing to compensate: blocked" || got.ExpiresAt != retain.Unix() ||
-			got.LeaseOwner != "" || got.SweepShard != "" || got.SweepAt != 0 {
-			t.Errorf("got %+v, want DEAD with the reason, no lease, no sweep attributes", got)
+			got.LeaseOwner != "" || got.SweepShard != rec.SweepShard || got.SweepAt != rec.SweepAt {
+			t.Errorf("got %+v, want DEAD with the reason, no lease, the sweep attributes unchanged", got)
 		}
 		if h := got.History[len(got.History)-1]; h.To != webhook.StatusDead || h.Error != "nothing to compensate: blocked" {
 			t.Errorf("history: got %+v", h)

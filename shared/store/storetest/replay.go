@@ -63,7 +63,7 @@ var replayCases = []testCase{
 		if res.Outcome != store.ReplayRefused || res.Record == nil || res.Record.Status != webhook.StatusSucceeded {
 			t.Fatalf("got %v with %+v, want refused with the SUCCEEDED record", res.Outcome, res.Record)
 		}
-		if got := e.mustGet(t); got.Version != before.Version || got.Status != webhook.StatusSucceeded || got.SweepAt != 0 {
+		if got := e.mustGet(t); got.Version != before.Version || got.Status != webhook.StatusSucceeded || got.SweepAt != before.SweepAt {
 			t.Errorf("the refused replay wrote: %+v", got)
 		}
 		rec := e.replayed(t, store.ReplayOptions{Force: true, Window: Window})

@@ -46,8 +46,11 @@ type Store interface {
 	RetryCompensation(ctx context.Context, l webhook.Lease, lastError string) (bool, error)
 	RequeueCompensation(ctx context.Context, l webhook.Lease, lastError string) (bool, error)
 
-	Stuck(ctx context.Context, shard int, before time.Time, limit int32,
+	Stuck(ctx context.Context, shard int, after, before time.Time, limit int32,
 		cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error)
+	SweepCursor(ctx context.Context, shard int) (time.Time, error)
+	AdvanceSweepCursor(ctx context.Context, shard int, to time.Time) (bool, error)
+	GetMany(ctx context.Context, keys []string) ([]*store.Record, error)
 	MarkRequeued(ctx context.Context, rec *store.Record) (bool, error)
 	Resweep(ctx context.Context, rec *store.Record, at time.Time) (bool, error)
 	Replay(ctx context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error)

@@ -27,9 +27,15 @@ func keysInShard(shard, n int) []string {
 // page, and returns the keys listed (at most 20 pages).
 func (e *env) stuck(t *testing.T, shard int, before time.Time, limit int32) []string {
 	t.Helper()
+	return e.stuckAfter(t, shard, time.Time{}, before, limit)
+}
+
+// stuckAfter is stuck from after (exclusive).
+func (e *env) stuckAfter(t *testing.T, shard int, after, before time.Time, limit int32) []string {
+	t.Helper()
 	return allPages(t, "stuck", limit, func(r store.StuckRecord) string { return r.Key },
 		func(cursor map[string]types.AttributeValue) ([]store.StuckRecord, map[string]types.AttributeValue, error) {
-			return e.s.Stuck(e.ctx, shard, before, limit, cursor)
+			return e.s.Stuck(e.ctx, shard, after, before, limit, cursor)
 		})
 }
 
@@ -91,15 +97,157 @@ var sweepCases = []testCase{
 			t.Errorf("got shard %q sweepAt %d, want %q %d", got.SweepShard, got.SweepAt, rec.SweepShard, rec.SweepAt)
 		}
 	}},
-	{"a completed record leaves the index", func(t *testing.T, e *env) {
-		e.claimed(t)
+	{"a completed record keeps its sweep entry, unchanged", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
 		l := e.leased(t, "w1")
+		e.ops()
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
-		if got := e.mustGet(t); got.SweepShard != "" || got.SweepAt != 0 {
-			t.Errorf("got shard %q sweepAt %d, want both removed", got.SweepShard, got.SweepAt)
+		e.expectOps(t, "complete", map[string]int{"UpdateItem": 1})
+		if got := e.mustGet(t); got.SweepShard != rec.SweepShard || got.SweepAt != rec.SweepAt {
+			t.Errorf("got shard %q sweepAt %d, want the claim's %q %d", got.SweepShard, got.SweepAt, rec.SweepShard, rec.SweepAt)
 		}
-		if got := e.stuck(t, shardOfKey, e.clk.Now().Add(time.Hour), 10); len(got) != 0 {
-			t.Errorf("stuck: got %v, want none", got)
+		if got := e.stuck(t, shardOfKey, e.clk.Now().Add(time.Hour), 10); !slices.Equal(got, []string{key}) {
+			t.Errorf("stuck: got %v, want the terminal entry [%s] (the sweeper passes it)", got, key)
+		}
+	}},
+	{"stuck honours after: only entries after it, up to before", func(t *testing.T, e *env) {
+		keys := keysInShard(5, 4)
+		var ats []time.Time
+		for _, k := range keys {
+			if res, err := e.s.Claim(e.ctx, newEvent(k, "h"), Window); err != nil || res.Outcome != store.Claimed {
+				t.Fatalf("claim %s: %v, %v", k, res.Outcome, err)
+			}
+			ats = append(ats, e.clk.Now().Add(SweepAfter))
+			e.clk.Advance(time.Second)
+		}
+		end := ats[3].Add(time.Hour)
+		for _, c := range []struct {
+			name          string
+			after, before time.Time
+			want          []string
+		}{
+			{"after zero: from the start", time.Time{}, end, keys},
+			{"after the first entry's sweepAt", ats[0], end, keys[1:]},
+			{"one ms before the second's", ats[1].Add(-time.Millisecond), end, keys[1:]},
+			{"up to the third's", ats[0], ats[2], keys[1:3]},
+			{"after the last", ats[3], end, nil},
+			{"an empty range", ats[2], ats[2], nil},
+			{"after past before", ats[3], ats[1], nil},
+		} {
+			for _, limit := range []int32{1, 10} {
+				if got := e.stuckAfter(t, 5, c.after, c.before, limit); !slices.Equal(got, c.want) {
+					t.Errorf("%s, limit %d: got %v, want %v", c.name, limit, got, c.want)
+				}
+			}
+		}
+	}},
+	{"the sweep cursor starts at zero and only moves forward, per shard", func(t *testing.T, e *env) {
+		at, err := e.s.SweepCursor(e.ctx, 7)
+		if err != nil || !at.IsZero() {
+			t.Fatalf("fresh cursor: got %v, %v; want zero", at, err)
+		}
+		t1 := e.clk.Now()
+		for _, c := range []struct {
+			name string
+			to   time.Time
+			want bool
+			at   time.Time
+		}{
+			{"first advance", t1, true, t1},
+			{"the same time again", t1, false, t1},
+			{"backwards", t1.Add(-time.Millisecond), false, t1},
+			{"forward by 1 ms", t1.Add(time.Millisecond), true, t1.Add(time.Millisecond)},
+			{"forward by an hour", t1.Add(time.Hour), true, t1.Add(time.Hour)},
+			{"back to the first", t1, false, t1.Add(time.Hour)},
+		} {
+			moved, err := e.s.AdvanceSweepCursor(e.ctx, 7, c.to)
+			if err != nil || moved != c.want {
+				t.Errorf("%s: got %v, %v; want %v", c.name, moved, err, c.want)
+			}
+			if at, err := e.s.SweepCursor(e.ctx, 7); err != nil || !at.Equal(c.at) {
+				t.Errorf("%s: the cursor is %v (%v), want %v", c.name, at, err, c.at)
+			}
+		}
+		if at, err := e.s.SweepCursor(e.ctx, 8); err != nil || !at.IsZero() {
+			t.Errorf("another shard: got %v, %v; want zero", at, err)
+		}
+		for _, shard := range []int{-1, store.SweepShards} {
+			if _, err := e.s.SweepCursor(e.ctx, shard); err == nil {
+				t.Errorf("read shard %d: got no error", shard)
+			}
+			if _, err := e.s.AdvanceSweepCursor(e.ctx, shard, t1); err == nil {
+				t.Errorf("advance shard %d: got no error", shard)
+			}
+		}
+		// The cursor item is no event: the sweep index does not list it.
+		if got := e.stuck(t, 7, t1.Add(1000*time.Hour), 10); len(got) != 0 {
+			t.Errorf("stuck lists %v", got)
+		}
+	}},
+	{"get many reads records in the order asked, nil for the absent", func(t *testing.T, e *env) {
+		keys := keysInShard(9, 3)
+		for _, k := range keys[:2] {
+			if _, err := e.s.Claim(e.ctx, newEvent(k, "h"), Window); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ask := []string{keys[1], keys[2], keys[0], keys[1]}
+		got, err := e.s.GetMany(e.ctx, ask)
+		if err != nil || len(got) != len(ask) {
+			t.Fatalf("get many: got %d records, %v", len(got), err)
+		}
+		for i, k := range ask {
+			switch {
+			case k == keys[2] && got[i] != nil:
+				t.Errorf("%d: the absent %s: got %+v", i, k, got[i])
+			case k != keys[2] && (got[i] == nil || got[i].Key != k || got[i].Status != webhook.StatusReceived):
+				t.Errorf("%d: got %+v, want %s RECEIVED", i, got[i], k)
+			}
+		}
+		if got, err := e.s.GetMany(e.ctx, nil); err != nil || len(got) != 0 {
+			t.Errorf("no keys: got %v, %v", got, err)
+		}
+		e.clk.Advance(Window + 2*time.Second)
+		if got, err := e.s.GetMany(e.ctx, keys[:1]); err != nil || got[0] != nil {
+			t.Errorf("expired: got %+v, %v; want nil", got, err)
+		}
+		if _, err := e.s.GetMany(e.ctx, make([]string, store.MaxGetMany+1)); err == nil {
+			t.Errorf("%d keys: got no error", store.MaxGetMany+1)
+		}
+	}},
+	{"writes that set sweepAt never set it before now", func(t *testing.T, e *env) {
+		rec := e.claimed(t)
+		e.clk.Advance(time.Minute)
+		now := e.clk.Now()
+		if !held(t, "resweep")(e.s.Resweep(e.ctx, rec, now.Add(-time.Hour))) {
+			t.Fatalf("resweep: got false")
+		}
+		if got := e.mustGet(t); got.SweepAt != now.UnixMilli() || rec.SweepAt != now.UnixMilli() {
+			t.Errorf("resweep to an hour ago: stored %d, rec %d; want now %d", got.SweepAt, rec.SweepAt, now.UnixMilli())
+		}
+		l := e.leased(t, "w1")
+		if !held(t, "hold")(e.s.Hold(e.ctx, l, webhook.Hold{On: "target#t1", RecheckAt: now.Add(-time.Hour), Reason: "x", RetainUntil: now.Add(Window)})) {
+			t.Fatalf("hold: lease lost")
+		}
+		h := e.mustGet(t)
+		if h.SweepAt != now.UnixMilli() {
+			t.Errorf("hold with a recheck an hour ago: sweepAt %d, want now %d", h.SweepAt, now.UnixMilli())
+		}
+		e.clk.Advance(time.Second)
+		now = e.clk.Now()
+		if !held(t, "recheck")(e.s.Recheck(e.ctx, h, now.Add(-time.Hour), now.Add(Window))) {
+			t.Fatalf("recheck: got false")
+		}
+		if got := e.mustGet(t); got.SweepAt != now.UnixMilli() || h.SweepAt != now.UnixMilli() {
+			t.Errorf("recheck to an hour ago: stored %d, rec %d; want now %d", got.SweepAt, h.SweepAt, now.UnixMilli())
+		}
+		e.clk.Advance(time.Second)
+		now = e.clk.Now()
+		if !held(t, "release")(e.s.Release(e.ctx, h, now.Add(-time.Hour))) {
+			t.Fatalf("release: got false")
+		}
+		if got := e.mustGet(t); got.SweepAt != now.UnixMilli() || h.SweepAt != now.UnixMilli() {
+			t.Errorf("release with a sweepAt an hour ago: stored %d, rec %d; want now %d", got.SweepAt, h.SweepAt, now.UnixMilli())
 		}
 	}},
 	{"stuck pages through its shard, oldest sweepAt first", func(t *testing.T, e *env) {
@@ -131,7 +279,7 @@ var sweepCases = []testCase{
 			shard int
 			limit int32
 		}{{-1, 10}, {store.SweepShards, 10}, {0, 0}} {
-			if _, _, err := e.s.Stuck(e.ctx, c.shard, e.clk.Now(), c.limit, nil); err == nil {
+			if _, _, err := e.s.Stuck(e.ctx, c.shard, time.Time{}, e.clk.Now(), c.limit, nil); err == nil {
 				t.Errorf("shard %d limit %d: got no error", c.shard, c.limit)
 			}
 		}
@@ -172,8 +320,8 @@ var sweepCases = []testCase{
 				t.Errorf("%s: got true", name)
 			}
 		}
-		if got := e.mustGet(t); got.SweepShard != "" || got.SweepAt != 0 {
-			t.Errorf("the final record got sweep attributes back: %q %d", got.SweepShard, got.SweepAt)
+		if got := e.mustGet(t); got.SweepShard != done.SweepShard || got.SweepAt != done.SweepAt {
+			t.Errorf("the final record's sweep attributes moved: %q %d, want %q %d", got.SweepShard, got.SweepAt, done.SweepShard, done.SweepAt)
 		}
 	}},
 	{"resweep moves sweepAt, fenced on the version", func(t *testing.T, e *env) {
@@ -201,11 +349,11 @@ var sweepCases = []testCase{
 		l := e.leased(t, "w1")
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
 		done := e.mustGet(t)
-		if held(t, "resweep")(e.s.Resweep(e.ctx, done, e.clk.Now())) {
+		if held(t, "resweep")(e.s.Resweep(e.ctx, done, e.clk.Now().Add(time.Hour))) {
 			t.Errorf("got true")
 		}
-		if got := e.mustGet(t); got.SweepAt != 0 || got.Status != webhook.StatusSucceeded {
-			t.Errorf("got %s sweepAt %d", got.Status, got.SweepAt)
+		if got := e.mustGet(t); got.SweepAt != done.SweepAt || got.Status != webhook.StatusSucceeded {
+			t.Errorf("got %s sweepAt %d, want SUCCEEDED at %d", got.Status, got.SweepAt, done.SweepAt)
 		}
 	}},
 }
