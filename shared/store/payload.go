@@ -48,13 +48,13 @@ const (
 	// keeps its payload inline: one write unit.
 	InlineRecordBytes = 1024
 	// RecordGrowth is what a happy path adds to a record after its claim,
-	// at most: the acquisition's and the completion's history entries (97
-	// and 98 bytes with a 26-character lease owner and fn "processor"),
-	// 195 bytes (the completion keeps the sweep attributes, counted in the
-	// claim's size: it leaves the sweep index alone); the lease attributes
-	// while processing (54) and its history entry make less. The rest is
-	// room for a longer function name.
-	RecordGrowth = 211
+	// at most: the acquisition's and the completion's history entries (87
+	// and 88 bytes with a 16-character lease owner, the engine's, and fn
+	// "processor"), 175 bytes (the completion keeps the sweep attributes,
+	// counted in the claim's size: it leaves the sweep index alone); the
+	// lease attributes while processing and its history entry make less.
+	// The rest is room for a longer function name.
+	RecordGrowth = 191
 	// PayloadRetention is how long a payload item outlives its record's
 	// expiry. A claim writes the item to expire at now + 2×window +
 	// PayloadRetention (one window more than the record, so that a

@@ -225,6 +225,14 @@ func orDefault(d *time.Duration, def time.Duration) {
 	}
 }
 
-// NewOwner returns a lease owner token: 26 random base32 characters
-// (130 bits).
-func NewOwner() string { return rand.Text() }
+// OwnerLength is the length of a lease owner token: 16 random base32
+// characters, 80 bits, ample for a token that only has to differ from the
+// other attempts at one record (with its version, it fences every write of
+// an attempt). It is written twice in every record's history (acquisition
+// and completion), so every character counts against the one write unit a
+// record fits in (store.RecordGrowth).
+const OwnerLength = 16
+
+// NewOwner returns a lease owner token: [OwnerLength] random base32
+// characters.
+func NewOwner() string { return rand.Text()[:OwnerLength] }

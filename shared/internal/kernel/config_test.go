@@ -18,8 +18,8 @@ func TestSetDefaults(t *testing.T) {
 	if c.Logger == nil || c.Transport != http.DefaultTransport || c.Now == nil || c.Jitter == nil || c.NewOwner == nil {
 		t.Errorf("got %+v, want every func and the logger set", c)
 	}
-	if a, b := c.NewOwner(), c.NewOwner(); len(a) != 26 || a == b {
-		t.Errorf("got owners %q and %q, want two different 26-character tokens", a, b)
+	if a, b := c.NewOwner(), c.NewOwner(); len(a) != OwnerLength || a == b {
+		t.Errorf("got owners %q and %q, want two different %d-character tokens", a, b, OwnerLength)
 	}
 	c = Config{RetryBase: time.Hour}
 	c.SetDefaults()
