@@ -105,8 +105,10 @@ const (
 	// consistent reads' (well under a second), and the clocks' skew.
 	DefaultSweepLag = time.Minute
 	// DefaultMaxPassed is the most terminal (or gone) entries one run
-	// passes.
-	DefaultMaxPassed = 20000
+	// passes: a guard against a runaway run, set so that the run's
+	// deadline (Reserve) binds first. Passing reads pages of 100 entries,
+	// so a run's memory does not grow with it.
+	DefaultMaxPassed = 1_000_000
 	// DefaultReserve is the time kept back from the run's deadline: the run
 	// starts no new record after that.
 	DefaultReserve = 2 * time.Second
