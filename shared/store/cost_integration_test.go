@@ -586,7 +586,7 @@ func TestCapacityPerUniqueEvent(t *testing.T) {
 		capacityTable("Before issue 11 (payload in the event record)", capacityBefore) + "\n" +
 		capacityTable("Before issue 20 (93643ab: payload inline while the record stays within 1 KB, else in its own item; "+
 			"the step a transaction)", capacityBeforeIssue20) + "\n" +
-		capacityTable("After issue 20 (the step journal in the record: one fenced UpdateItem, the last step carried by the completion)", after) + "\n" +
+		capacityTable("After issue 20 (the step journal in the record, the last step carried by the completion; the completion keeps the sweep entry; a duplicate counted by its claim; a large payload's duplicate reads the record instead of rewriting the payload item)", after) + "\n" +
 		wruTable(after) + "\n" +
 		"Duplicate: as the receiver makes it (after issue 20: its claim, an UpdateItem that counts it, and\n" +
 		"CountDelivery only when the claim could not); before issue 20 the claim alone (no count then).\n" +
