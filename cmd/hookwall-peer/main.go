@@ -55,6 +55,7 @@ import (
 	"github.com/hookwall/hookwall/shared/provider/line"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/signer"
+	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -182,7 +183,7 @@ type delivery struct {
 	mu        sync.Mutex
 	calls     map[string]int // by operation, DynamoDB and SQS
 	outcomes  map[string]int // "op:result"
-	claimed   bool           // a PutItem (the claim) succeeded
+	claimed   bool           // the claim created the record (store.ClaimCreated)
 	sent      int            // successful SQS sends
 	status    int
 	latencyMs float64
@@ -237,7 +238,7 @@ func (c *counter) install(stack *middleware.Stack) error {
 				d.mu.Lock()
 				d.calls[op]++
 				d.outcomes[op+":"+result]++
-				if op == "PutItem" && err == nil {
+				if _, created := store.ClaimCreated(in.Parameters, out.Result); created && err == nil {
 					d.claimed = true
 				}
 				if (op == "SendMessageBatch" || op == "SendMessage") && err == nil {
@@ -594,7 +595,7 @@ func (e *env) shuffled(ctx context.Context, label string, n, c int, seed uint32,
 		"unique_events_per_s":               r1(float64(n) / wall),
 		"latency_ms":                        percentiles(lat(recs)),
 		"by_outcome":                        outcomes,
-		"note_side_effects":                 "handler_side_effects = deliveries that claimed the event (PutItem succeeded) and enqueued it: the receiver's one effect per event",
+		"note_side_effects":                 "handler_side_effects = deliveries that claimed the event (the claim created the record) and enqueued it: the receiver's one effect per event",
 		"dynamodb_calls": map[string]any{
 			"total":                            total,
 			"all_in_per_unique_event":          perUnique,

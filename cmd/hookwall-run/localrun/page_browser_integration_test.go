@@ -137,7 +137,8 @@ func TestPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	charWidth, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(function () { var s = document.createElement("span");
-		s.textContent = "0000000000"; document.querySelector('`+row(line, "")+` td.key').appendChild(s);
+		s.textContent = "0000000000"; s.style.whiteSpace = "nowrap"; s.style.display = "inline-block";
+		document.querySelector('`+row(line, "")+` td.key').appendChild(s);
 		var w = s.getBoundingClientRect().width / 10; s.remove(); return w; })()`))
 	if err != nil {
 		t.Fatal(err)

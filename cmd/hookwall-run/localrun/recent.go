@@ -6,8 +6,6 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/hookwall/hookwall/shared/store"
@@ -71,20 +69,17 @@ func (r *Recent) Len() int {
 }
 
 // ObserveClaims returns an AWS config option that adds to recent the key of
-// every event record written by a successful PutItem of the clients built
-// from that config: the receiver's claims (a new record is always written
-// by a conditional PutItem). The receiver's code is unchanged, as with
+// every event record a claim of the clients built from that config created
+// ([store.ClaimCreated]). The receiver's code is unchanged, as with
 // [ObserveSends].
 func ObserveClaims(recent *Recent) config.LoadOptionsFunc {
 	return config.WithAPIOptions([]func(*middleware.Stack) error{func(st *middleware.Stack) error {
 		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("HookwallRunObserveClaims",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				out, md, err := next.HandleInitialize(ctx, in)
-				if p, ok := in.Parameters.(*dynamodb.PutItemInput); ok && err == nil {
-					pk, _ := p.Item[store.AttrPK].(*types.AttributeValueMemberS)
-					sk, _ := p.Item[store.AttrSK].(*types.AttributeValueMemberS)
-					if pk != nil && sk != nil && sk.Value == store.SKEvent {
-						recent.Add(pk.Value)
+				if err == nil {
+					if key, ok := store.ClaimCreated(in.Parameters, out.Result); ok {
+						recent.Add(key)
 					}
 				}
 				return out, md, err

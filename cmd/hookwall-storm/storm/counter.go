@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/hookwall/hookwall/shared/store"
 )
 
 // Track is what one HTTP request to the receiver caused on AWS: the SDK
@@ -18,7 +20,7 @@ type Track struct {
 	Calls map[string]int
 	// Failed counts the calls that returned an error.
 	Failed int
-	// Claimed: a PutItem (the claim) succeeded.
+	// Claimed: the claim created the record (store.ClaimCreated).
 	Claimed bool
 	// Undos counts DeleteItem calls (undoing a claim).
 	Undos int
@@ -36,7 +38,9 @@ type liveTrack struct {
 
 // record counts one call: err is what it returned, failed the same unless
 // it was a lost condition (an answer, not a failure).
-func (lt *liveTrack) record(op string, err, failed error) {
+// created says the call was a claim that created the record
+// (store.ClaimCreated).
+func (lt *liveTrack) record(op string, err, failed error, created bool) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	t := &lt.t
@@ -48,7 +52,7 @@ func (lt *liveTrack) record(op string, err, failed error) {
 		t.Failed++
 	}
 	switch {
-	case op == "PutItem" && err == nil:
+	case created:
 		t.Claimed = true
 	case op == "DeleteItem":
 		t.Undos++
@@ -116,7 +120,8 @@ func (c *Counter) Option(role string) config.LoadOptionsFunc {
 				}
 				c.mu.Unlock()
 				if t, _ := ctx.Value(trackKey{}).(*liveTrack); t != nil {
-					t.record(op, err, failed)
+					_, created := store.ClaimCreated(in.Parameters, out.Result)
+					t.record(op, err, failed, created && err == nil)
 				}
 				return out, md, err
 			}), middleware.Before)

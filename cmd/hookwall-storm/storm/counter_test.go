@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/store"
 )
 
 // The counting middleware observes; it must hand every answer to the caller
@@ -41,7 +43,8 @@ func TestCounterPassesErrorsThrough(t *testing.T) {
 	})
 	lt := &liveTrack{}
 	ctx := withTrack(context.Background(), lt)
-	put := &dynamodb.PutItemInput{TableName: aws.String("t"), Item: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "k"}}}
+	put := &dynamodb.PutItemInput{TableName: aws.String("t"), Item: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "k"}, "sk": &types.AttributeValueMemberS{Value: store.SKEvent}}}
 	_, err = db.PutItem(ctx, put)
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
