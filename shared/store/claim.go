@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -254,16 +255,11 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 		if len(out.Attributes) == 0 {
 			return ClaimResult{Outcome: Claimed, Record: rec}, nil
 		}
-		existing, err := decodeRecord(out.Attributes)
+		res, err := countedDuplicate(out.Attributes, &ev, now)
 		if err != nil {
 			return ClaimResult{}, fmt.Errorf("store: claim %s: counted on the record, which reads back wrong: %w", ev.Key, err)
 		}
-		// The condition held: the record had its count, and the update
-		// changed nothing else.
-		existing.Deliveries++
-		existing.LastDeliveryAt = now.UnixMilli()
-		existing.Payload = payloadOf(existing, &ev)
-		return ClaimResult{Outcome: Duplicate, Record: existing, Counted: true}, nil
+		return res, nil
 	}
 	res, expired, err := t.claimFailed(&ev, rec, err, now)
 	if !expired {
@@ -325,14 +321,29 @@ func (t *Table) countLargeDuplicate(ctx context.Context, ev *NewEvent, item map[
 		// caller's claim then finds the record and counts it again, at worst.
 		return ClaimResult{}, false
 	}
-	existing, err := decodeRecord(out.Attributes)
-	if err != nil || existing == nil {
+	res, err := countedDuplicate(out.Attributes, ev, now)
+	if err != nil {
 		return ClaimResult{}, false
+	}
+	return res, true
+}
+
+// countedDuplicate is the result of a claim update that counted ev's
+// delivery on a live record, old being that record before the update
+// (ReturnValues ALL_OLD): the condition held, so the update changed
+// nothing but the count, which the result carries.
+func countedDuplicate(old map[string]types.AttributeValue, ev *NewEvent, now time.Time) (ClaimResult, error) {
+	existing, err := decodeRecord(old)
+	if err != nil {
+		return ClaimResult{}, err
+	}
+	if existing == nil {
+		return ClaimResult{}, errors.New("no record came back")
 	}
 	existing.Deliveries++
 	existing.LastDeliveryAt = now.UnixMilli()
 	existing.Payload = payloadOf(existing, ev)
-	return ClaimResult{Outcome: Duplicate, Record: existing, Counted: true}, true
+	return ClaimResult{Outcome: Duplicate, Record: existing, Counted: true}, nil
 }
 
 // claimUpdate is the claim's UpdateItem of item, the record of key a claim

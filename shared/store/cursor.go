@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,8 +33,8 @@ func cursorKey(shard int) map[string]types.AttributeValue {
 // it has been handled. It is the zero time when the shard has none (the
 // sweeper then reads the shard from the start).
 func (t *Table) SweepCursor(ctx context.Context, shard int) (time.Time, error) {
-	if shard < 0 || shard >= SweepShards {
-		return time.Time{}, fmt.Errorf("store: sweep cursor: shard %d is not in 0..%d", shard, SweepShards-1)
+	if err := checkShard("sweep cursor", shard); err != nil {
+		return time.Time{}, err
 	}
 	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &t.name,
@@ -61,8 +60,8 @@ func (t *Table) SweepCursor(ctx context.Context, shard int) (time.Time, error) {
 // OR at < :to`), so concurrent sweepers are safe. It reports false, without
 // error, when the cursor is already at or past to.
 func (t *Table) AdvanceSweepCursor(ctx context.Context, shard int, to time.Time) (bool, error) {
-	if shard < 0 || shard >= SweepShards {
-		return false, fmt.Errorf("store: advance sweep cursor: shard %d is not in 0..%d", shard, SweepShards-1)
+	if err := checkShard("advance sweep cursor", shard); err != nil {
+		return false, err
 	}
 	item := cursorKey(shard)
 	item[AttrCursorAt] = avInt(to.UnixMilli())
@@ -73,8 +72,7 @@ func (t *Table) AdvanceSweepCursor(ctx context.Context, shard int, to time.Time)
 		ExpressionAttributeNames:  map[string]string{"#at": AttrCursorAt},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":to": avInt(to.UnixMilli())},
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if _, lost := conditionFailed(err); lost {
 		return false, nil
 	}
 	if err != nil {

@@ -50,6 +50,14 @@ func ShardName(shard int) string { return fmt.Sprintf("%02x", shard) }
 
 func shardName(shard int) string { return ShardName(shard) }
 
+// checkShard refuses a shard outside 0..SweepShards-1, naming op.
+func checkShard(op string, shard int) error {
+	if shard < 0 || shard >= SweepShards {
+		return fmt.Errorf("store: %s: shard %d is not in 0..%d", op, shard, SweepShards-1)
+	}
+	return nil
+}
+
 // StuckRecord is one entry of the sweep index: a record whose sweepAt is
 // due (terminal records are among them).
 type StuckRecord struct {
@@ -76,8 +84,8 @@ func sweepAtFrom(at, now time.Time) int64 {
 // not deleted yet, so read the record before acting on it.
 func (t *Table) Stuck(ctx context.Context, shard int, after, before time.Time, limit int32,
 	cursor map[string]types.AttributeValue) ([]StuckRecord, map[string]types.AttributeValue, error) {
-	if shard < 0 || shard >= SweepShards {
-		return nil, nil, fmt.Errorf("store: stuck: shard %d is not in 0..%d", shard, SweepShards-1)
+	if err := checkShard("stuck", shard); err != nil {
+		return nil, nil, err
 	}
 	if limit <= 0 {
 		return nil, nil, fmt.Errorf("store: stuck: limit %d is not positive", limit)
