@@ -680,3 +680,57 @@ func (p *pipeline) recordBytes(t *testing.T, key string) int {
 	p.cap.takeCalls()
 	return store.ItemSize(out.Item)
 }
+
+// prosePayload returns a JSON payload of n bytes around English chat prose
+// (testdata/chat-message.txt, a long customer message written for this
+// test), which gzip keeps about half of: the compressible case beside
+// textPayload's worst one.
+func prosePayload(t *testing.T, n int) []byte {
+	t.Helper()
+	text, err := os.ReadFile("testdata/chat-message.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cut := len(text); cut > 0; cut-- {
+		b, err := json.Marshal(order{ID: "o-1", Note: string(text[:cut])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) <= n {
+			return b
+		}
+	}
+	t.Fatalf("no prose payload of %d bytes", n)
+	return nil
+}
+
+// TestCapacityProsePayload measures a 4 KB event whose payload is chat
+// prose (JSON around English text, gzip keeps ~1/2) beside the capacity
+// table's incompressible one, and checks that its payload item is charged
+// by its compressed size: the claim costs the record's one write unit plus
+// the payload item's, read back from the table.
+func TestCapacityProsePayload(t *testing.T) {
+	p := newOneStepPipeline(t)
+	const size = 4 << 10
+	key := "line#t1#cap-prose"
+	payload := prosePayload(t, size)
+	c := measureEvent(t, p, key, payload)
+	out, err := p.db.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(p.table.Name()),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: key}, ":p": &types.AttributeValueMemberS{Value: store.SKPayloadPrefix}}})
+	if err != nil || len(out.Items) != 1 {
+		t.Fatalf("payload item of %s: %d items, %v", key, len(out.Items), err)
+	}
+	itemBytes := store.ItemSize(out.Items[0])
+	itemWCU := float64((itemBytes + 1023) / 1024)
+	t.Logf("prose payload %d B: payload item %d B (%.0f WCU); claim %.1f WCU, acquire %.1f, step %.1f, complete %.1f, index %.1f, RCU %.1f; "+
+		"duplicate %.1f WCU + %.1f RCU; write units per unique event with %.0f%% duplicates: %.2f",
+		len(payload), itemBytes, itemWCU, c.claim, c.acquire, c.step, c.complete, c.gsi, c.rcu, c.dupWCU, c.dupRCU, duplicateShare*100, c.wruPerUnique())
+	if _, gz := out.Items[0][store.AttrPayload].(*types.AttributeValueMemberB); !gz || itemBytes >= len(payload) {
+		t.Errorf("prose payload %d B: payload item %d B, gzip binary %v; want it compressed", len(payload), itemBytes, gz)
+	}
+	if c.claim != 1+itemWCU || c.gsi != 1 || c.acquire != 1 || c.complete != 1 || c.step != 0 {
+		t.Errorf("prose payload: claim %.1f WCU (want 1 + the payload item's %.0f), index %.1f, acquire %.1f, complete %.1f, step %.1f; want 1, 1, 1, 0",
+			c.claim, itemWCU, c.gsi, c.acquire, c.complete, c.step)
+	}
+}
