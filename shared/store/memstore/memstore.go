@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -142,7 +141,7 @@ func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration
 			var err error
 			counted, err = store.ClaimCounts(&ev, ev.ClaimRecord(now, window, s.sweepAfter, s.function), old)
 			if err != nil {
-				return store.ClaimResult{}, fmt.Errorf("memstore: claim %s: %w", ev.Key, err)
+				return store.ClaimResult{}, err // names the store and the record
 			}
 		}
 		if counted {
