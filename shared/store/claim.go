@@ -234,15 +234,12 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	}
 	now := t.now()
 	rec := ev.ClaimRecord(now, window, t.sweepAfter, t.function)
-	item, err := encodeRecord(rec) // without the payload: it is encoded already
+	item, err := claimItem(&ev, rec) // without rec's payload: it is encoded already
 	if err != nil {
 		return ClaimResult{}, err
 	}
 	rec.Payload = ev.Payload
-	if ev.ref == "" {
-		item[AttrPayload] = ev.stored
-	} else {
-		delete(item, AttrPayload)
+	if ev.ref != "" {
 		if res, ok := t.countLargeDuplicate(ctx, &ev, item, now); ok {
 			return res, nil
 		}
@@ -306,13 +303,8 @@ func (t *Table) countLargeDuplicate(ctx context.Context, ev *NewEvent, item map[
 	if err != nil || seen == nil || seen.Expired(now) || seen.PayloadHash != ev.PayloadHash || seen.PayloadRef != ev.ref {
 		return ClaimResult{}, false
 	}
-	if _, ok := got.Item[AttrDeliveries]; !ok {
+	if !hasClaimAttributes(item, got.Item) {
 		return ClaimResult{}, false // the condition below would fail: do not pay for it
-	}
-	for a := range item {
-		if _, ok := got.Item[a]; !ok && a != AttrLastDeliveryAt {
-			return ClaimResult{}, false
-		}
 	}
 	out, err := t.db.UpdateItem(ctx, claimUpdate(t.name, ev.Key, item, now, true))
 	if err != nil || len(out.Attributes) == 0 {
@@ -357,15 +349,7 @@ func claimUpdate(table, key string, item map[string]types.AttributeValue, now ti
 	values := map[string]types.AttributeValue{
 		":zero": avInt(0), ":one": avInt(1), ":last": item[AttrLastDeliveryAt], ":now": avInt(now.Unix()),
 	}
-	attrs := make([]string, 0, len(item))
-	for a := range item {
-		switch a {
-		case AttrPK, AttrSK, AttrDeliveries, AttrLastDeliveryAt:
-		default:
-			attrs = append(attrs, a)
-		}
-	}
-	slices.Sort(attrs) // a stable expression
+	attrs := claimSets(item)
 	set := make([]string, 0, len(attrs)+2)
 	exist := make([]string, 0, len(attrs)+1)
 	for i, a := range attrs {
@@ -399,6 +383,76 @@ func claimUpdate(table, key string, item map[string]types.AttributeValue, now ti
 		ReturnValues:                        types.ReturnValueAllOld,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
+}
+
+// claimSets returns the attributes of item, the record a claim creates,
+// that the claim's write sets with if_not_exists and requires of a live
+// record (see [Table.Claim]): all but the key and the count, sorted (a
+// stable expression).
+func claimSets(item map[string]types.AttributeValue) []string {
+	attrs := make([]string, 0, len(item))
+	for a := range item {
+		switch a {
+		case AttrPK, AttrSK, AttrDeliveries, AttrLastDeliveryAt:
+		default:
+			attrs = append(attrs, a)
+		}
+	}
+	slices.Sort(attrs)
+	return attrs
+}
+
+// hasClaimAttributes reports whether have, the item of a live record, has
+// every attribute the claim's write of item requires to count a duplicate
+// on it: those it sets ([claimSets]) and the count. Setting a missing one
+// would change the record, so the write's condition fails then.
+func hasClaimAttributes(item, have map[string]types.AttributeValue) bool {
+	for _, a := range append(claimSets(item), AttrDeliveries) {
+		if _, ok := have[a]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ClaimCounts reports whether a claim of ev (prepared) counts a duplicate
+// on rec, the live record of its payload hash, in its own write, by the
+// table's rule ([Table.Claim]): rec has every attribute the write of claim,
+// the record the claim creates ([NewEvent.ClaimRecord]), requires. It is
+// for a store that keeps records rather than items; only the presence of
+// attributes counts, so payload bytes are not encoded.
+func ClaimCounts(ev *NewEvent, claim, rec *Record) (bool, error) {
+	item, err := claimItem(ev, claim)
+	if err != nil {
+		return false, err
+	}
+	have := *rec
+	have.Payload = nil
+	stored, err := encodeRecord(&have)
+	if err != nil {
+		return false, err
+	}
+	if rec.PayloadRef != "" { // the table keeps that payload in its own item
+		delete(stored, AttrPayload)
+	}
+	return hasClaimAttributes(item, stored), nil
+}
+
+// claimItem is the item a claim of ev (prepared) writes for rec, the record
+// it creates ([NewEvent.ClaimRecord], without its payload): rec with the
+// payload as Prepare stored it, or without one when the payload lives in
+// its own item.
+func claimItem(ev *NewEvent, rec *Record) (map[string]types.AttributeValue, error) {
+	item, err := encodeRecord(rec)
+	if err != nil {
+		return nil, err
+	}
+	if ev.ref == "" {
+		item[AttrPayload] = ev.stored
+	} else {
+		delete(item, AttrPayload)
+	}
+	return item, nil
 }
 
 // claimFailed reads the failure err of a claim's write of rec: a condition

@@ -104,34 +104,57 @@ func (t *Table) Held(ctx context.Context, on string, limit int32,
 	if on == "" || limit <= 0 {
 		return nil, nil, fmt.Errorf("store: held: need a scope and a positive limit, got %q and %d", on, limit)
 	}
-	out, err := t.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 &t.name,
-		IndexName:                 aws.String(HeldIndex),
-		KeyConditionExpression:    aws.String("#on = :on"),
-		ExpressionAttributeNames:  map[string]string{"#on": AttrHeldOn},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":on": avString(on)},
-		Limit:                     aws.Int32(limit),
-		ExclusiveStartKey:         cursor,
+	q := heldQuery(on)
+	q.Limit, q.ExclusiveStartKey = aws.Int32(limit), cursor
+	recs, next, err := queryIndex(ctx, t, q, AttrHeldSince, func(key string, at time.Time) HeldRecord {
+		return HeldRecord{Key: key, HeldSince: at}
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: held on %s: %w", on, err)
 	}
-	recs := make([]HeldRecord, 0, len(out.Items))
+	return recs, next, nil
+}
+
+// heldQuery is the Query of the held index for the records waiting on scope
+// on.
+func heldQuery(on string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		IndexName:                 aws.String(HeldIndex),
+		KeyConditionExpression:    aws.String("#on = :on"),
+		ExpressionAttributeNames:  map[string]string{"#on": AttrHeldOn},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":on": avString(on)},
+	}
+}
+
+// queryIndex runs q, one page of a Query of t's index whose sort key is the
+// epoch-ms attribute at ([HeldIndex], [SweepIndex]: sparse, KEYS_ONLY), and
+// returns its entries, each made by entry of the record's key and that
+// time, and the cursor of the next page, nil when there is none (a full
+// page may be followed by an empty one).
+func queryIndex[E any](ctx context.Context, t *Table, q *dynamodb.QueryInput, at string,
+	entry func(key string, at time.Time) E) ([]E, map[string]types.AttributeValue, error) {
+	q.TableName = &t.name
+	out, err := t.db.Query(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries := make([]E, 0, len(out.Items))
 	for _, item := range out.Items {
-		var k struct {
-			Key       string `dynamodbav:"pk"`
-			HeldSince int64  `dynamodbav:"heldSince"`
+		var key string
+		var ms int64
+		if err := attributevalue.Unmarshal(item[AttrPK], &key); err != nil {
+			return nil, nil, fmt.Errorf("decode: %w", err)
 		}
-		if err := attributevalue.UnmarshalMap(item, &k); err != nil {
-			return nil, nil, fmt.Errorf("store: held on %s: decode: %w", on, err)
+		if err := attributevalue.Unmarshal(item[at], &ms); err != nil {
+			return nil, nil, fmt.Errorf("decode: %w", err)
 		}
-		recs = append(recs, HeldRecord{Key: k.Key, HeldSince: time.UnixMilli(k.HeldSince)})
+		entries = append(entries, entry(key, time.UnixMilli(ms)))
 	}
 	next := out.LastEvaluatedKey
 	if len(next) == 0 {
 		next = nil
 	}
-	return recs, next, nil
+	return entries, next, nil
 }
 
 // HeldCount counts the records waiting on scope on (Query with Select
@@ -140,15 +163,9 @@ func (t *Table) HeldCount(ctx context.Context, on string) (int, error) {
 	var n int
 	var cursor map[string]types.AttributeValue
 	for {
-		out, err := t.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 &t.name,
-			IndexName:                 aws.String(HeldIndex),
-			KeyConditionExpression:    aws.String("#on = :on"),
-			ExpressionAttributeNames:  map[string]string{"#on": AttrHeldOn},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":on": avString(on)},
-			Select:                    types.SelectCount,
-			ExclusiveStartKey:         cursor,
-		})
+		q := heldQuery(on)
+		q.TableName, q.Select, q.ExclusiveStartKey = &t.name, types.SelectCount, cursor
+		out, err := t.db.Query(ctx, q)
 		if err != nil {
 			return 0, fmt.Errorf("store: count held on %s: %w", on, err)
 		}

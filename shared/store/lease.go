@@ -290,15 +290,13 @@ func completion(retainUntil time.Time) *write {
 // Retry moves the record to RETRY with lastError and clears the lease;
 // fenced on l's owner and version.
 func (t *Table) Retry(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
-	w := newWrite().sets(map[string]types.AttributeValue{AttrLastError: avString(lastError)})
-	return t.transition(ctx, l, webhook.StatusProcessing, webhook.StatusRetry, lastError, w)
+	return t.transitionWithError(ctx, l, webhook.StatusProcessing, webhook.StatusRetry, lastError)
 }
 
 // Fail moves the record to FAILED with lastError and clears the lease;
 // fenced on l's owner and version.
 func (t *Table) Fail(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
-	w := newWrite().sets(map[string]types.AttributeValue{AttrLastError: avString(lastError)})
-	return t.transition(ctx, l, webhook.StatusProcessing, webhook.StatusFailed, lastError, w)
+	return t.transitionWithError(ctx, l, webhook.StatusProcessing, webhook.StatusFailed, lastError)
 }
 
 // transition completes w as one fenced transition of the lease l, which
@@ -330,6 +328,14 @@ func (t *Table) transition(ctx context.Context, l webhook.Lease, leased, to webh
 		t.hints.drop(l.Key)
 	}
 	return held, err
+}
+
+// transitionWithError is the transition of the lease l from leased to to
+// that records lastError, in the record's lastError and in the history
+// entry.
+func (t *Table) transitionWithError(ctx context.Context, l webhook.Lease, leased, to webhook.Status, lastError string) (bool, error) {
+	w := newWrite().sets(map[string]types.AttributeValue{AttrLastError: avString(lastError)})
+	return t.transition(ctx, l, leased, to, lastError, w)
 }
 
 func avString(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
@@ -472,8 +478,7 @@ func (t *Table) Dead(ctx context.Context, l webhook.Lease, reason string, retain
 // maxReceiveCount receives, before the processor gave up) and then sends
 // the event to the main queue again. held is false when the lease is lost.
 func (t *Table) RequeueCompensation(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
-	w := newWrite().sets(map[string]types.AttributeValue{AttrLastError: avString(lastError)})
-	return t.transition(ctx, l, webhook.StatusCompensating, webhook.StatusRetry, lastError, w)
+	return t.transitionWithError(ctx, l, webhook.StatusCompensating, webhook.StatusRetry, lastError)
 }
 
 // RetryCompensation gives the compensation lease l back after a failed
@@ -482,6 +487,5 @@ func (t *Table) RequeueCompensation(ctx context.Context, l webhook.Lease, lastEr
 // the next delivery takes it at once. Fenced on l; held is false when the
 // lease is lost.
 func (t *Table) RetryCompensation(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
-	w := newWrite().sets(map[string]types.AttributeValue{AttrLastError: avString(lastError)})
-	return t.transition(ctx, l, webhook.StatusCompensating, webhook.StatusCompensating, lastError, w)
+	return t.transitionWithError(ctx, l, webhook.StatusCompensating, webhook.StatusCompensating, lastError)
 }

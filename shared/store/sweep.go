@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -102,32 +101,16 @@ func (t *Table) Stuck(ctx context.Context, shard int, after, before time.Time, l
 		cond = "#shard = :shard AND #at BETWEEN :after AND :before"
 		values[":after"] = avInt(after.UnixMilli() + 1)
 	}
-	out, err := t.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 &t.name,
+	recs, next, err := queryIndex(ctx, t, &dynamodb.QueryInput{
 		IndexName:                 aws.String(SweepIndex),
 		KeyConditionExpression:    aws.String(cond),
 		ExpressionAttributeNames:  map[string]string{"#shard": AttrSweepShard, "#at": AttrSweepAt},
 		ExpressionAttributeValues: values,
 		Limit:                     aws.Int32(limit),
 		ExclusiveStartKey:         cursor,
-	})
+	}, AttrSweepAt, func(key string, at time.Time) StuckRecord { return StuckRecord{Key: key, SweepAt: at} })
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: stuck shard %d: %w", shard, err)
-	}
-	recs := make([]StuckRecord, 0, len(out.Items))
-	for _, item := range out.Items {
-		var k struct {
-			Key     string `dynamodbav:"pk"`
-			SweepAt int64  `dynamodbav:"sweepAt"`
-		}
-		if err := attributevalue.UnmarshalMap(item, &k); err != nil {
-			return nil, nil, fmt.Errorf("store: stuck shard %d: decode: %w", shard, err)
-		}
-		recs = append(recs, StuckRecord{Key: k.Key, SweepAt: time.UnixMilli(k.SweepAt)})
-	}
-	next := out.LastEvaluatedKey
-	if len(next) == 0 {
-		next = nil
 	}
 	return recs, next, nil
 }

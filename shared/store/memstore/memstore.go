@@ -121,9 +121,9 @@ func (s *Store) Records() []*store.Record {
 // absent or its record expired (expiresAt < now), as [store.Table.Claim]:
 // a live record gives Duplicate or Conflict with a copy of that record. A
 // Duplicate is counted on the record (Counted) when the record has every
-// attribute the table's claim would set, as the table's condition asks: the
-// payload in the same form, the trace id and occurredAt when the event has
-// them, the sweep attributes and the count. The store keeps every payload
+// attribute the table's claim would set, by the table's own rule
+// ([store.ClaimCounts]): the payload in the same form, the trace id and
+// occurredAt when the event has them, the sweep attributes and the count. The store keeps every payload
 // with its record, but decides where the table would store it
 // ([store.NewEvent.PayloadRef]) and hands payloads out as the table does:
 // a found record whose payload the table keeps apart carries it only when
@@ -136,7 +136,14 @@ func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration
 	defer s.mu.Unlock()
 	now := s.now()
 	if old := s.recs[ev.Key]; old != nil && !old.Expired(now) {
-		counted := old.PayloadHash == ev.PayloadHash && hasClaimAttributes(old, &ev)
+		counted := false
+		if old.PayloadHash == ev.PayloadHash {
+			var err error
+			counted, err = store.ClaimCounts(&ev, ev.ClaimRecord(now, window, s.sweepAfter, s.function), old)
+			if err != nil {
+				return store.ClaimResult{}, err // names the store and the record
+			}
+		}
 		if counted {
 			old.Deliveries++
 			old.LastDeliveryAt = now.UnixMilli()
@@ -156,16 +163,6 @@ func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration
 	rec.Payload = store.Payload(slices.Clone(ev.Payload))
 	s.recs[ev.Key] = rec
 	return store.ClaimResult{Outcome: store.Claimed, Record: clone(rec)}, nil
-}
-
-// hasClaimAttributes reports whether r has every optional attribute a claim
-// of ev would set (the table's claim condition): setting a missing one
-// would change the record, so such a duplicate is not counted by its claim.
-func hasClaimAttributes(r *store.Record, ev *store.NewEvent) bool {
-	return (r.PayloadRef == "") == (ev.PayloadRef() == "") &&
-		(ev.TraceID == "" || r.TraceID != "") &&
-		(ev.OccurredAt.IsZero() || r.OccurredAt != 0) &&
-		r.EnqueuedAt != 0 && r.SweepShard != "" && r.SweepAt != 0 && r.Deliveries != 0
 }
 
 // Unclaim deletes the record of rec.Key if it is still the claim rec

@@ -10,10 +10,11 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// someCalls returns n calls starting at the suite's clock, numbered from
-// first (in their target and latency), as a handler's transport records
-// them: every third answered 503 with a snippet, every third no answer.
-func (e *env) someCalls(first, n int) []webhook.Call {
+// addCalls adds to l, as its attempt's, n calls starting at the suite's
+// clock, numbered from first (in their target and latency), as a handler's
+// transport records them: every third answered 503 with a snippet, every
+// third no answer. It returns them.
+func (e *env) addCalls(l *webhook.Lease, first, n int) []webhook.Call {
 	var out []webhook.Call
 	for i := first; i < first+n; i++ {
 		c := webhook.Call{At: e.clk.Now().Add(time.Duration(i) * time.Millisecond), Target: fmt.Sprintf("crm-%d.example", i),
@@ -26,6 +27,7 @@ func (e *env) someCalls(first, n int) []webhook.Call {
 		}
 		out = append(out, c)
 	}
+	l.AddCalls(out, len(out))
 	return out
 }
 
@@ -44,91 +46,81 @@ func expectCalls(t *testing.T, what string, got []webhook.Call, gotCount int64, 
 	}
 }
 
+// expectStoredCalls fails the test unless key's record stores want and
+// counts wantCount calls.
+func (e *env) expectStoredCalls(t *testing.T, want []webhook.Call, wantCount int64) {
+	t.Helper()
+	got := e.mustGet(t)
+	expectCalls(t, "stored", got.Calls, got.CallCount, want, wantCount)
+}
+
 var callCases = []testCase{
 	{"the settling write stores the attempt's calls and their count, in its one write", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		if len(l.Calls) != 0 || l.CallCount != 0 {
 			t.Errorf("a new record's lease carries calls: %+v, %d", l.Calls, l.CallCount)
 		}
-		calls := e.someCalls(0, 3)
-		l.AddCalls(calls, len(calls))
+		calls := e.addCalls(&l, 0, 3)
 		e.ops()
 		if !held(t, "retry")(e.s.Retry(e.ctx, l, "crm down")) {
 			t.Fatal("retry: lease lost")
 		}
 		e.expectOps(t, "retry with calls", map[string]int{"UpdateItem": 1})
-		got := e.mustGet(t)
-		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 3)
+		e.expectStoredCalls(t, calls, 3)
 	}},
 	{"calls add up over attempts and the newest MaxCalls are kept", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
-		first := e.someCalls(0, 5)
-		l.AddCalls(first, len(first))
+		l := e.firstLease(t)
+		first := e.addCalls(&l, 0, 5)
 		held(t, "retry")(e.s.Retry(e.ctx, l, "crm down"))
 		l2 := e.leased(t, "w2")
 		expectCalls(t, "the next lease", l2.Calls, int64(l2.CallCount), first, 5)
-		second := e.someCalls(5, 6)
-		l2.AddCalls(second, len(second))
+		second := e.addCalls(&l2, 5, 6)
 		if !held(t, "complete")(e.s.Complete(e.ctx, l2, e.clk.Now().Add(Window))) {
 			t.Fatal("complete: lease lost")
 		}
-		got := e.mustGet(t)
 		all := append(first, second...)
-		expectCalls(t, "stored", got.Calls, got.CallCount, all[len(all)-webhook.MaxCalls:], 11)
+		e.expectStoredCalls(t, all[len(all)-webhook.MaxCalls:], 11)
 	}},
 	{"an attempt that made no call leaves the record's calls as they are", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
-		calls := e.someCalls(0, 2)
-		l.AddCalls(calls, len(calls))
+		l := e.firstLease(t)
+		calls := e.addCalls(&l, 0, 2)
 		held(t, "retry")(e.s.Retry(e.ctx, l, "crm down"))
 		l2 := e.leased(t, "w2")
 		l2.AddCalls(nil, 0)
 		if !held(t, "fail")(e.s.Fail(e.ctx, l2, "blocked")) {
 			t.Fatal("fail: lease lost")
 		}
-		got := e.mustGet(t)
-		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 2)
+		e.expectStoredCalls(t, calls, 2)
 	}},
 	{"a hold stores the calls of the handlers that ran before it", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
-		calls := e.someCalls(0, 2)
-		l.AddCalls(calls, len(calls))
+		l := e.firstLease(t)
+		calls := e.addCalls(&l, 0, 2)
 		if !held(t, "hold")(e.s.Hold(e.ctx, l, webhook.Hold{Reason: "circuit open: crm", On: "target#crm", Target: "crm",
 			RecheckAt: e.clk.Now().Add(time.Minute), RetainUntil: e.clk.Now().Add(Window)})) {
 			t.Fatal("hold: lease lost")
 		}
-		got := e.mustGet(t)
-		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 2)
+		e.expectStoredCalls(t, calls, 2)
 	}},
 	{"a lost lease stores none of its calls", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.clk.Advance(LeaseFor + time.Millisecond)
 		e.leased(t, "w2")
-		l.AddCalls(e.someCalls(0, 2), 2)
+		e.addCalls(&l, 0, 2)
 		if held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window))) {
 			t.Fatal("complete by the lost lease: held")
 		}
-		got := e.mustGet(t)
-		expectCalls(t, "stored", got.Calls, got.CallCount, nil, 0)
+		e.expectStoredCalls(t, nil, 0)
 	}},
 	{"the compensation lease carries the calls of the processing attempts", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
-		calls := e.someCalls(0, 2)
-		l.AddCalls(calls, len(calls))
+		l := e.firstLease(t)
+		calls := e.addCalls(&l, 0, 2)
 		held(t, "fail")(e.s.Fail(e.ctx, l, "blocked"))
 		acq := e.taken(t, "acquire compensation", Store.AcquireCompensation, "c1")
 		expectCalls(t, "compensation lease", acq.Lease.Calls, int64(acq.Lease.CallCount), calls, 2)
 		if !held(t, "dead")(e.s.Dead(e.ctx, acq.Lease, "gave up", e.clk.Now().Add(Window))) {
 			t.Fatal("dead: lease lost")
 		}
-		got := e.mustGet(t)
-		expectCalls(t, "stored", got.Calls, got.CallCount, calls, 2)
+		e.expectStoredCalls(t, calls, 2)
 	}},
 }
 

@@ -25,8 +25,7 @@ func (e *env) compensating(t *testing.T, owner string) webhook.Acquisition {
 // failed claims key, leases it to w1, journals one step and fails it.
 func (e *env) failed(t *testing.T) webhook.Lease {
 	t.Helper()
-	e.claimed(t)
-	l := e.leased(t, "w1")
+	l := e.firstLease(t)
 	if !e.save(t, l, "crm.lead", "create", `{"id":"L1"}`) {
 		t.Fatalf("save step: lease lost")
 	}
@@ -52,8 +51,7 @@ func (e *env) compWrites(t *testing.T, l webhook.Lease) map[string]bool {
 
 var compensationCases = []testCase{
 	{"requeue compensation gives a record the processor never finished back as RETRY", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.clk.Advance(LeaseFor + time.Millisecond) // the processor's lease ran out: SQS redrove the message
 		c := e.compensating(t, "c1")
 		if c.Status != webhook.StatusProcessing || c.Lease.Attempt != 1 {
@@ -113,8 +111,7 @@ var compensationCases = []testCase{
 		}
 	}},
 	{"acquire compensation of a RETRY record", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		held(t, "retry")(e.s.Retry(e.ctx, l, "x"))
 		if acq := e.compensating(t, "c1"); acq.Status != webhook.StatusRetry || acq.Lease.Version != 4 || acq.Attempts != 1 {
 			t.Errorf("got from %s at version %d, %d attempts; want RETRY, 4, 1", acq.Status, acq.Lease.Version, acq.Attempts)
@@ -183,8 +180,7 @@ var compensationCases = []testCase{
 		if acq := e.acquireComp(t, "c1"); acq.Outcome != webhook.AcquireMissing {
 			t.Errorf("never claimed: got %v, want missing", acq.Outcome)
 		}
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
 		if acq := e.acquireComp(t, "c1"); acq.Outcome != webhook.AcquireDone || acq.Status != webhook.StatusSucceeded {
 			t.Errorf("SUCCEEDED: got %v (%s), want done", acq.Outcome, acq.Status)

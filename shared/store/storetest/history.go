@@ -109,8 +109,7 @@ var historyCases = []testCase{
 			`v7 PROCESSING→RETRY attempt=3 owner=w2 error="e2" fn=storetest @6000`)
 	}},
 	{"a history entry keeps at most 256 bytes of the error, lastError keeps it all", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		long := strings.Repeat("é", 300) // 600 bytes
 		held(t, "retry")(e.s.Retry(e.ctx, l, long))
 		rec := e.mustGet(t)

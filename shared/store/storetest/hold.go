@@ -130,8 +130,7 @@ var holdCases = []testCase{
 		}
 	}},
 	{"a held record is not acquired, and a second hold after release counts attempts right", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		held(t, "retry")(e.s.Retry(e.ctx, l, "503"))
 		l = e.leased(t, "w1") // attempt 2
 		held(t, "hold")(e.s.Hold(e.ctx, l, holdOf(e.clk.Now(), holdOn)))

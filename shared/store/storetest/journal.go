@@ -25,8 +25,7 @@ func describe(j []webhook.JournalEntry) string {
 
 var journalCases = []testCase{
 	{"a saved step is in its claim's journal with its result and time", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		if !e.save(t, l, "crm.lead", "create", `{"id":"L1"}`) {
 			t.Fatalf("save step: lease lost")
 		}
@@ -40,8 +39,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"the journal lists entries in sort key order, an empty result as nil", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		ms := e.clk.Now().UnixMilli()
 		for _, s := range [][3]string{{"h2", "b", "2"}, {"h1", "z", "1"}, {"h1", webhook.DoneStep, ""}, {"h1", "a", ""}} {
 			if !e.save(t, l, s[0], s[1], s[2]) {
@@ -54,8 +52,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"saving a step again replaces its entry", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.save(t, l, "h", "s", "1")
 		e.clk.Advance(time.Second)
 		e.save(t, l, "h", "s", "2")
@@ -64,8 +61,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"the next attempt of the same claim reads the journal", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.save(t, l, "h", "s", "1")
 		held(t, "retry")(e.s.Retry(e.ctx, l, "x"))
 		next := e.leased(t, "w2")
@@ -96,15 +92,13 @@ var journalCases = []testCase{
 		}
 	}},
 	{"the journal of a claim without steps is empty", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		if j := e.journal(t, l); len(j) != 0 {
 			t.Errorf("got %s, want empty", describe(j))
 		}
 	}},
 	{"several steps are saved in one write, in sort key order", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.ops()
 		if !held(t, "save steps")(e.s.SaveSteps(e.ctx, l, []webhook.JournalEntry{
 			{Handler: "h1", Step: "b", Result: []byte("2"), CompletedAt: e.clk.Now()},
@@ -118,8 +112,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"a step saved under a lost lease is not written", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.clk.Advance(LeaseFor + time.Millisecond)
 		next := e.leased(t, "w2")
 		for _, result := range []string{"small", strings.Repeat("x", 2*store.RecordStepBytes)} {
@@ -135,8 +128,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"steps beyond the record's room are journaled all the same", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		big := strings.Repeat("r", 2*store.RecordStepBytes)
 		e.save(t, l, "h", "big", big)
 		var want []string
@@ -162,8 +154,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"the completion carries the last steps", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.save(t, l, "h", "a", "1")
 		e.ops()
 		entries := []webhook.JournalEntry{{Handler: "h", Step: "b", Result: []byte("2"), CompletedAt: e.clk.Now()}}
@@ -182,8 +173,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"a completion carrying steps under a lost lease writes nothing", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.clk.Advance(LeaseFor + time.Millisecond)
 		next := e.leased(t, "w2")
 		for _, result := range []string{"small", strings.Repeat("x", 2*store.RecordStepBytes)} {
@@ -200,8 +190,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"a completion carrying a large step journals it too", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		big := strings.Repeat("r", 2*store.RecordStepBytes)
 		entries := []webhook.JournalEntry{{Handler: "h", Step: "b", Result: []byte(big), CompletedAt: e.clk.Now()}}
 		if !held(t, "complete with steps")(e.s.CompleteSteps(e.ctx, l, e.clk.Now().Add(Window), entries)) {
@@ -216,8 +205,7 @@ var journalCases = []testCase{
 		}
 	}},
 	{"a replay with fresh steps drops the old claim's entries, a plain replay keeps them", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.save(t, l, "h", "a", "1")
 		e.save(t, l, "h", "big", strings.Repeat("r", 2*store.RecordStepBytes))
 		held(t, "fail")(e.s.Fail(e.ctx, l, "x"))

@@ -64,8 +64,7 @@ var leaseCases = []testCase{
 		}
 	}},
 	{"acquire of a RETRY record leases it again with its last error", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		if !held(t, "retry")(e.s.Retry(e.ctx, l, "crm down")) {
 			t.Fatalf("retry: lease lost")
 		}
@@ -75,16 +74,14 @@ var leaseCases = []testCase{
 		}
 	}},
 	{"acquire of a SUCCEEDED record is already done", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
 		if acq := e.acquire(t, "w2"); acq.Outcome != webhook.AcquireDone || acq.Status != webhook.StatusSucceeded || acq.Attempts != 1 {
 			t.Errorf("got %+v, want done, SUCCEEDED, 1 attempt", acq)
 		}
 	}},
 	{"acquire of a FAILED record reports the failed state and its last error", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		held(t, "fail")(e.s.Fail(e.ctx, l, "blocked"))
 		if acq := e.acquire(t, "w2"); acq.Outcome != webhook.AcquireFailedState || acq.Status != webhook.StatusFailed || acq.LastError != "blocked" {
 			t.Errorf("got %+v, want failed state with the last error", acq)
@@ -134,8 +131,7 @@ var leaseCases = []testCase{
 		}
 	}},
 	{"a heartbeat extends the lease and keeps the version", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		e.clk.Advance(5 * time.Second)
 		until := e.clk.Now().Add(LeaseFor)
 		if !held(t, "heartbeat")(e.s.Heartbeat(e.ctx, l, until)) {
@@ -154,8 +150,7 @@ var leaseCases = []testCase{
 		}
 	}},
 	{"complete moves to SUCCEEDED, drops the lease and last error, and keeps the record until retainUntil", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		held(t, "retry")(e.s.Retry(e.ctx, l, "first try failed"))
 		l = e.leased(t, "w1")
 		retain := e.clk.Now().Add(2 * Window)
@@ -181,8 +176,7 @@ var leaseCases = []testCase{
 // the error as lastError, and drops the lease.
 func givenBack(op string, status webhook.Status, write func(Store, context.Context, webhook.Lease, string) (bool, error)) testCase {
 	return testCase{fmt.Sprintf("%s moves to %s with the last error and drops the lease", op, status), func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		const why = "crm down"
 		if !held(t, op)(write(e.s, e.ctx, l, why)) {
 			t.Fatalf("%s: lease lost", op)
@@ -257,8 +251,7 @@ var fenceCases = []testCase{
 		}
 	}},
 	{"nothing moves a record out of a final state", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		if !held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window))) {
 			t.Fatalf("complete: lease lost")
 		}

@@ -55,8 +55,7 @@ var replayCases = []testCase{
 		}
 	}},
 	{"replay of a SUCCEEDED record is refused without force and writes nothing", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
 		before := e.mustGet(t)
 		res := e.replay(t, store.ReplayOptions{Window: Window})

@@ -265,6 +265,14 @@ func (e *env) leased(t *testing.T, owner string) webhook.Lease {
 	return e.taken(t, "acquire", Store.Acquire, owner).Lease
 }
 
+// firstLease claims key and returns the lease of its first attempt, taken
+// by w1; it fails the test unless both succeed.
+func (e *env) firstLease(t *testing.T) webhook.Lease {
+	t.Helper()
+	e.claimed(t)
+	return e.leased(t, "w1")
+}
+
 // held fails the test on an error and returns held.
 func held(t *testing.T, op string) func(bool, error) bool {
 	return func(ok bool, err error) bool {

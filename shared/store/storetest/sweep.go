@@ -345,8 +345,7 @@ var sweepCases = []testCase{
 		}
 	}},
 	{"resweep of a final record writes nothing", func(t *testing.T, e *env) {
-		e.claimed(t)
-		l := e.leased(t, "w1")
+		l := e.firstLease(t)
 		held(t, "complete")(e.s.Complete(e.ctx, l, e.clk.Now().Add(Window)))
 		done := e.mustGet(t)
 		if held(t, "resweep")(e.s.Resweep(e.ctx, done, e.clk.Now().Add(time.Hour))) {
