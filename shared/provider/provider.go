@@ -118,6 +118,22 @@ type Problem struct {
 	Why string
 }
 
+// Problems collects a section's problems in the order they are found, for
+// [Settings.Validate] to return (nil when there are none).
+type Problems []Problem
+
+// Add records that field is wrong, for why.
+func (ps *Problems) Add(field, why string) {
+	*ps = append(*ps, Problem{Field: field, Why: why})
+}
+
+// Require records that field is required when its value is empty.
+func (ps *Problems) Require(field, value string) {
+	if value == "" {
+		ps.Add(field, "required")
+	}
+}
+
 // ParserOptions tune every parser the receiver builds.
 type ParserOptions struct {
 	// Tolerance is the accepted distance between a signed timestamp and now.

@@ -119,3 +119,25 @@ func TestSignJSON(t *testing.T) {
 		t.Errorf("a value without JSON: %v, want ErrBadBody", err)
 	}
 }
+
+func TestProblemsKeepsOrderAndIsNilWhenNone(t *testing.T) {
+	var none Problems
+	none.Require("token", "set")
+	if got := []Problem(none); got != nil {
+		t.Fatalf("no problem: got %v, want nil", got)
+	}
+	var ps Problems
+	ps.Require("token", "")
+	ps.Add("key", "must be 43 characters")
+	ps.Require("corpId", "ww1")
+	ps.Require("appId", "")
+	want := []Problem{{"token", "required"}, {"key", "must be 43 characters"}, {"appId", "required"}}
+	if len(ps) != len(want) {
+		t.Fatalf("got %v, want %v", ps, want)
+	}
+	for i := range want {
+		if ps[i] != want[i] {
+			t.Errorf("problem %d: got %v, want %v", i, ps[i], want[i])
+		}
+	}
+}

@@ -58,15 +58,14 @@ func (s *Settings) config(tolerance time.Duration) Config {
 // white space at either end (a pasting slip that would fail every request,
 // since both are used byte for byte).
 func (s *Settings) Validate() []provider.Problem {
-	var ps []provider.Problem
+	var ps provider.Problems
 	trimmed := func(v provider.Secret) bool { return strings.TrimSpace(v.Reveal()) == v.Reveal() }
-	if s.VerificationToken == "" {
-		ps = append(ps, provider.Problem{Field: "verificationToken", Why: "required"})
-	} else if !trimmed(s.VerificationToken) {
-		ps = append(ps, provider.Problem{Field: "verificationToken", Why: "must not begin or end with white space"})
+	ps.Require("verificationToken", s.VerificationToken.Reveal())
+	if s.VerificationToken != "" && !trimmed(s.VerificationToken) {
+		ps.Add("verificationToken", "must not begin or end with white space")
 	}
 	if !trimmed(s.EncryptKey) {
-		ps = append(ps, provider.Problem{Field: "encryptKey", Why: "must not begin or end with white space"})
+		ps.Add("encryptKey", "must not begin or end with white space")
 	}
 	return ps
 }

@@ -47,10 +47,9 @@ type Settings struct {
 
 // Validate reports a missing channel secret.
 func (s *Settings) Validate() []provider.Problem {
-	if s.ChannelSecret == "" {
-		return []provider.Problem{{Field: "channelSecret", Why: "required"}}
-	}
-	return nil
+	var ps provider.Problems
+	ps.Require("channelSecret", s.ChannelSecret.Reveal())
+	return ps
 }
 
 // Parser returns the channel's [Parser] (LINE signs no timestamp, so

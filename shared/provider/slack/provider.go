@@ -45,10 +45,9 @@ type Settings struct {
 
 // Validate reports a missing signing secret.
 func (s *Settings) Validate() []provider.Problem {
-	if s.SigningSecret == "" {
-		return []provider.Problem{{Field: "signingSecret", Why: "required"}}
-	}
-	return nil
+	var ps provider.Problems
+	ps.Require("signingSecret", s.SigningSecret.Reveal())
+	return ps
 }
 
 // Parser returns the app's [Parser]; opts.Tolerance bounds the timestamp

@@ -82,33 +82,32 @@ type Settings struct {
 // Validate reports no key at all, every key that is unusable, and a
 // tolerance out of bounds. Each problem names the field, never the key.
 func (s *Settings) Validate() []provider.Problem {
-	var ps []provider.Problem
-	bad := func(field, why string) { ps = append(ps, provider.Problem{Field: field, Why: why}) }
+	var ps provider.Problems
 	if len(s.Secrets) == 0 && len(s.RawSecrets) == 0 && len(s.PublicKeys) == 0 && s.SigningKey == "" {
-		bad("secrets", "at least one secret (or rawSecrets, publicKeys or signingKey entry) required")
+		ps.Add("secrets", "at least one secret (or rawSecrets, publicKeys or signingKey entry) required")
 	}
 	for i, sec := range s.Secrets {
 		if _, err := DecodeSecret(sec.Reveal()); err != nil {
-			bad(fmt.Sprintf("secrets[%d]", i), misplaced(sec.Reveal(), secretPrefix, `must be Base64 ("whsec_" prefix optional)`))
+			ps.Add(fmt.Sprintf("secrets[%d]", i), misplaced(sec.Reveal(), secretPrefix, `must be Base64 ("whsec_" prefix optional)`))
 		}
 	}
 	for i, sec := range s.RawSecrets {
 		if sec == "" {
-			bad(fmt.Sprintf("rawSecrets[%d]", i), "must not be empty")
+			ps.Add(fmt.Sprintf("rawSecrets[%d]", i), "must not be empty")
 		}
 	}
 	for i, k := range s.PublicKeys {
 		if _, err := DecodePublicKey(k); err != nil {
-			bad(fmt.Sprintf("publicKeys[%d]", i), misplaced(k, publicKeyPrefix, err.Error()))
+			ps.Add(fmt.Sprintf("publicKeys[%d]", i), misplaced(k, publicKeyPrefix, err.Error()))
 		}
 	}
 	if s.SigningKey != "" {
 		if _, err := DecodeSigningKey(s.SigningKey.Reveal()); err != nil {
-			bad("signingKey", misplaced(s.SigningKey.Reveal(), signingKeyPrefix, err.Error()))
+			ps.Add("signingKey", misplaced(s.SigningKey.Reveal(), signingKeyPrefix, err.Error()))
 		}
 	}
 	if t := s.ToleranceSeconds; t != nil && (*t < MinToleranceSeconds || *t > MaxToleranceSeconds) {
-		bad("toleranceSeconds", fmt.Sprintf("must be from %d to %d (seconds; unset: the receiver's HOOKWALL_TIMESTAMP_TOLERANCE, default %d)",
+		ps.Add("toleranceSeconds", fmt.Sprintf("must be from %d to %d (seconds; unset: the receiver's HOOKWALL_TIMESTAMP_TOLERANCE, default %d)",
 			MinToleranceSeconds, MaxToleranceSeconds, int(DefaultTolerance/time.Second)))
 	}
 	return ps

@@ -64,16 +64,12 @@ type Settings struct {
 
 // Validate reports missing or malformed fields.
 func (s *Settings) Validate() []provider.Problem {
-	var ps []provider.Problem
-	if s.Token == "" {
-		ps = append(ps, provider.Problem{Field: "token", Why: "required"})
-	}
-	if s.AppID == "" {
-		ps = append(ps, provider.Problem{Field: "appId", Why: "required"})
-	}
+	var ps provider.Problems
+	ps.Require("token", s.Token.Reveal())
+	ps.Require("appId", s.AppID)
 	if s.EncodingAESKey != "" {
 		if _, err := wxcrypto.ParseKey(s.EncodingAESKey.Reveal()); err != nil {
-			ps = append(ps, provider.Problem{Field: "encodingAESKey", Why: "must be 43 characters of base64 (or absent for plaintext mode)"})
+			ps.Add("encodingAESKey", "must be 43 characters of base64 (or absent for plaintext mode)")
 		}
 	}
 	return ps

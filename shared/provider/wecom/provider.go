@@ -53,16 +53,12 @@ type Settings struct {
 
 // Validate reports missing or malformed fields.
 func (s *Settings) Validate() []provider.Problem {
-	var ps []provider.Problem
-	if s.Token == "" {
-		ps = append(ps, provider.Problem{Field: "token", Why: "required"})
-	}
+	var ps provider.Problems
+	ps.Require("token", s.Token.Reveal())
 	if _, err := wxcrypto.ParseKey(s.EncodingAESKey.Reveal()); err != nil {
-		ps = append(ps, provider.Problem{Field: "encodingAESKey", Why: "must be 43 characters of base64"})
+		ps.Add("encodingAESKey", "must be 43 characters of base64")
 	}
-	if s.CorpID == "" {
-		ps = append(ps, provider.Problem{Field: "corpId", Why: "required"})
-	}
+	ps.Require("corpId", s.CorpID)
 	return ps
 }
 
