@@ -263,26 +263,18 @@ func New(cfg Config) (*Sweeper, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	cfg.Grace = orDefault(cfg.Grace, def.Grace)
-	cfg.StuckAfter = orDefault(cfg.StuckAfter, def.StuckAfter)
-	cfg.RetryCap = orDefault(cfg.RetryCap, def.RetryCap)
-	cfg.Limit = orDefault(cfg.Limit, def.Limit)
-	cfg.SweepLag = orDefault(cfg.SweepLag, def.SweepLag)
-	cfg.MaxPassed = orDefault(cfg.MaxPassed, def.MaxPassed)
-	cfg.Shards = orDefault(cfg.Shards, def.Shards)
-	cfg.Reserve = orDefault(cfg.Reserve, def.Reserve)
-	cfg.HeldRecheck = orDefault(cfg.HeldRecheck, def.HeldRecheck)
-	cfg.Retention = orDefault(cfg.Retention, def.Retention)
-	cfg.JobBudget = orDefault(cfg.JobBudget, def.JobBudget)
+	cfg.Grace = kernel.OrDefault(cfg.Grace, def.Grace)
+	cfg.StuckAfter = kernel.OrDefault(cfg.StuckAfter, def.StuckAfter)
+	cfg.RetryCap = kernel.OrDefault(cfg.RetryCap, def.RetryCap)
+	cfg.Limit = kernel.OrDefault(cfg.Limit, def.Limit)
+	cfg.SweepLag = kernel.OrDefault(cfg.SweepLag, def.SweepLag)
+	cfg.MaxPassed = kernel.OrDefault(cfg.MaxPassed, def.MaxPassed)
+	cfg.Shards = kernel.OrDefault(cfg.Shards, def.Shards)
+	cfg.Reserve = kernel.OrDefault(cfg.Reserve, def.Reserve)
+	cfg.HeldRecheck = kernel.OrDefault(cfg.HeldRecheck, def.HeldRecheck)
+	cfg.Retention = kernel.OrDefault(cfg.Retention, def.Retention)
+	cfg.JobBudget = kernel.OrDefault(cfg.JobBudget, def.JobBudget)
 	return &Sweeper{cfg: cfg}, nil
-}
-
-// orDefault returns v, or def when v is not set (zero or negative).
-func orDefault[T ~int | ~int64](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // Report is what one run did; the compensator answers a scheduled
