@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -200,29 +201,19 @@ func (a *app) targetsCmd(ctx context.Context, args []string) error {
 	if a.json {
 		return a.writeJSON(p)
 	}
-	if len(p.Targets) == 0 {
-		fmt.Fprintln(a.stdout, "no target has been called yet")
-	} else {
-		w := a.table()
-		fmt.Fprintln(w, "TARGET\tBREAKER\tWINDOW CALLS\tFAILS\tOPENED\tNEXT PROBE\tHELD")
-		for _, t := range p.Targets {
+	err = printTable(a, "no target has been called yet", "TARGET\tBREAKER\tWINDOW CALLS\tFAILS\tOPENED\tNEXT PROBE\tHELD", p.Targets,
+		func(w io.Writer, t control.Target) {
 			opened, probe := "-", "-"
 			if t.State == targets.StateOpen {
 				opened, probe = t.OpenedAt.UTC().Format(time.RFC3339), t.ProbeAt.UTC().Format(time.RFC3339)
 			}
 			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%d\n", t.Target, t.State, t.Calls, t.Fails, opened, probe, t.Held)
-		}
-		_ = w.Flush()
+		})
+	if err != nil {
+		return err
 	}
 	fmt.Fprintln(a.stdout)
-	if len(p.Pauses) == 0 {
-		fmt.Fprintln(a.stdout, "no pause")
-		return nil
-	}
-	w := a.table()
-	fmt.Fprintln(w, "PAUSED\tSINCE\tBY\tHELD\tREASON")
-	for _, p := range p.Pauses {
+	return printTable(a, "no pause", "PAUSED\tSINCE\tBY\tHELD\tREASON", p.Pauses, func(w io.Writer, p control.Pause) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", p.Scope, p.At.UTC().Format(time.RFC3339), cell(p.By, 24), p.Held, cell(p.Reason, 60))
-	}
-	return w.Flush()
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -61,16 +62,12 @@ func (a *app) dlqPeek(ctx context.Context, args []string) error {
 	if a.json {
 		return a.writeJSON(out)
 	}
-	if len(out) == 0 {
-		fmt.Fprintln(a.stdout, "the dead-letter queue has no visible message")
-		return nil
+	if err := printTable(a, "the dead-letter queue has no visible message", "MESSAGE ID\tSENT\tRECEIVES\tEVENT KEY\tREASON", out,
+		func(w io.Writer, p peeked) {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", p.MessageID, cell(p.SentAt, 25), p.ReceiveCount, cell(p.EventKey, 80), cell(p.Reason, 60))
+		}); err != nil || len(out) == 0 {
+		return err
 	}
-	w := a.table()
-	fmt.Fprintln(w, "MESSAGE ID\tSENT\tRECEIVES\tEVENT KEY\tREASON")
-	for _, p := range out {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", p.MessageID, cell(p.SentAt, 25), p.ReceiveCount, cell(p.EventKey, 80), cell(p.Reason, 60))
-	}
-	_ = w.Flush()
 	fmt.Fprintf(a.stdout, "%d message(s) shown; none removed (--json shows the bodies)\n", len(out))
 	return nil
 }

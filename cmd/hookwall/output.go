@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -28,6 +29,25 @@ func (a *app) writeJSON(v any) error {
 // table returns a tab writer on stdout for aligned columns.
 func (a *app) table() *tabwriter.Writer {
 	return tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+}
+
+// printTable prints rows as aligned columns under header (its columns
+// separated by tabs), row writing one line a row; with no row, it prints
+// the line none instead.
+func printTable[T any](a *app, none, header string, rows []T, row func(w io.Writer, r T)) error {
+	if len(rows) == 0 {
+		fmt.Fprintln(a.stdout, none)
+		return nil
+	}
+	w := a.table()
+	fmt.Fprintln(w, header)
+	for _, r := range rows {
+		row(w, r)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("print table: %w", err)
+	}
+	return nil
 }
 
 // when formats epoch milliseconds for a table ("-" for none).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -388,15 +389,8 @@ func (a *app) recoverList(ctx context.Context, jobs recoverer) error {
 			Jobs []*recovery.Job `json:"jobs"`
 		}{list})
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(a.stdout, "no recovery job")
-		return nil
-	}
-	w := a.table()
-	fmt.Fprintln(w, "JOB\tSTATE\tDONE\tREPLAYED\tSKIPPED\tUPDATED\tSELECTS")
-	for _, j := range list {
+	return printTable(a, "no recovery job", "JOB\tSTATE\tDONE\tREPLAYED\tSKIPPED\tUPDATED\tSELECTS", list, func(w io.Writer, j *recovery.Job) {
 		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%d\t%d\t%s\t%s\n", j.ID, j.State, j.Counts.Done(), j.Counts.Total, j.Counts.Replayed,
 			j.Counts.Skipped, j.UpdatedAt.UTC().Format(time.RFC3339), describeFilter(j.Filter))
-	}
-	return w.Flush()
+	})
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/batch"
+	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -106,12 +107,8 @@ func New(cfg Config) (*Drainer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = DefaultGrace
-	}
-	if cfg.Reserve <= 0 {
-		cfg.Reserve = DefaultReserve
-	}
+	cfg.Grace = kernel.OrDefault(cfg.Grace, DefaultGrace)
+	cfg.Reserve = kernel.OrDefault(cfg.Reserve, DefaultReserve)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -137,36 +137,20 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.DedupWindow <= 0 {
-		cfg.DedupWindow = DefaultDedupWindow
-	}
-	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = DefaultMaxBody
-	}
-	if cfg.Budget <= 0 {
-		cfg.Budget = DefaultBudget
-	}
-	if cfg.ReenqueueGrace <= 0 {
-		cfg.ReenqueueGrace = cfg.Budget + DefaultGraceMargin
-	}
+	cfg.DedupWindow = kernel.OrDefault(cfg.DedupWindow, DefaultDedupWindow)
+	cfg.MaxBody = kernel.OrDefault(cfg.MaxBody, DefaultMaxBody)
+	cfg.Budget = kernel.OrDefault(cfg.Budget, DefaultBudget)
+	cfg.ReenqueueGrace = kernel.OrDefault(cfg.ReenqueueGrace, cfg.Budget+DefaultGraceMargin)
 	if cfg.ReenqueueGrace <= cfg.Budget {
 		return nil, fmt.Errorf("intake: ReenqueueGrace (%s) must exceed Budget (%s)", cfg.ReenqueueGrace, cfg.Budget)
 	}
-	if cfg.MaxEventAge <= 0 {
-		cfg.MaxEventAge = cfg.DedupWindow - min(DefaultEventAgeMargin, cfg.DedupWindow/2)
-	}
+	cfg.MaxEventAge = kernel.OrDefault(cfg.MaxEventAge, cfg.DedupWindow-min(DefaultEventAgeMargin, cfg.DedupWindow/2))
 	if cfg.MaxEventAge >= cfg.DedupWindow {
 		return nil, fmt.Errorf("intake: MaxEventAge (%s) must be shorter than DedupWindow (%s)", cfg.MaxEventAge, cfg.DedupWindow)
 	}
-	if cfg.ClaimWorkers <= 0 {
-		cfg.ClaimWorkers = DefaultClaimWorkers
-	}
-	if cfg.UndoTimeout <= 0 {
-		cfg.UndoTimeout = DefaultUndoTimeout
-	}
-	if cfg.HandedOffTTL <= 0 {
-		cfg.HandedOffTTL = max(cfg.ReenqueueGrace-DefaultHandedOffMargin, cfg.ReenqueueGrace/2)
-	}
+	cfg.ClaimWorkers = kernel.OrDefault(cfg.ClaimWorkers, DefaultClaimWorkers)
+	cfg.UndoTimeout = kernel.OrDefault(cfg.UndoTimeout, DefaultUndoTimeout)
+	cfg.HandedOffTTL = kernel.OrDefault(cfg.HandedOffTTL, max(cfg.ReenqueueGrace-DefaultHandedOffMargin, cfg.ReenqueueGrace/2))
 	if cfg.HandedOffTTL >= cfg.ReenqueueGrace {
 		return nil, fmt.Errorf("intake: HandedOffTTL (%s) must be shorter than ReenqueueGrace (%s)", cfg.HandedOffTTL, cfg.ReenqueueGrace)
 	}

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/hookwall/hookwall/shared/drain"
@@ -38,19 +37,12 @@ func (r *run) held(ctx context.Context, log *slog.Logger, rec *store.Record) boo
 		log.ErrorContext(ctx, "held record with an unreadable scope: kept held", slog.String("held_on", rec.HeldOn), slog.Any("error", err))
 	}
 	ok, err := cfg.Store.Recheck(ctx, rec, r.now.Add(cfg.HeldRecheck), r.now.Add(cfg.Retention))
-	switch {
-	case err != nil:
-		r.failed(ctx, log, rec.Key, "recheck", err)
+	if !r.pushed(ctx, log, rec.Key, "recheck", ok, err, &r.rep.Rechecked) {
 		return false
-	case !ok:
-		r.rep.MovedOn++
-		return false
-	default:
-		r.rep.Rechecked++
-		log.DebugContext(ctx, "held record still blocked: looked at again later", slog.String("held_on", rec.HeldOn),
-			slog.Time("recheck_at", r.now.Add(cfg.HeldRecheck)))
-		return true
 	}
+	log.DebugContext(ctx, "held record still blocked: looked at again later", slog.String("held_on", rec.HeldOn),
+		slog.Time("recheck_at", r.now.Add(cfg.HeldRecheck)))
+	return true
 }
 
 // drain releases sc's held records (once per run and scope), and notes in
@@ -84,9 +76,7 @@ func (r *run) targets(ctx context.Context) {
 	log := cfg.Logger
 	breakers, err := cfg.Gate.Breakers(ctx)
 	if err != nil {
-		r.rep.QueryErrors++
-		r.fail(fmt.Errorf("breakers: %w", err))
-		log.ErrorContext(ctx, "sweep could not list the breakers", slog.Any("error", err))
+		r.queryError(ctx, "breakers", err, "sweep could not list the breakers")
 		return
 	}
 	if cfg.MetricsOut != nil {
@@ -96,9 +86,7 @@ func (r *run) targets(ctx context.Context) {
 	}
 	pauses, err := cfg.Gate.Pauses(ctx)
 	if err != nil {
-		r.rep.QueryErrors++
-		r.fail(fmt.Errorf("pauses: %w", err))
-		log.ErrorContext(ctx, "sweep could not list the pauses", slog.Any("error", err))
+		r.queryError(ctx, "pauses", err, "sweep could not list the pauses")
 		return
 	}
 	paused := map[targets.Scope]bool{}

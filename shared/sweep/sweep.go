@@ -263,26 +263,18 @@ func New(cfg Config) (*Sweeper, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	cfg.Grace = orDefault(cfg.Grace, def.Grace)
-	cfg.StuckAfter = orDefault(cfg.StuckAfter, def.StuckAfter)
-	cfg.RetryCap = orDefault(cfg.RetryCap, def.RetryCap)
-	cfg.Limit = orDefault(cfg.Limit, def.Limit)
-	cfg.SweepLag = orDefault(cfg.SweepLag, def.SweepLag)
-	cfg.MaxPassed = orDefault(cfg.MaxPassed, def.MaxPassed)
-	cfg.Shards = orDefault(cfg.Shards, def.Shards)
-	cfg.Reserve = orDefault(cfg.Reserve, def.Reserve)
-	cfg.HeldRecheck = orDefault(cfg.HeldRecheck, def.HeldRecheck)
-	cfg.Retention = orDefault(cfg.Retention, def.Retention)
-	cfg.JobBudget = orDefault(cfg.JobBudget, def.JobBudget)
+	cfg.Grace = kernel.OrDefault(cfg.Grace, def.Grace)
+	cfg.StuckAfter = kernel.OrDefault(cfg.StuckAfter, def.StuckAfter)
+	cfg.RetryCap = kernel.OrDefault(cfg.RetryCap, def.RetryCap)
+	cfg.Limit = kernel.OrDefault(cfg.Limit, def.Limit)
+	cfg.SweepLag = kernel.OrDefault(cfg.SweepLag, def.SweepLag)
+	cfg.MaxPassed = kernel.OrDefault(cfg.MaxPassed, def.MaxPassed)
+	cfg.Shards = kernel.OrDefault(cfg.Shards, def.Shards)
+	cfg.Reserve = kernel.OrDefault(cfg.Reserve, def.Reserve)
+	cfg.HeldRecheck = kernel.OrDefault(cfg.HeldRecheck, def.HeldRecheck)
+	cfg.Retention = kernel.OrDefault(cfg.Retention, def.Retention)
+	cfg.JobBudget = kernel.OrDefault(cfg.JobBudget, def.JobBudget)
 	return &Sweeper{cfg: cfg}, nil
-}
-
-// orDefault returns v, or def when v is not set (zero or negative).
-func orDefault[T ~int | ~int64](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // Report is what one run did; the compensator answers a scheduled
@@ -541,10 +533,8 @@ func (r *run) advance(ctx context.Context, shard int, c *cursor) {
 	if to.UnixMilli() > c.from.UnixMilli() {
 		if _, err := r.s.cfg.Store.AdvanceSweepCursor(ctx, shard, to); err != nil {
 			if ctx.Err() == nil {
-				r.rep.QueryErrors++
-				r.fail(fmt.Errorf("advance the cursor of shard %d: %w", shard, err))
-				r.s.cfg.Logger.ErrorContext(ctx, "sweep could not advance a cursor; its entries are read again",
-					slog.Int("shard", shard), slog.Any("error", err))
+				r.queryError(ctx, fmt.Sprintf("advance the cursor of shard %d", shard), err,
+					"sweep could not advance a cursor; its entries are read again", slog.Int("shard", shard))
 			}
 		} else {
 			at = to
@@ -562,9 +552,7 @@ func (r *run) queryFailed(ctx context.Context, shard int, op string, err error) 
 	if ctx.Err() != nil {
 		return false
 	}
-	r.rep.QueryErrors++
-	r.fail(fmt.Errorf("%s shard %d: %w", op, shard, err))
-	r.s.cfg.Logger.ErrorContext(ctx, "sweep "+op+" shard failed", slog.Int("shard", shard), slog.Any("error", err))
+	r.queryError(ctx, fmt.Sprintf("%s shard %d", op, shard), err, "sweep "+op+" shard failed", slog.Int("shard", shard))
 	return true // the other shards still get their turn
 }
 
@@ -600,18 +588,11 @@ func (r *run) record(ctx context.Context, d store.StuckRecord) bool {
 		return false
 	case v.action == wait:
 		moved, err := r.s.cfg.Store.Resweep(ctx, rec, v.stuckAt)
-		switch {
-		case err != nil:
-			r.failed(ctx, log, d.Key, "resweep", err)
+		if !r.pushed(ctx, log, d.Key, "resweep", moved, err, &r.rep.Resweeped) {
 			return false
-		case !moved:
-			r.rep.MovedOn++
-			return false
-		default:
-			r.rep.Resweeped++
-			log.DebugContext(ctx, "record due but not stuck yet: swept again later", slog.Time("sweep_at", v.stuckAt))
-			return true
 		}
+		log.DebugContext(ctx, "record due but not stuck yet: swept again later", slog.Time("sweep_at", v.stuckAt))
+		return true
 	default:
 		return r.resend(ctx, log, rec, v)
 	}
@@ -706,6 +687,33 @@ func (r *run) jobs(ctx context.Context) {
 		r.rep.JobErrors++
 		r.fail(fmt.Errorf("recovery jobs: %w", err))
 		cfg.Logger.ErrorContext(ctx, "sweep could not continue the recovery jobs", slog.Any("error", err))
+	}
+}
+
+// queryError counts a failed read or write of the run's own (a listing, a
+// shard's cursor), not of a record: what (its context) and err are kept for
+// the run's error, and msg logged at error with attrs and err.
+func (r *run) queryError(ctx context.Context, what string, err error, msg string, attrs ...any) {
+	r.rep.QueryErrors++
+	r.fail(fmt.Errorf("%s: %w", what, err))
+	r.s.cfg.Logger.ErrorContext(ctx, msg, append(attrs, slog.Any("error", err))...)
+}
+
+// pushed counts the outcome of a conditional write that pushes a record's
+// next look (op: its name): an error fails the entry ([run.failed]), a
+// record that moved on meanwhile is counted MovedOn, and a record pushed is
+// counted in count. It reports whether the record was pushed.
+func (r *run) pushed(ctx context.Context, log *slog.Logger, key, op string, ok bool, err error, count *int) bool {
+	switch {
+	case err != nil:
+		r.failed(ctx, log, key, op, err)
+		return false
+	case !ok:
+		r.rep.MovedOn++
+		return false
+	default:
+		*count++
+		return true
 	}
 }
 

@@ -2,6 +2,7 @@ package targets
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -58,6 +59,20 @@ const (
 
 // PollEvery is how often a waiting admission reads the breaker again.
 const PollEvery = 50 * time.Millisecond
+
+// Poll waits PollEvery, the pause of a gate between two reads of its state
+// (a waiting admission, keys a batch read left unprocessed), or returns
+// ctx's cause once ctx ends.
+func Poll(ctx context.Context) error {
+	t := time.NewTimer(PollEvery)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("targets: wait: %w", context.Cause(ctx))
+	case <-t.C:
+		return nil
+	}
+}
 
 // PauseRecheck is the RecheckAt of an event held by a pause, from the hold:
 // a resume drains held events itself; the sweeper's recheck only catches a

@@ -1,9 +1,7 @@
 package targets
 
 import (
-	"context"
 	"crypto/rand"
-	"fmt"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/targets/internal/breaker"
@@ -46,18 +44,6 @@ func covering(s Subject, paused func(Scope) bool) (Scope, bool) {
 		}
 	}
 	return Scope{}, false
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("targets: wait: %w", context.Cause(ctx))
-	case <-t.C:
-		return nil
-	}
 }
 
 // view is the Breaker of s.

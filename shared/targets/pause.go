@@ -207,7 +207,7 @@ func (t *Table) Breakers(ctx context.Context) ([]Breaker, error) {
 				return nil, fmt.Errorf("targets: read breakers: keys still unprocessed after %d tries", tries)
 			}
 			if tries > 0 {
-				if err := sleep(ctx, PollEvery); err != nil {
+				if err := Poll(ctx); err != nil {
 					return nil, err
 				}
 			}

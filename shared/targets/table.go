@@ -333,7 +333,7 @@ func (t *Table) Admit(ctx context.Context, sub Subject) (Admission, error) {
 				return waitedAdmission(sub.Target, now, t.cfg.Wait), nil
 			}
 			polls++
-			if err := sleep(ctx, PollEvery); err != nil {
+			if err := Poll(ctx); err != nil {
 				return Admission{}, err
 			}
 			if st, err = t.readBreaker(ctx, sub.Target); err != nil {

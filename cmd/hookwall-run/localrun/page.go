@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/control"
+	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -72,16 +73,6 @@ type TableReader interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-// Replayer replays a record; *store.Table satisfies it.
-type Replayer interface {
-	Replay(ctx context.Context, key string, opts store.ReplayOptions) (store.ReplayResult, error)
-}
-
-// Sender sends envelopes to the main queue; *queue.Queue satisfies it.
-type Sender interface {
-	Send(ctx context.Context, envs []webhook.Envelope) error
-}
-
 // Page serves the runner's page under [PagePath]: the recent events of the
 // table with their status, history and journal, refreshed by the page
 // itself, and a Replay button per event.
@@ -93,9 +84,10 @@ type Page struct {
 	// (optional: without it, the page lists what a bounded Scan finds).
 	Recent *Recent
 	// Replay and Queue replay an event: the record back to RECEIVED, then
-	// its envelope on the main queue (required for replay).
-	Replay Replayer
-	Queue  Sender
+	// its envelope on the main queue (required for replay; *store.Table
+	// and *queue.Queue satisfy them).
+	Replay recovery.Replayer
+	Queue  recovery.Sender
 	// Window is how long a replayed record is kept at least (the dedup window).
 	Window time.Duration
 	// Info are the lines of the page's header (label → value).
@@ -171,41 +163,31 @@ func (p *Page) now() time.Time {
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch rest := strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(PagePath, "/")); rest {
 	case "", "/":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !readOnly(w, r) {
 			return
 		}
 		p.render(w, r, "page")
 	case "/events":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !readOnly(w, r) {
 			return
 		}
 		p.render(w, r, "rows")
 	case "/api/events":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !readOnly(w, r) {
 			return
 		}
 		l, err := p.List(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		if l.Note != "" {
+		if err == nil && l.Note != "" {
 			w.Header().Set(NoteHeader, l.Note)
 		}
 		if l.Events == nil {
 			l.Events = []EventView{}
 		}
-		_ = json.NewEncoder(w).Encode(l.Events)
+		serveJSON(w, l.Events, err)
 	case "/replay":
 		p.replay(w, r)
 	case "/targets", "/api/targets":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !readOnly(w, r) {
 			return
 		}
 		if rest == "/targets" {
@@ -213,18 +195,34 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		panel, err := p.panel(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		_ = json.NewEncoder(w).Encode(panel)
+		serveJSON(w, panel, err)
 	case "/pause", "/resume":
 		p.control(w, r, rest == "/resume")
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// readOnly answers 405 to a request that is neither GET nor HEAD, and
+// reports whether the request may go on.
+func readOnly(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return false
+	}
+	return true
+}
+
+// serveJSON answers v as JSON, never cached, or 503 with err when reading
+// it failed.
+func serveJSON(w http.ResponseWriter, v any, err error) {
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 func (p *Page) render(w http.ResponseWriter, r *http.Request, name string) {

@@ -225,6 +225,16 @@ func orDefault(d *time.Duration, def time.Duration) {
 	}
 }
 
+// OrDefault returns v, or def when v is not set (zero or negative): the
+// rule of the Config constructors outside the kernel (the receiver's, the
+// drain's, the sweeper's) for a count or a duration left to its default.
+func OrDefault[T ~int | ~int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
 // OwnerLength is the length of a lease owner token: 16 random base32
 // characters, 80 bits, ample for a token that only has to differ from the
 // other attempts at one record (with its version, it fences every write of

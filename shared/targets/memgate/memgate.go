@@ -95,7 +95,7 @@ func (g *Gate) Admit(ctx context.Context, s targets.Subject) (targets.Admission,
 			return targets.Admission{Verdict: targets.Hold, Reason: "circuit deciding: " + s.Target,
 				On: targets.Scope{Kind: targets.KindTarget, Name: s.Target}, RecheckAt: g.cfg.Now().Add(max(g.cfg.Wait, targets.PollEvery))}, nil
 		}
-		if err := sleep(ctx, targets.PollEvery); err != nil {
+		if err := targets.Poll(ctx); err != nil {
 			return targets.Admission{}, err
 		}
 	}
@@ -264,16 +264,4 @@ func view(target string, s breaker.State) targets.Breaker {
 		b.ProbeAt = time.UnixMilli(s.ProbeAt)
 	}
 	return b
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("memgate: wait: %w", context.Cause(ctx))
-	case <-t.C:
-		return nil
-	}
 }

@@ -80,49 +80,30 @@ const target = "forward/acme"
 
 var subject = targets.Subject{Handler: "forward.all", Tenant: "acme", Target: target}
 
-func admit(t *testing.T, g targets.Gate, sub targets.Subject) targets.Admission {
+// must returns what f returns on a background context, failing t on its
+// error: the gate's calls the suite expects to succeed.
+func must[T any](t *testing.T, f func(ctx context.Context) (T, error)) T {
 	t.Helper()
-	a, err := g.Admit(context.Background(), sub)
+	v, err := f(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a
+	return v
+}
+
+func admit(t *testing.T, g targets.Gate, sub targets.Subject) targets.Admission {
+	t.Helper()
+	return must(t, func(ctx context.Context) (targets.Admission, error) { return g.Admit(ctx, sub) })
 }
 
 func report(t *testing.T, g targets.Gate, a targets.Admission, sub targets.Subject, failed bool) targets.Transition {
 	t.Helper()
-	tr, err := g.Report(context.Background(), a, sub, failed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return must(t, func(ctx context.Context) (targets.Transition, error) { return g.Report(ctx, a, sub, failed) })
 }
 
 func blocked(t *testing.T, g targets.Gate, sc targets.Scope) bool {
 	t.Helper()
-	b, err := g.Blocked(context.Background(), sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func pausesOf(t *testing.T, g targets.Gate) []targets.Pause {
-	t.Helper()
-	ps, err := g.Pauses(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ps
-}
-
-func breakersOf(t *testing.T, g targets.Gate) []targets.Breaker {
-	t.Helper()
-	bs, err := g.Breakers(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bs
+	return must(t, func(ctx context.Context) (bool, error) { return g.Blocked(ctx, sc) })
 }
 
 // call admits sub on g and, when admitted, reports the outcome; it returns
@@ -189,7 +170,7 @@ func storm(t *testing.T, gates []targets.Gate, per, tries int, failed bool) (ver
 
 func breakerOf(t *testing.T, g targets.Gate, name string) targets.Breaker {
 	t.Helper()
-	for _, b := range breakersOf(t, g) {
+	for _, b := range must(t, g.Breakers) {
 		if b.Target == name {
 			return b
 		}
@@ -486,7 +467,7 @@ func pauses(t *testing.T, env Env) {
 		!adm.RecheckAt.Equal(clock.Now().Add(targets.PauseRecheck)) {
 		t.Fatalf("paused handler: %+v; want Hold on %s, recheck %v later", adm, h, targets.PauseRecheck)
 	}
-	ps := pausesOf(t, b)
+	ps := must(t, b.Pauses)
 	if len(ps) != 1 || ps[0].Scope != h || ps[0].By != "ops@acme" || ps[0].Reason != "deploy" || !ps[0].At.Equal(clock.Now()) {
 		t.Fatalf("Pauses() = %+v; want the one pause", ps)
 	}
@@ -510,7 +491,7 @@ func pauses(t *testing.T, env Env) {
 	if adm := admit(t, b, subject); adm.Verdict != targets.Allow {
 		t.Fatalf("%s after a resume on another instance: %v; want allow", targets.PauseCacheFor+time.Millisecond, adm.Verdict)
 	}
-	if ps := pausesOf(t, b); len(ps) != 0 {
+	if ps := must(t, b.Pauses); len(ps) != 0 {
 		t.Fatalf("Pauses() after resume = %+v; want none", ps)
 	}
 	if err := a.Resume(ctx, h); err != nil {
@@ -536,7 +517,7 @@ func pausePriority(t *testing.T, env Env) {
 	if adm := admit(t, g, other); adm.Verdict != targets.Allow {
 		t.Fatalf("a subject no pause covers: %v; want allow", adm.Verdict)
 	}
-	if ps := pausesOf(t, g); len(ps) != 3 || ps[0].Scope != scopes[2] || ps[1].Scope != scopes[0] || ps[2].Scope != scopes[1] {
+	if ps := must(t, g.Pauses); len(ps) != 3 || ps[0].Scope != scopes[2] || ps[1].Scope != scopes[0] || ps[2].Scope != scopes[1] {
 		t.Fatalf("Pauses() = %+v; want 3, by scope", ps)
 	}
 }
@@ -566,7 +547,7 @@ func breakers(t *testing.T, env Env) {
 	for _, name := range []string{"b", "a", "b"} {
 		call(t, g, targets.Subject{Handler: "h", Tenant: "t", Target: name}, name == "b")
 	}
-	bs := breakersOf(t, env.Gate(t, config(clock)))
+	bs := must(t, env.Gate(t, config(clock)).Breakers)
 	want := []targets.Breaker{
 		{Target: "a", State: targets.StateClosed, WindowStart: start, Calls: 1, Oks: 1},
 		{Target: "b", State: targets.StateClosed, WindowStart: start, Calls: 2, Fails: 2},
@@ -590,7 +571,7 @@ func noTarget(t *testing.T, env Env) {
 			t.Fatalf("report of a held admission: %+v, %v; want nothing", tr, err)
 		}
 	}
-	if bs := breakersOf(t, g); len(bs) != 0 {
+	if bs := must(t, g.Breakers); len(bs) != 0 {
 		t.Fatalf("Breakers() = %+v; want none (nothing admitted to a target)", bs)
 	}
 }
