@@ -128,11 +128,8 @@ func checkKmsPolicies(root *yaml.Node) []error {
 	var errs []error
 	for _, fn := range functions {
 		found := false
-		for _, p := range list(get(root, "Resources", fn.logicalID, "Properties", "Policies")) {
-			if !isIf(p, func(a, b *yaml.Node) bool { return get(a, "Statement") != nil && isRef(b, "AWS::NoValue") }) {
-				continue
-			}
-			for _, st := range get(p.Content[1], "Statement").Content {
+		for _, st := range keyStatements(root, fn.logicalID) {
+			{
 				if !isRef(get(st, "Resource"), "KmsKeyArn") {
 					continue
 				}
@@ -161,6 +158,32 @@ func checkKmsPolicies(root *yaml.Node) []error {
 		}
 	}
 	return errs
+}
+
+// keyStatements returns the statements of function id's policies that
+// hold only when a key is given (the first branch of an !If [cond, st,
+// !Ref AWS::NoValue]): in SAM's Policies (a policy document per !If), or in
+// the statements of its own role (Role: !GetAtt <Role>.Arn, a statement per
+// !If).
+func keyStatements(root *yaml.Node, id string) []*yaml.Node {
+	var out []*yaml.Node
+	props := get(root, "Resources", id, "Properties")
+	for _, p := range list(get(props, "Policies")) {
+		if isIf(p, func(a, b *yaml.Node) bool { return get(a, "Statement") != nil && isRef(b, "AWS::NoValue") }) {
+			out = append(out, get(p.Content[1], "Statement").Content...)
+		}
+	}
+	if role := get(props, "Role"); role != nil && role.Tag == "!GetAtt" {
+		roleID, _, _ := strings.Cut(role.Value, ".")
+		for _, p := range list(get(root, "Resources", roleID, "Properties", "Policies")) {
+			for _, st := range list(get(p, "PolicyDocument", "Statement")) {
+				if isIf(st, func(a, b *yaml.Node) bool { return get(a, "Effect") != nil && isRef(b, "AWS::NoValue") }) {
+					out = append(out, st.Content[1])
+				}
+			}
+		}
+	}
+	return out
 }
 
 // checkAccessLog: the HTTP API writes one JSON line per request to a log

@@ -165,9 +165,20 @@ func TestChecksCatchBrokenInvariants(t *testing.T) {
 			setKey(get(st, "Statement").Content[0], "Resource", scalar("*"))
 		}},
 		{"wildcard resource in a list", "policies", func(t *testing.T, root *yaml.Node) {
-			st := get(root, "Resources", "CompensatorFunction", "Properties", "Policies").Content[0]
-			res := get(get(st, "Statement").Content[0], "Resource")
+			st := get(root, "Resources", "CompensatorRole", "Properties", "Policies").Content[0]
+			res := get(get(st, "PolicyDocument", "Statement").Content[1], "Resource")
 			res.Content = append(res.Content, scalar("arn:aws:dynamodb:*:*:table/*"))
+		}},
+		{"wildcard resource beside X-Ray's", "policies", func(t *testing.T, root *yaml.Node) {
+			for _, st := range roleStatements(root, "ProcessorRole").Content {
+				if a := get(st, "Action"); a != nil && len(a.Content) > 0 && strings.HasPrefix(a.Content[0].Value, "xray:") {
+					a.Content = append(a.Content, scalar("sqs:ReceiveMessage"))
+				}
+			}
+		}},
+		{"managed policy on a role", "policies", func(t *testing.T, root *yaml.Node) {
+			seq := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{scalar("arn:aws:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole")}}
+			setKey(get(root, "Resources", "ProcessorRole", "Properties"), "ManagedPolicyArns", seq)
 		}},
 		{"SAM policy template on every table", "policies", func(t *testing.T, root *yaml.Node) {
 			pols := get(root, "Resources", "ReceiverFunction", "Properties", "Policies")
@@ -198,11 +209,22 @@ func TestChecksCatchBrokenInvariants(t *testing.T) {
 			deleteKey(t, get(root, "Parameters", "MaxAttempts"), "MaxValue")
 		}},
 		{"wildcard resource in a conditional policy", "policies", func(t *testing.T, root *yaml.Node) {
-			for _, p := range get(root, "Resources", "ProcessorFunction", "Properties", "Policies").Content {
+			for _, p := range get(root, "Resources", "ReceiverFunction", "Properties", "Policies").Content {
 				if p.Tag == "!If" {
 					setKey(get(p.Content[1], "Statement").Content[0], "Resource", scalar("*"))
 				}
 			}
+		}},
+		{"wildcard resource in a conditional statement", "policies", func(t *testing.T, root *yaml.Node) {
+			for _, st := range roleStatements(root, "ProcessorRole").Content {
+				if st.Tag == "!If" {
+					setKey(st.Content[1], "Resource", scalar("*"))
+				}
+			}
+		}},
+		{"role not allowed to use the key", "kms policies", func(t *testing.T, root *yaml.Node) {
+			stmts := roleStatements(root, "CompensatorRole")
+			stmts.Content = slices.DeleteFunc(stmts.Content, func(st *yaml.Node) bool { return st.Tag == "!If" && st.Content[0].Value == "HasKmsKey" })
 		}},
 		{"key parameter with a default key", "kms parameter", func(t *testing.T, root *yaml.Node) {
 			get(root, "Parameters", "KmsKeyArn", "Default").Value = "arn:aws:kms:us-east-1:123456789012:key/abc"
@@ -537,13 +559,19 @@ func checkPolicies(root *yaml.Node) []error {
 		case "AWS::IAM::Role":
 			if pols := get(res, id, "Properties", "Policies"); pols != nil {
 				for _, p := range pols.Content {
-					statements = append(statements, get(p, "PolicyDocument", "Statement").Content...)
+					statements = append(statements, expandIf(get(p, "PolicyDocument", "Statement").Content)...)
 				}
+			}
+			if m := get(res, id, "Properties", "ManagedPolicyArns"); m != nil {
+				errs = append(errs, fmt.Errorf("%s: managed policies (name the resources in a Statement instead)", id))
 			}
 		}
 		for i, st := range statements {
 			for _, field := range []string{"Resource", "Action"} {
 				for _, v := range list(get(st, field)) {
+					if field == "Resource" && v.Value == "*" && onlyActions(st, noResourceLevel) {
+						continue // the service has no resource-level permissions
+					}
 					if v.Kind == yaml.ScalarNode && strings.Contains(v.Value, "*") {
 						errs = append(errs, fmt.Errorf("%s: statement %d has the wildcard %s %q", id, i, field, v.Value))
 					}
@@ -555,6 +583,27 @@ func checkPolicies(root *yaml.Node) []error {
 		}
 	}
 	return errs
+}
+
+// roleStatements returns the statement list of role id's first policy.
+func roleStatements(root *yaml.Node, id string) *yaml.Node {
+	return get(get(root, "Resources", id, "Properties", "Policies").Content[0], "PolicyDocument", "Statement")
+}
+
+// noResourceLevel are the actions a role may grant on Resource "*": their
+// service has no resource-level permissions (X-Ray: the traces of Tracing:
+// Active).
+var noResourceLevel = []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}
+
+// onlyActions reports whether every action of statement st is in allowed.
+func onlyActions(st *yaml.Node, allowed []string) bool {
+	acts := list(get(st, "Action"))
+	for _, a := range acts {
+		if !slices.Contains(allowed, a.Value) {
+			return false
+		}
+	}
+	return len(acts) > 0
 }
 
 // expandIf replaces each !If [condition, a, b] among nodes by its branches

@@ -49,6 +49,9 @@ type Setting struct {
 	// Owner is the package that declared it, e.g.
 	// functions/processor/handlers/crm.
 	Owner string
+	// Grants are the IAM actions the team's code calls on the AWS resource
+	// the value names (none: it names none).
+	Grants []string
 }
 
 // Settings returns the settings declared on r, in the order they were first
@@ -62,7 +65,7 @@ func Settings(r *process.Registry) []Setting {
 			pattern = registry.KindPattern(d.Kind)
 		}
 		out[i] = Setting{Name: d.Name, Kind: string(d.Kind), Default: d.Default, Doc: d.Doc, Pattern: pattern,
-			Example: d.Sample(), Owner: d.Owner}
+			Example: d.Sample(), Owner: d.Owner, Grants: d.Grants}
 	}
 	return out
 }

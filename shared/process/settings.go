@@ -51,6 +51,16 @@ type Setting struct {
 	// Check, if set, validates a value further; its error is reported with
 	// the variable's name (optional).
 	Check func(value string) error
+	// Grants, if set, says that the value names an AWS resource the team's
+	// code calls, and lists the IAM actions it calls there: `make generate`
+	// grants exactly those, on that resource only, to the processor's and
+	// the compensator's roles when the template parameter is set. The
+	// service of the actions says how the value names the resource:
+	// dynamodb: a table's name, sqs: a queue's name, any other service: the
+	// resource's ARN (optional).
+	//
+	//	Grants: []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
+	Grants []string
 }
 
 // String returns the value of s, a string ("" when unset and without a default).
@@ -77,7 +87,7 @@ func (r *Registry) Int(s Setting) int {
 // setting declares s with kind, owned by the package of the getter's caller.
 func (r *Registry) setting(s Setting, kind registry.Kind) string {
 	return r.table().Setting(registry.Decl{Name: s.Name, Kind: kind, Default: s.Default, Doc: s.Doc,
-		Pattern: s.Pattern, Example: s.Example, Check: s.Check, Owner: callerPackage(3)})
+		Pattern: s.Pattern, Example: s.Example, Check: s.Check, Owner: callerPackage(3), Grants: s.Grants})
 }
 
 // callerPackage returns the import path of the function skip frames up,

@@ -62,7 +62,11 @@ type Result struct {
 //go:embed templates/*.tmpl
 var templateFS embed.FS
 
-var templates = template.Must(template.ParseFS(templateFS, "templates/*.tmpl"))
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	// tableSetting turns the team's API setting (BILLING_API_URL) into the
+	// name of the table setting the Grants example shows (BILLING_TABLE).
+	"tableSetting": func(setting string) string { return strings.TrimSuffix(setting, "_API_URL") + "_TABLE" },
+}).ParseFS(templateFS, "templates/*.tmpl"))
 
 // files are the new package's files and the templates they come from.
 var files = []struct{ name, tmpl string }{

@@ -38,6 +38,10 @@ var blocks = []block{
 		"# END GENERATED handler-settings parameters", parameters},
 	{Template, "# BEGIN GENERATED handler-settings environment (make generate)",
 		"# END GENERATED handler-settings environment", environment},
+	{Template, "# BEGIN GENERATED handler-resources conditions (make generate: from the team packages' process.Setting Grants; do not edit)",
+		"# END GENERATED handler-resources conditions", conditions},
+	{Template, "# BEGIN GENERATED handler-resources statements (make generate)",
+		"# END GENERATED handler-resources statements", statements},
 	{README, "<!-- BEGIN GENERATED handler settings (make generate: from the team packages' process.Setting; do not edit) -->",
 		"<!-- END GENERATED handler settings -->", readmeTable},
 }
@@ -165,6 +169,58 @@ func environment(indent string, s []dispatch.Setting) string {
 		fmt.Fprintf(&b, "%s%s: !Ref %s\n", indent, st.Name, ParameterName(st.Name))
 	}
 	return b.String()
+}
+
+// ConditionName is the template condition that holds when the parameter of
+// the variable name is set: APPROVALS_TABLE → HasApprovalsTable.
+func ConditionName(name string) string { return "Has" + ParameterName(name) }
+
+// conditions writes one condition per setting that names a resource.
+func conditions(indent string, s []dispatch.Setting) string {
+	var b strings.Builder
+	for _, st := range s {
+		if len(st.Grants) > 0 {
+			fmt.Fprintf(&b, "%s%s: !Not [!Equals [!Ref %s, \"\"]]\n", indent, ConditionName(st.Name), ParameterName(st.Name))
+		}
+	}
+	return b.String()
+}
+
+// statements writes, for every setting that names a resource, the role
+// statement that grants the declared actions on it when it is set.
+func statements(indent string, s []dispatch.Setting) string {
+	var b strings.Builder
+	for _, st := range s {
+		if len(st.Grants) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s# %s (%s): the actions %s declares\n", indent, st.Name, ParameterName(st.Name), st.Owner)
+		fmt.Fprintf(&b, "%s- !If\n", indent)
+		fmt.Fprintf(&b, "%s  - %s\n", indent, ConditionName(st.Name))
+		fmt.Fprintf(&b, "%s  - Sid: %s\n", indent, ParameterName(st.Name))
+		fmt.Fprintf(&b, "%s    Effect: Allow\n", indent)
+		fmt.Fprintf(&b, "%s    Action:\n", indent)
+		for _, a := range st.Grants {
+			fmt.Fprintf(&b, "%s      - %s\n", indent, a)
+		}
+		fmt.Fprintf(&b, "%s    Resource: %s\n", indent, ResourceARN(st.Grants, ParameterName(st.Name)))
+		fmt.Fprintf(&b, "%s  - !Ref AWS::NoValue\n", indent)
+	}
+	return b.String()
+}
+
+// ResourceARN is the template expression of the ARN of the resource the
+// parameter param names, for grants of its service (process.Setting.Grants):
+// a DynamoDB table's or an SQS queue's name, else the ARN itself.
+func ResourceARN(grants []string, param string) string {
+	svc, _, _ := strings.Cut(grants[0], ":")
+	switch svc {
+	case "dynamodb":
+		return "!Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${" + param + "}"
+	case "sqs":
+		return "!Sub arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${" + param + "}"
+	}
+	return "!Ref " + param
 }
 
 func readmeTable(_ string, s []dispatch.Setting) string {

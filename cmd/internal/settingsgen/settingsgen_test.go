@@ -27,7 +27,19 @@ const templateIn = `Parameters:
   Stale:
     Type: String
   # END GENERATED handler-settings parameters
+Conditions:
+  # BEGIN GENERATED handler-resources conditions (make generate: from the team packages' process.Setting Grants; do not edit)
+  # END GENERATED handler-resources conditions
 Resources:
+  Role:
+    Properties:
+      Policies:
+        - PolicyDocument:
+            Statement:
+              - Effect: Allow
+              # BEGIN GENERATED handler-resources statements (make generate)
+              - Stale: statement
+              # END GENERATED handler-resources statements
   Fn:
     Properties:
       Environment:
@@ -60,6 +72,10 @@ func write(t *testing.T, files map[string]string) string {
 var sample = []dispatch.Setting{
 	{Name: "TEAM_URL", Kind: "URL", Doc: "the team's API (empty: off)", Pattern: `https?://[^\s]+`, Example: "https://x.example", Owner: "functions/processor/handlers/team"},
 	{Name: "TEAM_MODE", Kind: "string", Doc: "fast or slow", Default: "fast", Pattern: "fast|slow", Example: "fast", Owner: "functions/processor/handlers/team"},
+	{Name: "TEAM_TABLE", Kind: "string", Doc: "the team's table", Example: "orders", Owner: "functions/processor/handlers/team",
+		Grants: []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}},
+	{Name: "TEAM_TOPIC", Kind: "string", Doc: "the team's topic ARN", Example: "arn:aws:sns:us-east-1:123456789012:t", Owner: "functions/processor/handlers/team",
+		Grants: []string{"sns:Publish"}},
 }
 
 func TestGenerateRewritesEveryBlock(t *testing.T) {
@@ -97,8 +113,44 @@ func TestGenerateRewritesEveryBlock(t *testing.T) {
 				return
 			}
 		}
-	}); !slices.Equal(got, []string{"Before", "TeamMode", "TeamUrl"}) {
+	}); !slices.Equal(got, []string{"Before", "TeamMode", "TeamTable", "TeamTopic", "TeamUrl"}) {
 		t.Errorf("parameters %v", got)
+	}
+	if strings.Contains(tpl, "Stale: statement") {
+		t.Errorf("the stale statement stayed:\n%s", tpl)
+	}
+	var grants struct {
+		Conditions map[string]yaml.Node `yaml:"Conditions"`
+		Resources  struct {
+			Role struct {
+				Properties struct {
+					Policies []struct {
+						PolicyDocument struct {
+							Statement []yaml.Node `yaml:"Statement"`
+						} `yaml:"PolicyDocument"`
+					} `yaml:"Policies"`
+				} `yaml:"Properties"`
+			} `yaml:"Role"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(files[Template], &grants); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := grants.Conditions["HasTeamTable"]; !ok || len(grants.Conditions) != 2 {
+		t.Errorf("conditions: got %v, want HasTeamTable and HasTeamTopic", grants.Conditions)
+	}
+	st := grants.Resources.Role.Properties.Policies[0].PolicyDocument.Statement
+	if len(st) != 3 || st[1].Tag != "!If" || st[2].Tag != "!If" {
+		t.Fatalf("statements: got %d, want the fixed one and two !If", len(st))
+	}
+	for _, want := range []string{
+		"- HasTeamTable\n", "- dynamodb:GetItem\n", "- dynamodb:UpdateItem\n",
+		"Resource: !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${TeamTable}\n",
+		"- sns:Publish\n", "Resource: !Ref TeamTopic\n", "- !Ref AWS::NoValue\n",
+	} {
+		if !strings.Contains(tpl, want) {
+			t.Errorf("template lacks %q:\n%s", want, tpl)
+		}
 	}
 	rd := string(files[README])
 	if strings.Contains(rd, "old") || !strings.Contains(rd, "| `TEAM_MODE` (`TeamMode`) | string | `fast` | `fast` | `functions/processor/handlers/team` | fast or slow |") ||

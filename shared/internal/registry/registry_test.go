@@ -107,20 +107,29 @@ func TestSettings(t *testing.T) {
 	if got := len(tb.Settings()); got != 10 {
 		t.Errorf("got %d declarations, want 10", got)
 	}
+	// Grants of one service are a valid declaration.
+	if tb.Setting(Decl{Name: "T", Kind: KindString, Doc: "d", Grants: []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}}) != "" {
+		t.Error("T: want unset")
+	}
 	// The same declaration twice is one setting; a different one panics.
-	if tb.Setting(Decl{Name: "N", Kind: KindInt, Doc: "d"}) != "12" || len(tb.Settings()) != 10 {
+	if tb.Setting(Decl{Name: "N", Kind: KindInt, Doc: "d"}) != "12" || len(tb.Settings()) != 11 {
 		t.Error("a repeated declaration is not the same setting")
 	}
 	for name, d := range map[string]Decl{
-		"redeclared":      {Name: "N", Kind: KindString, Doc: "d"},
-		"lower-case name": {Name: "n", Kind: KindInt, Doc: "d"},
-		"platform name":   {Name: "HOOKWALL_X", Kind: KindInt, Doc: "d"},
-		"AWS name":        {Name: "AWS_X", Kind: KindInt, Doc: "d"},
-		"no doc":          {Name: "X", Kind: KindInt},
-		"two-line doc":    {Name: "X", Kind: KindInt, Doc: "a\nb"},
-		"unknown kind":    {Name: "X", Kind: "float", Doc: "d"},
-		"bad default":     {Name: "X", Kind: KindInt, Doc: "d", Default: "x"},
-		"bad example":     {Name: "X", Kind: KindURL, Doc: "d", Example: "x"},
+		"redeclared":       {Name: "N", Kind: KindString, Doc: "d"},
+		"lower-case name":  {Name: "n", Kind: KindInt, Doc: "d"},
+		"platform name":    {Name: "HOOKWALL_X", Kind: KindInt, Doc: "d"},
+		"AWS name":         {Name: "AWS_X", Kind: KindInt, Doc: "d"},
+		"no doc":           {Name: "X", Kind: KindInt},
+		"two-line doc":     {Name: "X", Kind: KindInt, Doc: "a\nb"},
+		"unknown kind":     {Name: "X", Kind: "float", Doc: "d"},
+		"bad default":      {Name: "X", Kind: KindInt, Doc: "d", Default: "x"},
+		"bad example":      {Name: "X", Kind: KindURL, Doc: "d", Example: "x"},
+		"grant wildcard":   {Name: "X", Kind: KindString, Doc: "d", Grants: []string{"dynamodb:*"}},
+		"grant no service": {Name: "X", Kind: KindString, Doc: "d", Grants: []string{"UpdateItem"}},
+		"grants of two services": {Name: "X", Kind: KindString, Doc: "d",
+			Grants: []string{"dynamodb:UpdateItem", "sqs:SendMessage"}},
+		"regranted": {Name: "P", Kind: KindString, Doc: "d", Pattern: "[a-z]{3}|x", Grants: []string{"dynamodb:GetItem"}},
 	} {
 		func() {
 			defer func() {

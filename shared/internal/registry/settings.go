@@ -45,6 +45,9 @@ type Decl struct {
 	// Owner is the package that declared it, e.g.
 	// functions/processor/handlers/crm.
 	Owner string
+	// Grants, if set, are the IAM actions the team's code calls on the AWS
+	// resource the value names (the roles' grants; see process.Setting).
+	Grants []string
 }
 
 // KindPattern is the template's AllowedPattern of a kind's values, for a
@@ -83,6 +86,9 @@ func (t *Table) Setting(d Decl) string {
 	case KindPattern(d.Kind) == "":
 		panic(fmt.Sprintf("process: setting %s: unknown kind %q", d.Name, d.Kind))
 	}
+	if err := checkGrants(d.Name, d.Grants); err != nil {
+		panic("process: " + err.Error())
+	}
 	for what, v := range map[string]string{"default": d.Default, "example": d.Example} {
 		if v != "" {
 			if err := d.validate(v); err != nil {
@@ -93,7 +99,8 @@ func (t *Table) Setting(d Decl) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if prev, ok := t.decls[d.Name]; ok {
-		if prev.Kind != d.Kind || prev.Default != d.Default || prev.Doc != d.Doc || prev.Pattern != d.Pattern || prev.Example != d.Example {
+		if prev.Kind != d.Kind || prev.Default != d.Default || prev.Doc != d.Doc || prev.Pattern != d.Pattern || prev.Example != d.Example ||
+			!sameGrants(prev.Grants, d.Grants) {
 			panic(fmt.Sprintf("process: setting %s declared twice, differently (%s and %s)", d.Name, prev.Owner, d.Owner))
 		}
 		return t.values[d.Name]

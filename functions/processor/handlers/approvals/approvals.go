@@ -34,12 +34,14 @@ const (
 )
 
 // Table is the approvals team's one setting: its DynamoDB table, keyed by
-// pk = SpNo.
+// pk = SpNo. The handler and its undo only update rows (UpdateItem): that
+// is all `make generate` grants the roles on the table.
 var Table = process.Setting{
 	Name:    "APPROVALS_TABLE",
-	Doc:     "the example approvals handlers' DynamoDB table (empty: they are off); grant the processor's and compensator's roles access to it",
+	Doc:     "the example approvals handlers' DynamoDB table (empty: they are off); the processor's and compensator's roles get dynamodb:UpdateItem on it",
 	Pattern: `[A-Za-z0-9_.-]{3,255}`,
 	Example: "approvals",
+	Grants:  []string{"dynamodb:UpdateItem"},
 }
 
 // config is the approvals team's dependencies.
