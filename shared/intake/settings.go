@@ -38,12 +38,14 @@ func Defaults() settings.ReceiverDefaults {
 
 // Build wires the receiver's Handler from s: it loads the AWS configuration
 // once (config.LoadDefaultConfig with optFns; endpoints come from the SDK's
-// own AWS_ENDPOINT_URL_* variables) with the SDK's log lines sent to logger,
+// own AWS_ENDPOINT_URL_* variables) with the SDK's log lines sent to logger
+// (and the calls recorded as the receiver's when awsconf.RecordEnv is set),
 // then the tenants document, the DynamoDB table and the SQS queue. The
 // handler logs to logger and writes EMF metrics to metricsOut.
 func Build(ctx context.Context, s settings.Receiver, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
-	awsCfg, err := awsconf.Load(ctx, logger, optFns...)
+	awsCfg, err := awsconf.Load(ctx, logger, awsconf.Recorder{Function: "receiver", Names: map[string]string{
+		s.TableName: awsconf.EventsTable, s.QueueURL: awsconf.EventsQueue, s.TenantsSecretARN: awsconf.TenantsSecret}}, optFns...)
 	if err != nil {
 		return nil, err
 	}

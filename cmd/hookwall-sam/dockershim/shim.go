@@ -7,6 +7,9 @@
 //   - HostConfig.NetworkMode becomes "host", and the port bindings go:
 //     the container shares the host's network stack, so the function
 //     reaches DynamoDB Local and the SQS server on 127.0.0.1;
+//   - the variables of Shim.Env are added to the container's environment
+//     (the template declares no HOOKWALL_IAM_RECORD, so env.json cannot
+//     set it: the SAM CLI passes only the variables the template declares);
 //   - the Runtime Interface Emulator, which would listen on 0.0.0.0:8080
 //     (one port for every container, on the host), is told to listen where
 //     the SAM CLI's port binding said (127.0.0.1:<the free port it chose>),
@@ -64,6 +67,10 @@ type Shim struct {
 	FreePort func() (int, error)
 	// Log receives one line per rewritten container (optional).
 	Log *slog.Logger
+	// Env are NAME=value variables added to every Lambda container's
+	// environment (optional; make sam-local-test's runtime records:
+	// HOOKWALL_IAM_RECORD=log).
+	Env []string
 
 	proxy   *httputil.ReverseProxy
 	mu      sync.Mutex
@@ -200,6 +207,13 @@ func (s *Shim) Rewrite(body []byte) ([]byte, string, error) {
 	// bootstrap's own arguments.
 	entry = append([]string{entry[0], "--runtime-interface-emulator-address", rieAddr, "--runtime-api-address", apiAddr}, entry[1:]...)
 	req["Entrypoint"] = entry
+	if len(s.Env) > 0 {
+		env, _ := req["Env"].([]any)
+		for _, kv := range s.Env {
+			env = append(env, kv)
+		}
+		req["Env"] = env
+	}
 	hc["NetworkMode"] = "host"
 	delete(hc, "PortBindings")
 	delete(req, "ExposedPorts")

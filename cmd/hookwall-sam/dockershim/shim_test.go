@@ -55,6 +55,28 @@ func TestRewriteLambdaContainer(t *testing.T) {
 	}
 }
 
+// Shim.Env reaches the Lambda container's environment, after the SAM CLI's own.
+func TestRewriteAddsEnv(t *testing.T) {
+	s := &Shim{FreePort: func() (int, error) { return 41000, nil }, Env: []string{"HOOKWALL_IAM_RECORD=log"}}
+	withEnv := strings.Replace(samCreate, `"WorkingDir"`, `"Env":["TABLE_NAME=t"],"WorkingDir"`, 1)
+	for body, want := range map[string][]any{
+		samCreate: {"HOOKWALL_IAM_RECORD=log"},
+		withEnv:   {"TABLE_NAME=t", "HOOKWALL_IAM_RECORD=log"},
+	} {
+		out, _, err := s.Rewrite([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got["Env"], want) {
+			t.Errorf("Env %v, want %v", got["Env"], want)
+		}
+	}
+}
+
 func TestRewriteLeavesOtherContainersAlone(t *testing.T) {
 	s := &Shim{FreePort: func() (int, error) { t.Fatal("port asked for"); return 0, nil }}
 	for _, body := range []string{

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/shared/awsconf"
 )
 
 // Defaults of the settings [LoadConfig] reads.
@@ -43,6 +44,11 @@ type Config struct {
 	// Engine says whether to start the Docker engine when none answers
 	// (HOOKWALL_SAM_ENGINE=off: no, fail instead).
 	Engine bool
+	// IAMRecord is where the functions' runtime IAM records go
+	// (HOOKWALL_IAM_RECORD, shared/awsconf; empty: off): the containers
+	// write them to their output (HOOKWALL_IAM_RECORD=log, through the
+	// Docker shim), from which [Run] copies them there.
+	IAMRecord string
 }
 
 // LoadConfig reads the configuration through getenv (os.Getenv in main),
@@ -82,6 +88,7 @@ func LoadConfig(getenv func(string) string, wd string) (Config, error) {
 	}
 	c.SweepEvery = env.Every("HOOKWALL_SAM_SWEEP_EVERY", 0)
 	c.Engine = env.On("HOOKWALL_SAM_ENGINE")
+	c.IAMRecord = getenv(awsconf.RecordEnv)
 	return c, errors.Join(env.Errs...)
 }
 

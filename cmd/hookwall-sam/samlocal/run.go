@@ -23,6 +23,7 @@ import (
 	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/cmd/hookwall-sam/dockershim"
 	"github.com/hookwall/hookwall/cmd/internal/runfile"
+	"github.com/hookwall/hookwall/shared/awsconf"
 )
 
 // Files in the run directory.
@@ -160,6 +161,9 @@ func Prepare(ctx context.Context, cfg Config, tenantsDoc []byte, log *slog.Logge
 	}
 
 	st.Shim = &dockershim.Shim{Log: log.With(slog.String("function", "sam-local"))}
+	if cfg.IAMRecord != "" {
+		st.Shim.Env = []string{awsconf.RecordEnv + "=" + awsconf.RecordLog} // collected by Run from the output
+	}
 	sock := ShimSocket(cfg.Run.RunDir)
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return st, fmt.Errorf("samlocal: the shim's directory: %w", err)
@@ -303,6 +307,13 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 
 	emit := func(name string) func(string) {
 		return func(line string) {
+			if cfg.IAMRecord != "" {
+				if rec, ok := awsconf.ParseRecordLine(line); ok {
+					if err := awsconf.WriteRecord(cfg.IAMRecord, rec); err != nil {
+						log.Error("hookwall-sam: runtime IAM record", slog.String("error", err.Error()))
+					}
+				}
+			}
 			if human {
 				// On a terminal, the functions' metric lines (EMF) and blank lines
 				// are left to the log files.

@@ -121,18 +121,9 @@ func replace(text string, bl block, s []dispatch.Setting) (string, error) {
 }
 
 // ParameterName is the template parameter of the variable name:
-// CRM_LEADS_URL → CrmLeadsUrl.
-func ParameterName(name string) string {
-	var b strings.Builder
-	for _, part := range strings.Split(name, "_") {
-		if part == "" {
-			continue
-		}
-		b.WriteString(part[:1])
-		b.WriteString(strings.ToLower(part[1:]))
-	}
-	return b.String()
-}
+// CRM_LEADS_URL → CrmLeadsUrl (dispatch.ParameterName: the runtime records
+// name a team's resource by the same rule).
+func ParameterName(name string) string { return dispatch.ParameterName(name) }
 
 func parameters(indent string, s []dispatch.Setting) string {
 	var b strings.Builder

@@ -99,7 +99,7 @@ func benchProcessor(b *testing.B, steps, batch int) {
 	// The processor, as Build wires it, its clients counted.
 	bridge := newPutEventsServer(b)
 	var calls awstest.OpCounter
-	awsCfg, err := awsconf.Load(ctx, slog.New(slog.DiscardHandler), config.WithAPIOptions([]func(*middleware.Stack) error{calls.Install}))
+	awsCfg, err := awsconf.Load(ctx, slog.New(slog.DiscardHandler), awsconf.Recorder{}, config.WithAPIOptions([]func(*middleware.Stack) error{calls.Install}))
 	if err != nil {
 		b.Fatal(err)
 	}
