@@ -183,6 +183,19 @@ func TestPauseResumeAndTargets(t *testing.T) {
 		code, out, errOut := fx.run(t, bad...)
 		want(t, code, out, errOut, exitUsage, nil, []string{"handler/NAME, tenant/NAME or target/NAME"})
 	}
+	// A scope no event can ever be held on is refused, with the rule, and
+	// never answered "paused".
+	before := len(fx.ops.ops)
+	for _, bad := range []string{"tenant/a#b", "target/../x", "tenant/" + strings.Repeat("a", 400), "handler/a#b"} {
+		code, out, errOut := fx.run(t, "pause", bad)
+		want(t, code, out, errOut, exitUsage, nil, []string{"can never match"})
+		if strings.Contains(out+errOut, "paused") {
+			t.Errorf("pause %.40s answered %q %q", bad, out, errOut)
+		}
+	}
+	if len(fx.ops.ops) != before {
+		t.Errorf("op events for refused pauses: %+v", fx.ops.ops[before:])
+	}
 }
 
 func TestRecoverParsesItsWindowAndRefusesWhatItCannotDo(t *testing.T) {
