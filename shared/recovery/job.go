@@ -144,6 +144,11 @@ type Job struct {
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	// LastError is why its last run stopped on an error ("" for none).
 	LastError string `json:"lastError,omitempty"`
+	// Why says why the job selected nothing, when it did ("" otherwise):
+	// how many records its window and states held without the handler's
+	// condition, the targets they were bound for, and how many carry
+	// none. Set when the job counts.
+	Why string `json:"why,omitempty"`
 	// Detached says the job runs in the background ([Jobs.Detach]): each
 	// sweep run continues it ([Jobs.Continue]) while it is running or
 	// interrupted; done or cancelled, no sweep run takes it.

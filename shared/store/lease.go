@@ -301,12 +301,16 @@ func (t *Table) Fail(ctx context.Context, l webhook.Lease, lastError string) (bo
 
 // transition completes w as one fenced transition of the lease l, which
 // holds the record in status leased: to status to, version+1, the lease
-// removed, updatedAt, the history entry (with errText) and the calls the
-// attempt added ([webhook.Lease.AddCalls]), in one conditional UpdateItem.
+// removed, updatedAt, the history entry (with errText), the calls the
+// attempt added ([webhook.Lease.AddCalls]) and the target it was bound for
+// (l.Target, when set), in one conditional UpdateItem.
 func (t *Table) transition(ctx context.Context, l webhook.Lease, leased, to webhook.Status, errText string, w *write) (bool, error) {
 	now := t.now()
 	if err := recordCalls(w, l); err != nil {
 		return false, fmt.Errorf("store: set %s %s: %w", to, l.Key, err)
+	}
+	if _, set := w.values[":set_"+AttrTarget]; !set && l.Target != "" { // a hold's own target comes first
+		w.sets(map[string]types.AttributeValue{AttrTarget: avString(l.Target)})
 	}
 	w.sets(map[string]types.AttributeValue{
 		AttrStatus:    avString(string(to)),

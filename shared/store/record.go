@@ -50,7 +50,9 @@ const (
 	// writes (the sweeper passes terminal entries from its cursor).
 	AttrSweepShard = "sweepShard"
 	AttrSweepAt    = "sweepAt"
-	// AttrTarget is the target the held (or last) attempt was bound for.
+	// AttrTarget is the target the last attempt was bound for (set by every
+	// settling write since targets are recorded on each attempt; before,
+	// only by a hold).
 	AttrTarget = "target"
 	// AttrHeldReason, AttrHeldOn, AttrHeldSince and AttrRecheckAt describe a
 	// HELD record (see [webhook.Hold]); heldOn and heldSince are the keys of
@@ -101,7 +103,9 @@ type Record struct {
 	// set before the write's own now). A terminal record keeps them.
 	SweepShard string `dynamodbav:"sweepShard,omitempty"`
 	SweepAt    int64  `dynamodbav:"sweepAt,omitempty"`
-	// Target is the target the held (or last held) attempt was bound for.
+	// Target is the target the last attempt was bound for ("" on a record
+	// no attempt has settled, or written before every attempt recorded its
+	// target and never held).
 	Target string `dynamodbav:"target,omitempty"`
 	// HeldReason, HeldOn, HeldSince (epoch ms) and RecheckAt (epoch ms)
 	// are set while the record is HELD (see [webhook.Hold]); HeldOn and

@@ -81,6 +81,11 @@ type Lease struct {
 	// CallCount counts every call made for the event, those no longer in
 	// Calls included.
 	CallCount int
+	// Target is the target the attempt was last bound for: that of the
+	// handler it ran (or was held before) last. The settling write (a
+	// completion, retry, failure or hold) records it as the record's
+	// target; "" leaves the record's as it is.
+	Target string
 
 	added int // calls added by AddCalls, to be written by the settling write
 }

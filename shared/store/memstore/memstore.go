@@ -359,6 +359,9 @@ func (s *Store) transition(l webhook.Lease, leased, to webhook.Status, errText s
 	r.Version++
 	r.UpdatedAt = now.UnixMilli()
 	r.LeaseOwner, r.LeaseUntil = "", 0
+	if l.Target != "" {
+		r.Target = l.Target
+	}
 	set(r)
 	if l.CallsAdded() > 0 {
 		r.Calls, r.CallCount = storedCalls(l.Calls), int64(l.CallCount)
