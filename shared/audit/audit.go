@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,6 +58,10 @@ type Record struct {
 	ClaimID       string          `json:"claimId"`
 	PayloadHash   string          `json:"payloadHash"`
 	Payload       json.RawMessage `json:"payload"`
+	// PayloadMissing says the record's payload item is gone (Payload is
+	// null): the event could never be processed, and the sweeper ends it
+	// DEAD.
+	PayloadMissing bool `json:"payloadMissing,omitempty"`
 	// Deliveries counts the deliveries of the event that reached the table,
 	// the first included; LastDeliveryAt is the latest one's time.
 	// Duplicates a receiver answered from its hand-off cache (no AWS call)
@@ -105,10 +110,12 @@ type History struct {
 
 // Read returns the view of key: one strongly consistent read of the record,
 // then one query of its current claim's steps. It returns nil, nil when
-// there is no record (or it has expired).
+// there is no record (or it has expired). A record whose payload item is
+// gone is shown without it (PayloadMissing).
 func Read(ctx context.Context, r Reader, key string) (*View, error) {
 	rec, err := r.Get(ctx, key)
-	if err != nil || rec == nil {
+	missing := errors.Is(err, store.ErrPayloadMissing) && rec != nil
+	if (err != nil && !missing) || rec == nil {
 		return nil, err
 	}
 	var steps []webhook.JournalEntry
@@ -117,7 +124,9 @@ func Read(ctx context.Context, r Reader, key string) (*View, error) {
 			return nil, err
 		}
 	}
-	return New(rec, steps), nil
+	v := New(rec, steps)
+	v.Record.PayloadMissing = missing
+	return v, nil
 }
 
 // New returns the view of rec and the journal entries of its claim.

@@ -91,9 +91,13 @@ type Record struct {
 	// PayloadRef is the sort key of the record's payload item, empty when
 	// the payload is in the record.
 	PayloadRef string `dynamodbav:"payloadRef,omitempty"`
-	TraceID    string `dynamodbav:"traceId,omitempty"`
-	LastError  string `dynamodbav:"lastError,omitempty"`
-	ClaimID    string `dynamodbav:"claimId"`
+	// PayloadExpiresAt is the expiresAt (epoch s) of the payload item as
+	// the read that filled Payload found it; 0 when not read (or inline).
+	// Not stored in the record.
+	PayloadExpiresAt int64  `dynamodbav:"-"`
+	TraceID          string `dynamodbav:"traceId,omitempty"`
+	LastError        string `dynamodbav:"lastError,omitempty"`
+	ClaimID          string `dynamodbav:"claimId"`
 	// Compensations counts the compensator's attempts (the compensation
 	// lease's Attempt).
 	Compensations int64 `dynamodbav:"compensations,omitempty"`
