@@ -91,6 +91,10 @@ type Step struct {
 	Undo        bool            `json:"undo,omitempty"`
 	CompletedAt time.Time       `json:"completedAt"`
 	Result      json.RawMessage `json:"result,omitempty"`
+	// Run is the step's run (an undo's: the run it undid), absent for 0:
+	// a step undone by a compensation runs again as run 1, 2, … when its
+	// event is replayed (webhook.JournalEntry.Run).
+	Run int `json:"run,omitempty"`
 }
 
 // UndoPrefix starts the step name of a compensation step.
@@ -152,7 +156,7 @@ func New(rec *store.Record, steps []webhook.JournalEntry) *View {
 	}
 	for _, s := range steps {
 		v.Steps = append(v.Steps, Step{Handler: s.Handler, Step: s.Step, Undo: strings.HasPrefix(s.Step, UndoPrefix),
-			CompletedAt: s.CompletedAt.UTC(), Result: asJSON(s.Result)})
+			CompletedAt: s.CompletedAt.UTC(), Result: asJSON(s.Result), Run: s.Run})
 	}
 	slices.SortStableFunc(v.Steps, func(a, b Step) int { return a.CompletedAt.Compare(b.CompletedAt) })
 	for _, c := range rec.Calls {

@@ -71,7 +71,7 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 		if a.Lost() {
 			return registry.ErrLeaseLost
 		}
-		if t.journaled(reg.Name, webhook.DoneStep) {
+		if t.handlerDone(reg.Name) {
 			cfg.Metrics.Count(MetricStepSkipped, 1)
 			a.Log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.Name))
 			continue

@@ -96,7 +96,12 @@ type Counts struct {
 	Counted bool `json:"counted"`
 	// Scanned is how many table items the job's pages read.
 	Scanned int `json:"scanned"`
-	// Replayed is how many records were sent back to RECEIVED.
+	// Replayed is how many records were sent back to RECEIVED to run
+	// again (those not enqueued included: see NotEnqueued). Their steps
+	// journaled done stay done; a step whose undo is journaled (a
+	// COMPENSATED or DEAD event's undone steps) is not done and runs
+	// again, under a new idempotency key ([webhook.RunKey]), so a
+	// replayed COMPENSATED event makes again what was undone.
 	Replayed int `json:"replayed"`
 	// Skipped is how many selected records were no longer in a selected
 	// state when replayed (succeeded, or replayed by another run, since),
