@@ -3,6 +3,7 @@ module github.com/hookwall/hookwall
 go 1.26
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/Shopify/toxiproxy/v2 v2.12.0
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0

@@ -386,7 +386,7 @@ func TestReplayOne(t *testing.T) {
 	fx := newFixture()
 	fx.store.put(failedRecord("line#demo#E1", testNow))
 	code, out, errOut := fx.run(t, "replay", "line#demo#E1")
-	want(t, code, out, errOut, exitOK, []string{"replayed line#demo#E1: FAILED → RECEIVED (version 5), enqueued on http://sqs.test/1/main; steps already journaled stay done"}, nil)
+	want(t, code, out, errOut, exitOK, []string{"replayed line#demo#E1: FAILED → RECEIVED (version 5), enqueued on http://sqs.test/1/main; steps already journaled stay done, undone ones run again"}, nil)
 	if got := fx.queue.keys(); len(got) != 1 || got[0] != "line#demo#E1" {
 		t.Errorf("enqueued %v", got)
 	}

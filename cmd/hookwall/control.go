@@ -29,7 +29,8 @@ func scopeArg(cmd string, pos []string) (targets.Scope, error) {
 	}
 	sc, err := targets.ParseScope(pos[0])
 	if err != nil {
-		return targets.Scope{}, usagef(cmd, "%q: want handler/NAME, tenant/NAME or target/NAME", pos[0])
+		return targets.Scope{}, usagef(cmd, "%.100q: want handler/NAME, tenant/NAME or target/NAME (%s)", pos[0],
+			strings.TrimPrefix(err.Error(), targets.ErrBadScope.Error()+": "))
 	}
 	return sc, nil
 }

@@ -49,6 +49,7 @@ type fakeJobs struct {
 	end     recovery.State
 	err     error
 	runs    int
+	why     string // the Why of a job Run ends with
 	// onGet, when set, changes the job before each Get returns it (a
 	// sweep run moving it on).
 	onGet func(*recovery.Job)
@@ -80,7 +81,7 @@ func (f *fakeJobs) Run(_ context.Context, id string, progress func(recovery.Job)
 		}
 		progress(*j)
 	}
-	j.State = f.end
+	j.State, j.Why = f.end, f.why
 	return j, f.err
 }
 
@@ -183,6 +184,19 @@ func TestPauseResumeAndTargets(t *testing.T) {
 		code, out, errOut := fx.run(t, bad...)
 		want(t, code, out, errOut, exitUsage, nil, []string{"handler/NAME, tenant/NAME or target/NAME"})
 	}
+	// A scope no event can ever be held on is refused, with the rule, and
+	// never answered "paused".
+	before := len(fx.ops.ops)
+	for _, bad := range []string{"tenant/a#b", "target/../x", "tenant/" + strings.Repeat("a", 400), "handler/a#b"} {
+		code, out, errOut := fx.run(t, "pause", bad)
+		want(t, code, out, errOut, exitUsage, nil, []string{"can never match"})
+		if strings.Contains(out+errOut, "paused") {
+			t.Errorf("pause %.40s answered %q %q", bad, out, errOut)
+		}
+	}
+	if len(fx.ops.ops) != before {
+		t.Errorf("op events for refused pauses: %+v", fx.ops.ops[before:])
+	}
 }
 
 func TestRecoverParsesItsWindowAndRefusesWhatItCannotDo(t *testing.T) {
@@ -239,6 +253,17 @@ func TestRecoverShowsProgressAndAnETA(t *testing.T) {
 		fx.jobs.rates[0] != 5 || !f.Until.Equal(testNow.Add(-30*time.Minute)) {
 		t.Errorf("created %+v rate %v", f, fx.jobs.rates)
 	}
+}
+
+// A job that selects nothing says why, after its summary.
+func TestRecoverSelectingNothingSaysWhy(t *testing.T) {
+	fx := gateFixture(t)
+	fx.jobs = newFakeJobs()
+	fx.jobs.why = "0 of the 3 DEAD records in the window had target crm or crm/…; their targets: forward/demo (3)"
+	code, out, errOut := fx.run(t, "recover", "--since", "1h", "--status", "dead", "--handler", "crm")
+	want(t, code, out, errOut, exitOK, []string{"done: 0/0 done", "selected nothing: 0 of the 3 DEAD records in the window had target crm"}, nil)
+	code, out, errOut = fx.run(t, "recover", "--since", "1h", "--status", "dead", "--handler", "crm", "--json")
+	want(t, code, out, errOut, exitOK, []string{`"why": "0 of the 3 DEAD records`}, nil)
 }
 
 func TestRecoverInterruptedOrCancelledSaysHowToResume(t *testing.T) {

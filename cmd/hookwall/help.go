@@ -176,8 +176,8 @@ const recoverUsage = `Usage:
 Sends every event received in the window [--since, --until) that ended in the states given
 (default FAILED) back to be processed, as a job whose state lives in the events table
 (JOB#<id>): it counts the events first, then pages through the table (a bounded Scan, page
-by page), replays each record (to RECEIVED, steps already journaled stay done) and enqueues
-it, taking a token of the event's target for each (HOOKWALL_TARGET_RATE per second per
+by page), replays each record (to RECEIVED, steps already journaled stay done, but one whose
+undo the compensator journaled runs again, under a new idempotency key) and enqueues it, taking a token of the event's target for each (HOOKWALL_TARGET_RATE per second per
 target, shared with the drain; --rate caps it lower for this job). Progress and an ETA go to
 stderr, a line a second at most; the summary goes to stdout (--json: the job).
 
@@ -304,7 +304,9 @@ const replayUsage = `Usage:
 
 Sends an event back to RECEIVED (a new version; attempts reset; kept at least
 HOOKWALL_DEDUP_WINDOW) and enqueues it on QUEUE_URL from its stored payload, so the processor
-runs it again. Steps already journaled stay done unless --fresh-steps. A SUCCEEDED event is
+runs it again. Steps already journaled stay done unless --fresh-steps, but a step whose undo
+the compensator journaled (a COMPENSATED event) runs again, under a new idempotency key, so
+that the business API makes again what was undone. A SUCCEEDED event is
 never replayed without --force (exit 3 with the reason), nor an event a worker holds a live
 lease on.
 

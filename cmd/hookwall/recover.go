@@ -354,6 +354,9 @@ func (a *app) printJob(j *recovery.Job) error {
 		return a.writeJSON(j)
 	}
 	fmt.Fprintf(a.stdout, "job %s %s: %s (%s)\n", j.ID, j.State, summary(j), describeFilter(j.Filter))
+	if j.Why != "" {
+		fmt.Fprintf(a.stdout, "selected nothing: %s\n", j.Why)
+	}
 	return nil
 }
 

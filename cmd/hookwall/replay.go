@@ -105,7 +105,7 @@ func freshNote(opts store.ReplayOptions) string {
 	if opts.FreshSteps {
 		return "; fresh steps: every step runs again"
 	}
-	return "; steps already journaled stay done"
+	return "; steps already journaled stay done, undone ones run again"
 }
 
 // replayedKey is a replay outcome and the envelope to send.

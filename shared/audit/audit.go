@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,6 +58,10 @@ type Record struct {
 	ClaimID       string          `json:"claimId"`
 	PayloadHash   string          `json:"payloadHash"`
 	Payload       json.RawMessage `json:"payload"`
+	// PayloadMissing says the record's payload item is gone (Payload is
+	// null): the event could never be processed, and the sweeper ends it
+	// DEAD.
+	PayloadMissing bool `json:"payloadMissing,omitempty"`
 	// Deliveries counts the deliveries of the event that reached the table,
 	// the first included; LastDeliveryAt is the latest one's time.
 	// Duplicates a receiver answered from its hand-off cache (no AWS call)
@@ -86,6 +91,10 @@ type Step struct {
 	Undo        bool            `json:"undo,omitempty"`
 	CompletedAt time.Time       `json:"completedAt"`
 	Result      json.RawMessage `json:"result,omitempty"`
+	// Run is the step's run (an undo's: the run it undid), absent for 0:
+	// a step undone by a compensation runs again as run 1, 2, … when its
+	// event is replayed (webhook.JournalEntry.Run).
+	Run int `json:"run,omitempty"`
 }
 
 // UndoPrefix starts the step name of a compensation step.
@@ -105,10 +114,12 @@ type History struct {
 
 // Read returns the view of key: one strongly consistent read of the record,
 // then one query of its current claim's steps. It returns nil, nil when
-// there is no record (or it has expired).
+// there is no record (or it has expired). A record whose payload item is
+// gone is shown without it (PayloadMissing).
 func Read(ctx context.Context, r Reader, key string) (*View, error) {
 	rec, err := r.Get(ctx, key)
-	if err != nil || rec == nil {
+	missing := errors.Is(err, store.ErrPayloadMissing) && rec != nil
+	if (err != nil && !missing) || rec == nil {
 		return nil, err
 	}
 	var steps []webhook.JournalEntry
@@ -117,7 +128,9 @@ func Read(ctx context.Context, r Reader, key string) (*View, error) {
 			return nil, err
 		}
 	}
-	return New(rec, steps), nil
+	v := New(rec, steps)
+	v.Record.PayloadMissing = missing
+	return v, nil
 }
 
 // New returns the view of rec and the journal entries of its claim.
@@ -143,7 +156,7 @@ func New(rec *store.Record, steps []webhook.JournalEntry) *View {
 	}
 	for _, s := range steps {
 		v.Steps = append(v.Steps, Step{Handler: s.Handler, Step: s.Step, Undo: strings.HasPrefix(s.Step, UndoPrefix),
-			CompletedAt: s.CompletedAt.UTC(), Result: asJSON(s.Result)})
+			CompletedAt: s.CompletedAt.UTC(), Result: asJSON(s.Result), Run: s.Run})
 	}
 	slices.SortStableFunc(v.Steps, func(a, b Step) int { return a.CompletedAt.Compare(b.CompletedAt) })
 	for _, c := range rec.Calls {

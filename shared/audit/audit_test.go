@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +16,13 @@ import (
 )
 
 type reader struct {
-	rec   *store.Record
-	steps []webhook.JournalEntry
-	claim string // the claim id Steps was asked for
+	rec    *store.Record
+	getErr error // what Get returns with rec
+	steps  []webhook.JournalEntry
+	claim  string // the claim id Steps was asked for
 }
 
-func (r *reader) Get(context.Context, string) (*store.Record, error) { return r.rec, nil }
+func (r *reader) Get(context.Context, string) (*store.Record, error) { return r.rec, r.getErr }
 func (r *reader) Steps(_ context.Context, _, claimID string) ([]webhook.JournalEntry, error) {
 	r.claim = claimID
 	return r.steps, nil
@@ -69,6 +71,25 @@ func TestReadShowsRecordStepsAndHistory(t *testing.T) {
 	}
 	if last := v.Steps[len(v.Steps)-1]; last.Step != "$undo:create" {
 		t.Errorf("steps not in completion order: last is %s", last.Step)
+	}
+}
+
+// A record whose payload item is gone is shown, payload null, marked so:
+// the events API does not fail on it.
+func TestReadShowsARecordWithoutItsPayload(t *testing.T) {
+	r := &reader{rec: &store.Record{Key: "line#acme#E1", Status: webhook.StatusDead, ClaimID: "c1", PayloadRef: "PAYLOAD#ab",
+		LastError: "payload item missing"}, getErr: fmt.Errorf("store: payload of line#acme#E1: %w", store.ErrPayloadMissing)}
+	v, err := audit.Read(context.Background(), r, "line#acme#E1")
+	if err != nil || v == nil {
+		t.Fatalf("Read: %v, %v", v, err)
+	}
+	b, _ := json.Marshal(v)
+	if !strings.Contains(string(b), `"payload":null`) || !strings.Contains(string(b), `"payloadMissing":true`) {
+		t.Errorf("view: %s", b)
+	}
+	r.getErr = errors.New("throttled")
+	if v, err := audit.Read(context.Background(), r, "line#acme#E1"); err == nil || v != nil {
+		t.Errorf("Read on another error: %v, %v; want the error", v, err)
 	}
 }
 

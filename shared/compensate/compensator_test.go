@@ -608,3 +608,54 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 		}
 	})
 }
+
+// A step run again after its undo (a replay of a COMPENSATED event) is
+// undone again, under the undo key of its run, and its undo journaled with
+// that run; an undo journaled for that run is not run again.
+func TestRunAfterAnUndoIsUndoneAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		undoRun  int // the Run of the journaled undo of a/one (run 1 now)
+		wantUndo bool
+	}{
+		{"its undo undid the earlier run", 0, true},
+		{"its own undo is journaled", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rg := newRig(t, nil, nil)
+			rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "x"})
+			t0 := rg.clock.Now().Add(-time.Hour)
+			rg.store.step(key, "a", "$undo:one", t0, "")
+			rg.store.mu.Lock()
+			u := rg.store.journal[key]["a#$undo:one"]
+			u.Run = tc.undoRun
+			rg.store.journal[key]["a#$undo:one"] = u
+			rg.store.journal[key]["a#one"] = webhook.JournalEntry{Handler: "a", Step: "one", CompletedAt: t0.Add(time.Minute), Run: 1}
+			rg.store.mu.Unlock()
+
+			res := rg.c.Handle(context.Background(), message(t, envelope()))
+			if res.Verdict != Compensated {
+				t.Fatalf("got %s (%v), want compensated", res.Verdict, res.Err)
+			}
+			if !tc.wantUndo {
+				if len(rg.undone()) != 0 || !slices.Equal(res.Skipped, []string{"a/one"}) {
+					t.Errorf("undo calls %v, skipped %v; want none, a/one skipped", rg.undone(), res.Skipped)
+				}
+				return
+			}
+			rg.mu.Lock()
+			calls := slices.Clone(rg.calls)
+			rg.mu.Unlock()
+			want := webhook.RunKey(key, "a", "$undo:one", 1)
+			if len(calls) != 1 || calls[0].IdempotencyKey != want || want == webhook.IdempotencyKey(key, "a", "$undo:one") {
+				t.Fatalf("undo calls %d, want one with the undo key of run 1 %s", len(calls), want)
+			}
+			rg.store.mu.Lock()
+			got := rg.store.journal[key]["a#$undo:one"]
+			rg.store.mu.Unlock()
+			if got.Run != 1 {
+				t.Errorf("undo journaled for run %d, want 1", got.Run)
+			}
+		})
+	}
+}

@@ -20,7 +20,9 @@
 //     undone, newest first, each in a compensation step journaled as
 //     "$undo:<step>" (registry.UndoStep) with its own idempotency key, so a
 //     crash mid-compensation resumes where it stopped and no undo is sent
-//     twice. Then the record is COMPENSATED; with nothing to compensate, a
+//     twice. A step's undo counts for its run (webhook.JournalEntry.Run): a
+//     step run again after a replay of the compensated event is undone
+//     again, under the undo key of that run. Then the record is COMPENSATED; with nothing to compensate, a
 //     [process.Permanent] undo error or the attempts exhausted, DEAD with the
 //     reason. Any other undo error is tried again with backoff (the
 //     message's visibility, full jitter, as the processor's retries).

@@ -69,7 +69,7 @@ func (r *run) Run(ctx context.Context, res *kernel.Result) error {
 			return fmt.Errorf("undo %s: %w", id, err)
 		}
 		held, err := cfg.Store.SaveStep(ctx, a.Lease, webhook.JournalEntry{
-			Handler: td.entry.Handler, Step: registry.UndoStep(td.entry.Step), CompletedAt: cfg.Now()})
+			Handler: td.entry.Handler, Step: registry.UndoStep(td.entry.Step), CompletedAt: cfg.Now(), Run: td.entry.Run})
 		if err != nil {
 			r.failed = id
 			return fmt.Errorf("journal undo %s: %w", id, err)
@@ -87,19 +87,27 @@ func (r *run) Run(ctx context.Context, res *kernel.Result) error {
 
 // plan returns the forward steps to undo, newest first (by CompletedAt,
 // ties by reverse journal order), of the handlers that registered a
-// compensation, and the set of those already undone ("handler#step").
+// compensation, and the set of those already undone ("handler#step"): an
+// undo is journaled for the step's run or a later one. A step run again
+// after its undo (a replay of a compensated event) is a new run, to be
+// undone again.
 func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo, map[string]bool) {
 	table := (*registry.Table)(r.c.cfg.Registry)
+	undoRun := map[string]int{} // "handler#step" → the run its journaled undo undid
+	for _, e := range entries {
+		if fwd, ok := registry.IsUndoStep(e.Step); ok {
+			undoRun[e.Handler+"#"+fwd] = e.Run
+		}
+	}
 	done := map[string]bool{}
 	var plan []todo
 	without := map[string]int{} // handler → steps left as they are
 	for i, e := range entries {
-		if fwd, ok := registry.IsUndoStep(e.Step); ok {
-			done[e.Handler+"#"+fwd] = true
+		if e.Step == "" || e.Step[0] == '$' { // undo steps, DoneStep and any other marker
 			continue
 		}
-		if e.Step == "" || e.Step[0] == '$' { // DoneStep and any other marker
-			continue
+		if u, ok := undoRun[e.Handler+"#"+e.Step]; ok && u >= e.Run {
+			done[e.Handler+"#"+e.Step] = true
 		}
 		reg := table.Handler(e.Handler)
 		if reg == nil || reg.Undo == nil {

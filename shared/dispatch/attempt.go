@@ -23,6 +23,7 @@ type attempt struct {
 	failed  *registry.Entry   // the handler whose error ended the attempt
 	calls   callLog           // the handlers' outside calls
 	hold    *held             // the admission that held the event, if one did
+	target  string            // the target of the handler run (or held) last
 
 	mu      sync.Mutex
 	loaded  bool
@@ -70,12 +71,15 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 		if a.Lost() {
 			return registry.ErrLeaseLost
 		}
-		if t.journaled(reg.Name, webhook.DoneStep) {
+		if t.handlerDone(reg.Name) {
 			cfg.Metrics.Count(MetricStepSkipped, 1)
 			a.Log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.Name))
 			continue
 		}
 		sub := Subject{Handler: reg.Name, Tenant: a.Env.Tenant, Target: reg.TargetOf(a.Env.Tenant)}
+		t.mu.Lock()
+		t.target = sub.Target
+		t.mu.Unlock()
 		adm, err := t.admit(ctx, sub)
 		if err != nil {
 			t.failed = reg
@@ -125,9 +129,17 @@ func (t *attempt) runHandler(ctx context.Context, reg *registry.Entry) error {
 	})
 }
 
-// lease is the attempt's lease with the calls its handlers made, for the
-// settling write to store.
-func (t *attempt) lease() webhook.Lease { return t.calls.onto(t.a.Lease) }
+// lease is the attempt's lease with the calls its handlers made and the
+// target it was last bound for, for the settling write to store (which
+// records it as the record's target, held or not, so that `recover
+// --handler` selects by it).
+func (t *attempt) lease() webhook.Lease {
+	l := t.calls.onto(t.a.Lease)
+	t.mu.Lock()
+	l.Target = t.target
+	t.mu.Unlock()
+	return l
+}
 
 // held is the admission that held an attempt's event, and its subject.
 type held struct {

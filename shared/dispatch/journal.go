@@ -13,11 +13,35 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-func (t *attempt) journaled(handler, step string) bool {
+// handlerDone reports whether handler completed: its done marker is
+// journaled and none of its steps is undone (a replay of a compensated
+// event runs the handler again, its undone steps as new runs).
+func (t *attempt) handlerDone(handler string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, ok := t.journal[handler+"#"+step]
-	return ok
+	if _, ok := t.journal[handler+"#"+webhook.DoneStep]; !ok {
+		return false
+	}
+	for _, e := range t.journal {
+		if fwd, ok := registry.IsUndoStep(e.Step); ok && e.Handler == handler {
+			if _, done, _ := t.stepState(handler, fwd); !done {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stepState returns the journal entry of handler's step name and whether
+// the step is done: journaled, and its run not undone (no undo journaled
+// for that run or a later one). run is the run the step makes when it is
+// not done: 0 for its first, n+1 once its run n was undone (t.mu held).
+func (t *attempt) stepState(handler, name string) (e webhook.JournalEntry, done bool, run int) {
+	e, ok := t.journal[handler+"#"+name]
+	if u, undone := t.journal[handler+"#"+registry.UndoStep(name)]; undone && (!ok || u.Run >= e.Run) {
+		return e, false, u.Run + 1
+	}
+	return e, ok, 0
 }
 
 // load reads the journal once per attempt. The first attempt of a fresh
@@ -197,7 +221,7 @@ func (h *handlerRun) Step(ctx context.Context, name string, fn func(ctx context.
 		return nil, err
 	}
 	t.mu.Lock()
-	e, done := t.journal[h.handler+"#"+name]
+	e, done, run := t.stepState(h.handler, name)
 	t.mu.Unlock()
 	if !done {
 		// The steps done so far are journaled before this one runs.
@@ -210,7 +234,11 @@ func (h *handlerRun) Step(ctx context.Context, name string, fn func(ctx context.
 		t.a.Log.DebugContext(ctx, "step already journaled; skipped", slog.String("handler", h.handler), slog.String("step", name))
 		return e.Result, nil
 	}
-	key := webhook.IdempotencyKey(t.a.Env.Key, h.handler, name)
+	if run > 0 {
+		t.a.Log.InfoContext(ctx, "step undone by a compensation; run again under a new idempotency key",
+			slog.String("handler", h.handler), slog.String("step", name), slog.Int("run", run))
+	}
+	key := webhook.RunKey(t.a.Env.Key, h.handler, name, run)
 	result, err := fn(registry.WithIdempotencyKey(ctx, key), key)
 	if err != nil {
 		if t.a.Lost() {
@@ -218,7 +246,7 @@ func (h *handlerRun) Step(ctx context.Context, name string, fn func(ctx context.
 		}
 		return nil, err
 	}
-	if err := t.done(ctx, webhook.JournalEntry{Handler: h.handler, Step: name, Result: result}); err != nil {
+	if err := t.done(ctx, webhook.JournalEntry{Handler: h.handler, Step: name, Result: result, Run: run}); err != nil {
 		return nil, err
 	}
 	return result, nil

@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,10 +59,32 @@ func TestTargetNamesTheHandlersTarget(t *testing.T) {
 			t.Errorf("%s for %s: got target %q, want %q", c.handler, c.tenant, got, c.want)
 		}
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("Target(\"\"): no panic")
-		}
-	}()
-	Target(" ")
+	for _, pattern := range []string{" ", "../x", "forward//{tenant}", "forward/{tenant}/", "a#{tenant}",
+		strings.Repeat("x", 200) + "/{tenant}"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Target(%.20q): no panic", pattern)
+				}
+			}()
+			Target(pattern)
+		}()
+	}
+}
+
+// A handler's name is one a pause can name: no '#', no empty, "." or ".."
+// part, at most 256 bytes.
+func TestHandlerNamesArePausable(t *testing.T) {
+	run := func(context.Context, *Event[webhook.Envelope]) error { return nil }
+	HandleAll(NewRegistry(), "team.purpose/sub-part", run)
+	for _, name := range []string{"", "a#b", "../x", "a//b", "a/", strings.Repeat("x", 257), "a\x00b"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("HandleAll(%.20q): no panic", name)
+				}
+			}()
+			HandleAll(NewRegistry(), name, run)
+		}()
+	}
 }

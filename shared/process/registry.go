@@ -78,10 +78,16 @@ func ForTenants(accept func(tenant string) bool) Option {
 // While a handler's target is unavailable (its breaker open) or paused, the
 // events it would run for are held, not failed: no call is made, no attempt
 // spent, and they drain at the target's rate once it is back. Without
-// Target, the target is the handler's name. An empty pattern panics.
+// Target, the target is the handler's name. An empty pattern panics, and
+// so does one that gives a target name a pause could not name (the rule of
+// handler names: at most 256 bytes, no '#', no control character, no
+// empty, "." or ".." part between slashes) for the longest tenant name.
 func Target(pattern string) Option {
 	if strings.TrimSpace(pattern) == "" {
 		panic("process: Target(\"\"): the pattern must not be empty")
+	}
+	if longest := strings.ReplaceAll(pattern, "{tenant}", strings.Repeat("t", 64)); !registry.ValidName(longest) {
+		panic(fmt.Sprintf("process: Target(%q): a target name must be %s (with a 64-byte tenant)", pattern, registry.NameRule))
 	}
 	if !strings.Contains(pattern, "{tenant}") {
 		return Option{func(e *registry.Entry) { e.Target = func(string) string { return pattern } }}
@@ -112,8 +118,10 @@ func Compensate(fn UndoFunc) Option {
 // keys, logs and metrics: renaming a handler makes a new one. Several handlers
 // may serve one event type; they run in registration order.
 //
-// Handle panics on a programmer error: a nil registry or function, an empty
-// name, a name containing '#', or a name already registered.
+// Handle panics on a programmer error: a nil registry or function, a name
+// that is empty, longer than 256 bytes, or holds '#', a control character
+// or an empty, "." or ".." part between slashes (a name a pause could not
+// name), or a name already registered.
 func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx context.Context, ev *Event[T]) error, opts ...Option) {
 	checkHandler("Handle", r, name, fn != nil)
 	if typ.Provider == "" || typ.Name == "" {
@@ -158,8 +166,8 @@ func checkHandler(caller string, r *Registry, name string, hasFunc bool) {
 		panic("process: " + caller + ": nil Registry")
 	case !hasFunc:
 		panic(fmt.Sprintf("process: %s %q: nil function", caller, name))
-	case name == "" || strings.ContainsAny(name, "#"):
-		panic(fmt.Sprintf("process: %s %q: name must be non-empty and contain no '#'", caller, name))
+	case !registry.ValidName(name):
+		panic(fmt.Sprintf("process: %s %q: name must be %s", caller, name, registry.NameRule))
 	}
 }
 

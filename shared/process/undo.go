@@ -35,9 +35,16 @@ type Undo struct {
 	Result []byte
 	// CompletedAt is when the forward step was journaled.
 	CompletedAt time.Time
+	// Run is the forward step's run: 0 for its first, n when it ran again
+	// after the undo of its run n-1 (see webhook.JournalEntry.Run).
+	Run int
 	// IdempotencyKey is the undo's own idempotency key,
 	// webhook.IdempotencyKey(event key, Handler, "$undo:"+Step): the same on
-	// every compensation attempt and distinct from the forward step's.
+	// every compensation attempt and distinct from the forward step's. The
+	// undo of a step run again after an earlier undo (a replay of a
+	// compensated event) has the key of that run,
+	// webhook.RunKey(event key, Handler, "$undo:"+Step, Run), so that the
+	// outside system does not take it for a repeat of the earlier undo.
 	// [Undo.HTTPClient] sends it; pass it to any other external system.
 	IdempotencyKey string
 	// Attempt counts the compensation attempts at this event, this one
@@ -57,8 +64,8 @@ func newUndo(c registry.UndoCall) *Undo {
 	}
 	e := c.Entry
 	return &Undo{
-		Envelope: c.Envelope, Handler: e.Handler, Step: e.Step, Result: e.Result, CompletedAt: e.CompletedAt,
-		IdempotencyKey: webhook.IdempotencyKey(c.Envelope.Key, e.Handler, registry.UndoStep(e.Step)),
+		Envelope: c.Envelope, Handler: e.Handler, Step: e.Step, Result: e.Result, CompletedAt: e.CompletedAt, Run: e.Run,
+		IdempotencyKey: webhook.RunKey(c.Envelope.Key, e.Handler, registry.UndoStep(e.Step), e.Run),
 		Attempt:        c.Attempt, Log: log, transport: c.Transport,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -449,4 +450,108 @@ func TestRecoverAtTheGateRate(t *testing.T) {
 		60/elapsed.Seconds())
 	w.process(t)
 	w.checkOnce(t, keys)
+}
+
+// TestHandlerSelectsDeadEventsNeverHeld is issue 29's must-show for
+// --handler: events whose forward calls failed for good (never held: no
+// breaker, no pause) and that the compensator ended DEAD are selected by
+// `recover --status DEAD --handler forward`, as by `--tenant demo`: every
+// attempt records the target it was bound for, not only a hold. And a job
+// that selects nothing says why.
+func TestHandlerSelectsDeadEventsNeverHeld(t *testing.T) {
+	w := newWorld(t)
+	since := time.Now().Add(-time.Minute)
+	reg := process.NewRegistry()
+	process.HandleAll(reg, "forward", func(context.Context, *process.Event[webhook.Envelope]) error {
+		return process.Permanent(errors.New("forward: POST: status 400"))
+	}, process.Target("forward/{tenant}"))
+	processor, err := store.New(store.Config{Client: w.db, TableName: w.name, Function: "processor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlq, err := queue.New(queue.Config{Client: w.sq, URL: w.queues.DLQURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: processor, DLQ: dlq, Kernel: dispatch.Kernel{Queue: w.mainQ}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for i := range 3 {
+		key := fmt.Sprintf("line#demo#dead-%03d", i)
+		res, err := w.table.Claim(w.ctx, store.NewEvent{Key: key, Provider: "line", Tenant: "demo", EventType: "follow",
+			PayloadHash: "h" + key, Payload: []byte(`{"type":"follow"}`)}, window)
+		if err != nil || res.Outcome != store.Claimed {
+			t.Fatalf("claim %s: %v %v", key, res.Outcome, err)
+		}
+		body, err := queue.EncodeMessage(new(res.Record.Envelope()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := d.Handle(w.ctx, dispatch.Message{MessageID: key, Body: body}); r.Verdict != dispatch.Failed {
+			t.Fatalf("%s: verdict %v (%v), want failed", key, r.Verdict, r.Err)
+		}
+		acq, err := w.table.AcquireCompensation(w.ctx, key, "compensator", time.Now().Add(time.Minute))
+		if err != nil || acq.Outcome != webhook.Acquired {
+			t.Fatalf("acquire compensation %s: %v %v", key, acq.Outcome, err)
+		}
+		if ok, err := w.table.Dead(w.ctx, acq.Lease, "nothing to compensate", time.Now().Add(window)); !ok || err != nil {
+			t.Fatalf("dead %s: %v %v", key, ok, err)
+		}
+		rec, err := w.table.Get(w.ctx, key)
+		if err != nil || rec.Status != webhook.StatusDead || rec.HeldOn != "" || rec.Target != "forward/demo" {
+			t.Fatalf("%s: %+v %v; want DEAD, never held, target forward/demo", key, rec, err)
+		}
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	until := time.Now().Add(time.Minute)
+	dead := []webhook.Status{webhook.StatusDead}
+	run := func(f recovery.Filter) *recovery.Job {
+		t.Helper()
+		js := w.jobs(t, "cli-"+f.Tenant+f.Handler)
+		job, err := js.Create(w.ctx, f, 1000, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := js.Run(w.ctx, job.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// Nothing of this target: 0 selected, and the job says why.
+	none := run(recovery.Filter{Since: since, Until: until, Statuses: dead, Handler: "crm.lead"})
+	t.Logf("--handler crm.lead: %s", none.Why)
+	if none.Counts.Total != 0 || !strings.Contains(none.Why, "0 of the 3 DEAD records") || !strings.Contains(none.Why, "forward/demo") {
+		t.Errorf("--handler crm.lead: total %d, why %q; want 0, saying 3 were in the window, bound for forward/demo", none.Counts.Total, none.Why)
+	}
+	// A record settled before attempts recorded their target (made here
+	// without one) is selected by the window, not the handler: said so.
+	w.failed(t, w.table, "old", "demo", "", 1)
+	old := run(recovery.Filter{Since: since, Until: until, Handler: "forward"})
+	t.Logf("--status FAILED --handler forward: %s", old.Why)
+	if old.Counts.Total != 0 || !strings.Contains(old.Why, "1 carry no target") || !strings.Contains(old.Why, "without the handler") {
+		t.Errorf("--status FAILED --handler forward: total %d, why %q; want 0, saying 1 carries no target", old.Counts.Total, old.Why)
+	}
+	if empty := run(recovery.Filter{Since: since, Until: until, Tenant: "globex"}); empty.Counts.Total != 0 ||
+		empty.Why != "no FAILED record was received in the window of tenant globex" {
+		t.Errorf("--tenant globex: total %d, why %q", empty.Counts.Total, empty.Why)
+	}
+	got := run(recovery.Filter{Since: since, Until: until, Statuses: dead, Handler: "forward"})
+	if got.Counts.Total != 3 || got.Counts.Replayed != 3 || got.Why != "" {
+		t.Fatalf("--status DEAD --handler forward: %+v; want the 3 DEAD events", got.Counts)
+	}
+	if w.limit.taken["forward/demo"] < 3 || w.limit.taken[recovery.UnknownTarget] != 0 {
+		t.Errorf("tokens: %v; want forward/demo's", w.limit.taken)
+	}
+	if ops := w.ops.keys(); !slices.Equal(ops, keys) {
+		t.Errorf("recovered %v, want %v", ops, keys)
+	}
+	for _, k := range keys {
+		if st := w.status(t, k); st != webhook.StatusReceived {
+			t.Errorf("%s: %s, want RECEIVED (replayed)", k, st)
+		}
+	}
 }

@@ -33,6 +33,7 @@ const (
 	attrOpsFailed   = "opsNotPublished"
 	attrLastError   = "lastError"
 	attrDetached    = "detached"
+	attrWhy         = "why"
 )
 
 // item is a job as stored; times are epoch milliseconds but expiresAt
@@ -64,6 +65,7 @@ type item struct {
 	UpdatedAt   int64    `dynamodbav:"updatedAt"`
 	FinishedAt  int64    `dynamodbav:"finishedAt,omitempty"`
 	LastError   string   `dynamodbav:"lastError,omitempty"`
+	Why         string   `dynamodbav:"why,omitempty"`
 	Detached    bool     `dynamodbav:"detached,omitempty"`
 	ExpiresAt   int64    `dynamodbav:"expiresAt"`
 }
@@ -97,7 +99,7 @@ func toItem(j *Job, expires time.Time) (map[string]types.AttributeValue, error) 
 		Skipped: j.Counts.Skipped, Missing: j.Counts.Missing, NotEnqueued: j.Counts.NotEnqueued, OpsFailed: j.Counts.OpsNotPublished,
 		CursorPK: j.Cursor, CursorSK: j.cursorSK, By: j.By, Owner: j.Owner, LeaseUntil: ms(j.LeaseUntil),
 		CreatedAt: ms(j.CreatedAt), UpdatedAt: ms(j.UpdatedAt), FinishedAt: ms(j.FinishedAt), LastError: j.LastError,
-		Detached: j.Detached, ExpiresAt: expires.Unix()}
+		Why: j.Why, Detached: j.Detached, ExpiresAt: expires.Unix()}
 	for _, s := range j.Filter.Statuses {
 		it.Statuses = append(it.Statuses, string(s))
 	}
@@ -127,7 +129,7 @@ func fromItem(av map[string]types.AttributeValue) (*Job, error) {
 			Skipped: it.Skipped, Missing: it.Missing, NotEnqueued: it.NotEnqueued, OpsNotPublished: it.OpsFailed},
 		Cursor: it.CursorPK, cursorSK: it.CursorSK, By: it.By, Owner: it.Owner, LeaseUntil: fromMS(it.LeaseUntil),
 		CreatedAt: fromMS(it.CreatedAt), UpdatedAt: fromMS(it.UpdatedAt), FinishedAt: fromMS(it.FinishedAt),
-		LastError: it.LastError, Detached: it.Detached}
+		LastError: it.LastError, Why: it.Why, Detached: it.Detached}
 	for _, s := range it.Statuses {
 		j.Filter.Statuses = append(j.Filter.Statuses, webhook.Status(s))
 	}

@@ -96,7 +96,12 @@ type Counts struct {
 	Counted bool `json:"counted"`
 	// Scanned is how many table items the job's pages read.
 	Scanned int `json:"scanned"`
-	// Replayed is how many records were sent back to RECEIVED.
+	// Replayed is how many records were sent back to RECEIVED to run
+	// again (those not enqueued included: see NotEnqueued). Their steps
+	// journaled done stay done; a step whose undo is journaled (a
+	// COMPENSATED or DEAD event's undone steps) is not done and runs
+	// again, under a new idempotency key ([webhook.RunKey]), so a
+	// replayed COMPENSATED event makes again what was undone.
 	Replayed int `json:"replayed"`
 	// Skipped is how many selected records were no longer in a selected
 	// state when replayed (succeeded, or replayed by another run, since),
@@ -144,6 +149,11 @@ type Job struct {
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	// LastError is why its last run stopped on an error ("" for none).
 	LastError string `json:"lastError,omitempty"`
+	// Why says why the job selected nothing, when it did ("" otherwise):
+	// how many records its window and states held without the handler's
+	// condition, the targets they were bound for, and how many carry
+	// none. Set when the job counts.
+	Why string `json:"why,omitempty"`
 	// Detached says the job runs in the background ([Jobs.Detach]): each
 	// sweep run continues it ([Jobs.Continue]) while it is running or
 	// interrupted; done or cancelled, no sweep run takes it.

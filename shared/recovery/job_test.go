@@ -35,7 +35,7 @@ func TestJobItemRoundTrip(t *testing.T) {
 	j := &Job{ID: "20260501-120000-abcdef", Rate: 2.5, State: StateCancelled, By: "ops",
 		Filter: Filter{Since: now.Add(-time.Hour), Until: now, Statuses: []webhook.Status{webhook.StatusFailed, webhook.StatusDead}, Tenant: "acme", Handler: "forward"},
 		Counts: Counts{Total: 9, Counted: true, Scanned: 40, Replayed: 5, Skipped: 1, Missing: 1, NotEnqueued: 1, OpsNotPublished: 2},
-		Cursor: "line#acme#x", cursorSK: "EVENT", CreatedAt: now, UpdatedAt: now, LastError: "boom"}
+		Cursor: "line#acme#x", cursorSK: "EVENT", CreatedAt: now, UpdatedAt: now, LastError: "boom", Why: "why"}
 	av, err := toItem(j, now.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestJobItemRoundTrip(t *testing.T) {
 	}
 	if got.ID != j.ID || got.Rate != j.Rate || got.State != j.State || got.Counts != j.Counts || got.Cursor != j.Cursor ||
 		got.cursorSK != j.cursorSK || !got.Filter.Since.Equal(j.Filter.Since) || !got.Filter.Until.Equal(j.Filter.Until) ||
-		len(got.Filter.Statuses) != 2 || got.Filter.Tenant != "acme" || got.Filter.Handler != "forward" || got.LastError != "boom" {
+		len(got.Filter.Statuses) != 2 || got.Filter.Tenant != "acme" || got.Filter.Handler != "forward" || got.LastError != "boom" || got.Why != "why" {
 		t.Errorf("got %+v, want %+v", got, j)
 	}
 	if _, err := fromItem(jobKey("x")); err == nil {

@@ -1,9 +1,12 @@
 package recovery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -245,6 +248,10 @@ func progressValues(j *Job) (map[string]string, map[string]types.AttributeValue,
 	num(attrOpsFailed, c.OpsNotPublished)
 	names["#counted"], values[":counted"] = attrCounted, &types.AttributeValueMemberBOOL{Value: c.Counted}
 	sets = append(sets, "#counted = :counted")
+	if j.Why != "" {
+		names["#why"], values[":why"] = attrWhy, avS(j.Why)
+		sets = append(sets, "#why = :why")
+	}
 	if j.Cursor != "" {
 		names["#cursorPK"], names["#cursorSK"] = attrCursorPK, attrCursorSK
 		values[":cursorPK"], values[":cursorSK"] = avS(j.Cursor), avS(j.cursorSK)
@@ -347,6 +354,13 @@ func (r *run) count(ctx context.Context) error {
 		}
 		r.job.Counts.Total += int(out.Count)
 		if len(out.LastEvaluatedKey) == 0 {
+			if r.job.Counts.Total == 0 {
+				why, err := r.explain(ctx)
+				if err != nil {
+					return err
+				}
+				r.job.Why = why
+			}
 			r.job.Counts.Counted = true
 			return r.save(ctx)
 		}
@@ -366,11 +380,96 @@ func (r *run) save(ctx context.Context) error {
 	return err
 }
 
+// maxWhyTargets is how many of the targets seen [run.explain] names.
+const maxWhyTargets = 5
+
+// explain says why the job's filter selected nothing. Without a handler,
+// the window and states (and tenant) hold no record. With one, it reads
+// the window again without the handler's condition (one more Scan, only
+// for a job that selected nothing) and says how many records it holds,
+// the targets they were bound for, and how many carry no target.
+func (r *run) explain(ctx context.Context) (string, error) {
+	f := r.job.Filter
+	what := joinStatuses(f.Statuses) + " record"
+	where := "in the window"
+	if f.Tenant != "" {
+		where += " of tenant " + f.Tenant
+	}
+	if f.Handler == "" {
+		return "no " + what + " was received " + where, nil
+	}
+	f.Handler = ""
+	in := scanFor(r.js.cfg.TableName, f, false, max(r.js.cfg.PageSize, 1000))
+	total, untargeted := 0, 0
+	targets := map[string]int{}
+	for {
+		out, err := r.js.cfg.DB.Scan(ctx, in)
+		if err != nil {
+			return "", fmt.Errorf("recovery: explain an empty selection in %s: %w", r.js.cfg.TableName, err)
+		}
+		for _, it := range out.Items {
+			total++
+			if t := str(it[store.AttrTarget]); t != "" {
+				targets[t]++
+			} else {
+				untargeted++
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	if total == 0 {
+		return "no " + what + " was received " + where + ", whatever its target", nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "0 of the %d %ss %s had target %s or %s/…", total, what, where, r.job.Filter.Handler, r.job.Filter.Handler)
+	if len(targets) > 0 {
+		names := slices.SortedFunc(maps.Keys(targets), func(a, b string) int {
+			return cmp.Or(cmp.Compare(targets[b], targets[a]), cmp.Compare(a, b))
+		})
+		b.WriteString("; their targets: ")
+		for i, name := range names[:min(len(names), maxWhyTargets)] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s (%d)", name, targets[name])
+		}
+		if len(names) > maxWhyTargets {
+			fmt.Fprintf(&b, " and %d more", len(names)-maxWhyTargets)
+		}
+	}
+	if untargeted > 0 {
+		fmt.Fprintf(&b, "; %d carry no target (records whose attempts settled before every attempt recorded its "+
+			"target carry one only if they were held): select them by the window and the tenant, without the handler", untargeted)
+	}
+	return b.String(), nil
+}
+
+// joinStatuses is "FAILED", "FAILED or DEAD", ...
+func joinStatuses(ss []webhook.Status) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = string(s)
+	}
+	return strings.Join(names, " or ")
+}
+
 // scanInput is the Scan of the job's filter: its records (sk EVENT), in
 // its states and window, of its tenant and handler; only their count with
 // count.
 func (r *run) scanInput(count bool) *dynamodb.ScanInput {
-	f := r.job.Filter
+	limit := r.js.cfg.PageSize
+	if count {
+		limit = max(r.js.cfg.PageSize, 1000) // a count holds nothing: read more a page
+	}
+	return scanFor(r.js.cfg.TableName, r.job.Filter, count, limit)
+}
+
+// scanFor is the Scan of filter f in table, limit items a page: only the
+// count with count, else each record's pk, sk and target.
+func scanFor(table string, f Filter, count bool, limit int32) *dynamodb.ScanInput {
 	names := map[string]string{"#sk": attrSK, "#status": store.AttrStatus, "#receivedAt": store.AttrReceivedAt}
 	values := map[string]types.AttributeValue{":event": avS(store.SKEvent), ":since": avN(f.Since.UnixMilli()), ":until": avN(f.Until.UnixMilli())}
 	in := make([]string, len(f.Statuses))
@@ -387,11 +486,10 @@ func (r *run) scanInput(count bool) *dynamodb.ScanInput {
 		names["#target"], values[":handler"], values[":handlerSlash"] = store.AttrTarget, avS(f.Handler), avS(f.Handler+"/")
 		filter += " AND (#target = :handler OR begins_with(#target, :handlerSlash))"
 	}
-	input := &dynamodb.ScanInput{TableName: &r.js.cfg.TableName, FilterExpression: &filter,
-		ExpressionAttributeNames: names, ExpressionAttributeValues: values, Limit: aws.Int32(r.js.cfg.PageSize)}
+	input := &dynamodb.ScanInput{TableName: &table, FilterExpression: &filter,
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values, Limit: aws.Int32(limit)}
 	if count {
 		input.Select = types.SelectCount
-		input.Limit = aws.Int32(max(r.js.cfg.PageSize, 1000)) // a count holds nothing: read more a page
 	} else {
 		names["#pk"], names["#target"] = attrPK, store.AttrTarget
 		input.ProjectionExpression = aws.String("#pk, #sk, #target")

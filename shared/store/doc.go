@@ -60,6 +60,9 @@
 // [webhook.MaxCalls] outside calls, each {at, target, status, latencyMs,
 // error, snippet}) and `callCount`, written by the settling write of the
 // attempt that made them (the lease carries them: [webhook.Lease.AddCalls]);
+// `target`, the target the last attempt was bound for, written by every
+// settling write whose lease names one ([webhook.Lease].Target; a hold's
+// own target first), which `hookwall recover --handler` selects on;
 // `deliveries` and `lastDeliveryAt`, written by the claim (1, receivedAt) and
 // counted by each duplicate's claim in its one write ([Table.Claim]), or by
 // [Table.CountDelivery] when the claim could not count it.

@@ -60,8 +60,11 @@ func heldExpiry(leaseExpires time.Time, h webhook.Hold) int64 {
 // h.RecheckAt, heldReason, target and the sweep attributes (sweepAt =
 // h.RecheckAt, or now if it has passed, so the sweeper looks at it then), raises expiresAt to
 // h.RetainUntil (nothing held expires), increments version and adds the
-// history entry (its error is the reason). held is false when the lease is
-// lost (nothing is written).
+// history entry (its error is the reason). When it raised expiresAt and the
+// payload is in its own item, the item's expiry is raised to the record's
+// new one + [PayloadRetention] too (one more conditional UpdateItem), so
+// that the event never outlives its payload. held is false when the lease
+// is lost (nothing is written).
 func (t *Table) Hold(ctx context.Context, l webhook.Lease, h webhook.Hold) (bool, error) {
 	if err := checkHold(h); err != nil {
 		return false, fmt.Errorf("store: hold %s: %w", l.Key, err)
@@ -85,10 +88,23 @@ func (t *Table) Hold(ctx context.Context, l webhook.Lease, h webhook.Hold) (bool
 	}
 	given := l
 	given.Attempt = int(n) // the history entry counts the attempts left spent
-	held, err := t.transition(ctx, given, webhook.StatusProcessing, webhook.StatusHeld, h.Reason, w)
+	rv := types.ReturnValueNone
+	exp := heldExpiry(l.ExpiresAt, h)
+	raised := exp > l.ExpiresAt.Unix()
+	if raised {
+		rv = types.ReturnValueAllNew // to learn whether the payload is in its own item
+	}
+	item, held, err := t.transitionReturning(ctx, given, webhook.StatusProcessing, webhook.StatusHeld, h.Reason, w, rv)
 	if cur, ok := t.hints.get(l.Key); held && ok && cur.version == l.Version+1 {
 		cur.attempts = n
 		t.hints.put(l.Key, cur)
+	}
+	if held && err == nil && raised {
+		// The record now outlives the claim's payload item: keep the item
+		// as long, or the event could never be released.
+		if ref, ok := item[AttrPayloadRef].(*types.AttributeValueMemberS); ok && ref.Value != "" {
+			err = t.keepPayload(ctx, &Record{Key: l.Key, PayloadRef: ref.Value, ExpiresAt: exp}, 0)
+		}
 	}
 	return held, err
 }
@@ -228,8 +244,11 @@ func released(rec *Record, now time.Time, shard string, sweepAt time.Time) {
 // sweepAt, which is never before now) and raises its expiresAt to retainUntil (never lowers it), on
 // condition that it is still HELD at rec's version: the sweeper's answer to
 // a record whose scope is still blocked. It is not a transition (version
-// and history unchanged). It reports false when the record moved on; on
-// true, rec carries the new values.
+// and history unchanged). A payload kept in its own item is kept as long
+// as the record + [PayloadRetention]: one more conditional UpdateItem when
+// the item's expiry as [Table.Get] read it (rec.PayloadExpiresAt) falls
+// short. It reports false when the record moved on; on true, rec carries
+// the new values.
 func (t *Table) Recheck(ctx context.Context, rec *Record, at, retainUntil time.Time) (bool, error) {
 	if rec.Status != webhook.StatusHeld {
 		return false, nil
@@ -252,6 +271,12 @@ func (t *Table) Recheck(ctx context.Context, rec *Record, at, retainUntil time.T
 	ok, err := fenced(err, "recheck", rec.Key)
 	if ok {
 		rec.RecheckAt, rec.SweepShard, rec.SweepAt, rec.ExpiresAt = at.UnixMilli(), shard, sweepAt, exp
+		// The payload item lives as long as the record, and then some: a
+		// write only when it would expire before the record's new expiry
+		// plus PayloadRetention (by the expiry Get read).
+		if err = t.keepPayload(ctx, rec, rec.PayloadExpiresAt); err == nil && rec.PayloadRef != "" && exp > 0 {
+			rec.PayloadExpiresAt = max(rec.PayloadExpiresAt, time.Unix(exp, 0).Add(PayloadRetention).Unix())
+		}
 	}
 	return ok, err
 }

@@ -45,14 +45,18 @@ const (
 	AttrStep        = "step"
 	AttrResult      = "result"
 	AttrCompletedAt = "completedAt"
+	// AttrRun is the entry's run ([webhook.JournalEntry.Run]), absent for
+	// run 0.
+	AttrRun = "run"
 )
 
 // Journal entries kept in the event record.
 const (
 	// AttrStepPrefix starts the name of a journal entry kept in the event
 	// record: "step#<handler>#<step>". Its value is completedAt (a number,
-	// epoch ms) when the step returned no result, else a map {t:
-	// completedAt, r: result (binary)}.
+	// epoch ms) when the step returned no result and is its run 0, else a
+	// map {t: completedAt, r: result (binary, when there is one), n: run
+	// (a number, when not 0: [webhook.JournalEntry.Run])}.
 	AttrStepPrefix = "step#"
 	// AttrStepBytes is the record's running count of the bytes its journal
 	// entries take (DynamoDB's item sizing: name and value); absent while
@@ -77,7 +81,8 @@ type step struct {
 	Step        string `dynamodbav:"step"`
 	Result      []byte `dynamodbav:"result,omitempty"`
 	CompletedAt int64  `dynamodbav:"completedAt"` // epoch ms
-	ExpiresAt   int64  `dynamodbav:"expiresAt"`   // epoch s (TTL)
+	Run         int64  `dynamodbav:"run,omitempty"`
+	ExpiresAt   int64  `dynamodbav:"expiresAt"` // epoch s (TTL)
 }
 
 // StepSK returns the sort key of a journal item.
@@ -86,14 +91,21 @@ func StepSK(handler, step string) string { return SKStepPrefix + handler + "#" +
 // StepAttr returns the name of a journal entry's attribute in the record.
 func StepAttr(handler, step string) string { return AttrStepPrefix + handler + "#" + step }
 
-// stepValue is the stored value of e in the record.
+// stepValue is the stored value of e in the record: the time alone for run
+// 0 without a result (as every entry was before runs were counted).
 func stepValue(e webhook.JournalEntry) types.AttributeValue {
 	at := avInt(e.CompletedAt.UnixMilli())
-	if len(e.Result) == 0 {
+	if len(e.Result) == 0 && e.Run == 0 {
 		return at
 	}
-	return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		"t": at, "r": &types.AttributeValueMemberB{Value: e.Result}}}
+	m := map[string]types.AttributeValue{"t": at}
+	if len(e.Result) > 0 {
+		m["r"] = &types.AttributeValueMemberB{Value: e.Result}
+	}
+	if e.Run != 0 {
+		m["n"] = avInt(int64(e.Run))
+	}
+	return &types.AttributeValueMemberM{Value: m}
 }
 
 // stepsSize is what entries add to a record, by DynamoDB's item sizing.
@@ -126,11 +138,12 @@ func RecordSteps(item map[string]types.AttributeValue) ([]webhook.JournalEntry, 
 			var sv struct {
 				T int64  `dynamodbav:"t"`
 				R []byte `dynamodbav:"r"`
+				N int    `dynamodbav:"n"`
 			}
 			if err := attributevalue.Unmarshal(v, &sv); err != nil {
 				return nil, fmt.Errorf("store: journal entry %s: %w", name, err)
 			}
-			ms, e.Result = sv.T, sv.R
+			ms, e.Result, e.Run = sv.T, sv.R, sv.N
 		default:
 			return nil, fmt.Errorf("store: journal entry %s has unexpected attribute type %T", name, av)
 		}
@@ -249,7 +262,7 @@ func (t *Table) saveItems(ctx context.Context, l webhook.Lease, entries []webhoo
 	for _, e := range entries {
 		item, err := attributevalue.MarshalMap(step{
 			Key: l.Key, SK: StepSK(e.Handler, e.Step), ClaimID: l.ClaimID, Handler: e.Handler, Step: e.Step,
-			Result: e.Result, CompletedAt: e.CompletedAt.UnixMilli(), ExpiresAt: expires.Unix(),
+			Result: e.Result, CompletedAt: e.CompletedAt.UnixMilli(), Run: int64(e.Run), ExpiresAt: expires.Unix(),
 		})
 		if err != nil {
 			return false, fmt.Errorf("store: journal %s: encode: %w", l.Key, err)
@@ -362,7 +375,8 @@ func (t *Table) Steps(ctx context.Context, key, claimID string) ([]webhook.Journ
 				h, st, _ := strings.Cut(strings.TrimPrefix(s.SK, SKStepPrefix), "#")
 				s.Handler, s.Step = h, st
 			}
-			e := webhook.JournalEntry{Handler: s.Handler, Step: s.Step, Result: s.Result, CompletedAt: time.UnixMilli(s.CompletedAt)}
+			e := webhook.JournalEntry{Handler: s.Handler, Step: s.Step, Result: s.Result, CompletedAt: time.UnixMilli(s.CompletedAt),
+				Run: int(s.Run)}
 			if cur, ok := byStep[e.Handler+"#"+e.Step]; !ok || e.CompletedAt.After(cur.CompletedAt) {
 				byStep[e.Handler+"#"+e.Step] = e
 			}

@@ -301,12 +301,24 @@ func (t *Table) Fail(ctx context.Context, l webhook.Lease, lastError string) (bo
 
 // transition completes w as one fenced transition of the lease l, which
 // holds the record in status leased: to status to, version+1, the lease
-// removed, updatedAt, the history entry (with errText) and the calls the
-// attempt added ([webhook.Lease.AddCalls]), in one conditional UpdateItem.
+// removed, updatedAt, the history entry (with errText), the calls the
+// attempt added ([webhook.Lease.AddCalls]) and the target it was bound for
+// (l.Target, when set), in one conditional UpdateItem.
 func (t *Table) transition(ctx context.Context, l webhook.Lease, leased, to webhook.Status, errText string, w *write) (bool, error) {
+	_, held, err := t.transitionReturning(ctx, l, leased, to, errText, w, types.ReturnValueNone)
+	return held, err
+}
+
+// transitionReturning is [Table.transition], returning the item as rv
+// asks (nil unless held).
+func (t *Table) transitionReturning(ctx context.Context, l webhook.Lease, leased, to webhook.Status, errText string, w *write,
+	rv types.ReturnValue) (map[string]types.AttributeValue, bool, error) {
 	now := t.now()
 	if err := recordCalls(w, l); err != nil {
-		return false, fmt.Errorf("store: set %s %s: %w", to, l.Key, err)
+		return nil, false, fmt.Errorf("store: set %s %s: %w", to, l.Key, err)
+	}
+	if _, set := w.values[":set_"+AttrTarget]; !set && l.Target != "" { // a hold's own target comes first
+		w.sets(map[string]types.AttributeValue{AttrTarget: avString(l.Target)})
 	}
 	w.sets(map[string]types.AttributeValue{
 		AttrStatus:    avString(string(to)),
@@ -319,7 +331,7 @@ func (t *Table) transition(ctx context.Context, l webhook.Lease, leased, to webh
 			":leased":  avString(string(leased)),
 		}).
 		history(t.historyEntry(now, leased, to, l.Version+1, l.Attempt, l.Owner, errText), t.keep)
-	_, err := t.update(ctx, l.Key, w, types.ReturnValueNone, false)
+	out, err := t.update(ctx, l.Key, w, rv, false)
 	held, err := fenced(err, "set "+string(to), l.Key)
 	if cur, ok := t.hints.get(l.Key); held && ok && cur.version == l.Version && !to.Terminal() {
 		cur.version, cur.status = l.Version+1, to
@@ -327,7 +339,10 @@ func (t *Table) transition(ctx context.Context, l webhook.Lease, leased, to webh
 	} else if held {
 		t.hints.drop(l.Key)
 	}
-	return held, err
+	if !held || out == nil {
+		return nil, held, err
+	}
+	return out.Attributes, held, err
 }
 
 // transitionWithError is the transition of the lease l from leased to to

@@ -59,10 +59,12 @@ const (
 	// expiry. A claim writes the item to expire at now + 2×window +
 	// PayloadRetention (one window more than the record, so that a
 	// duplicate inside the window finds it long-lived enough and does not
-	// write it again), and Replay moves it to the record's new expiresAt +
-	// PayloadRetention: the item outlives its record as long as a
-	// completion keeps the record at most window + PayloadRetention after
-	// it (the default retention is 7 days).
+	// write it again), and Replay, a hold and a recheck of a held record
+	// move it to the record's new expiresAt + PayloadRetention: the item
+	// outlives its record as long as a completion keeps the record at most
+	// window + PayloadRetention after the claim or the last hold (the
+	// default retention is 7 days). A record whose item is gone anyway is
+	// ended DEAD by the sweeper ([Table.Bury]).
 	PayloadRetention = StepRetention
 )
 
@@ -232,21 +234,23 @@ func (t *Table) fillPayload(ctx context.Context, rec *Record) error {
 	if rec == nil || rec.PayloadRef == "" || rec.Payload != nil {
 		return nil
 	}
-	p, _, err := t.getPayload(ctx, rec.Key, rec.PayloadRef)
+	p, exp, err := t.getPayload(ctx, rec.Key, rec.PayloadRef)
 	if err != nil {
 		return err
 	}
-	rec.Payload = p
+	rec.Payload, rec.PayloadExpiresAt = p, exp
 	return nil
 }
 
 // keepPayload makes the payload item of rec outlive rec (its expiresAt plus
-// PayloadRetention), for a write that moved rec's expiry later (Replay):
-// one conditional UpdateItem when the item would expire earlier, none
-// otherwise.
+// PayloadRetention), for a write that moved rec's expiry later (Replay, a
+// hold, a recheck): one conditional UpdateItem when the item would expire
+// earlier (payloadExpires, its expiry as last read; 0 when unknown), none
+// otherwise. A record without TTL (expiresAt 0) or whose payload is inline
+// needs nothing.
 func (t *Table) keepPayload(ctx context.Context, rec *Record, payloadExpires int64) error {
 	need := time.Unix(rec.ExpiresAt, 0).Add(PayloadRetention).Unix()
-	if rec.PayloadRef == "" || payloadExpires >= need {
+	if rec.PayloadRef == "" || rec.ExpiresAt == 0 || payloadExpires >= need {
 		return nil
 	}
 	_, err := t.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{

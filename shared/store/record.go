@@ -50,7 +50,9 @@ const (
 	// writes (the sweeper passes terminal entries from its cursor).
 	AttrSweepShard = "sweepShard"
 	AttrSweepAt    = "sweepAt"
-	// AttrTarget is the target the held (or last) attempt was bound for.
+	// AttrTarget is the target the last attempt was bound for (set by every
+	// settling write since targets are recorded on each attempt; before,
+	// only by a hold).
 	AttrTarget = "target"
 	// AttrHeldReason, AttrHeldOn, AttrHeldSince and AttrRecheckAt describe a
 	// HELD record (see [webhook.Hold]); heldOn and heldSince are the keys of
@@ -89,9 +91,13 @@ type Record struct {
 	// PayloadRef is the sort key of the record's payload item, empty when
 	// the payload is in the record.
 	PayloadRef string `dynamodbav:"payloadRef,omitempty"`
-	TraceID    string `dynamodbav:"traceId,omitempty"`
-	LastError  string `dynamodbav:"lastError,omitempty"`
-	ClaimID    string `dynamodbav:"claimId"`
+	// PayloadExpiresAt is the expiresAt (epoch s) of the payload item as
+	// the read that filled Payload found it; 0 when not read (or inline).
+	// Not stored in the record.
+	PayloadExpiresAt int64  `dynamodbav:"-"`
+	TraceID          string `dynamodbav:"traceId,omitempty"`
+	LastError        string `dynamodbav:"lastError,omitempty"`
+	ClaimID          string `dynamodbav:"claimId"`
 	// Compensations counts the compensator's attempts (the compensation
 	// lease's Attempt).
 	Compensations int64 `dynamodbav:"compensations,omitempty"`
@@ -101,7 +107,9 @@ type Record struct {
 	// set before the write's own now). A terminal record keeps them.
 	SweepShard string `dynamodbav:"sweepShard,omitempty"`
 	SweepAt    int64  `dynamodbav:"sweepAt,omitempty"`
-	// Target is the target the held (or last held) attempt was bound for.
+	// Target is the target the last attempt was bound for ("" on a record
+	// no attempt has settled, or written before every attempt recorded its
+	// target and never held).
 	Target string `dynamodbav:"target,omitempty"`
 	// HeldReason, HeldOn, HeldSince (epoch ms) and RecheckAt (epoch ms)
 	// are set while the record is HELD (see [webhook.Hold]); HeldOn and

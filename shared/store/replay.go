@@ -16,7 +16,10 @@ type ReplayOptions struct {
 	// Force allows replaying a SUCCEEDED record.
 	Force bool
 	// FreshSteps gives the record a new claim id, so that the journal of
-	// the steps already done is ignored and every step runs again.
+	// the steps already done is ignored and every step runs again. Without
+	// it the journal is kept: the steps done are skipped, but a step whose
+	// undo the compensator journaled is not done and runs again, as its
+	// next run ([webhook.JournalEntry.Run]), under a new idempotency key.
 	FreshSteps bool
 	// Window keeps the record at least this long from now (expiresAt is
 	// never moved earlier).

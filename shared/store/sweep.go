@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // SweepIndex is the sweeper's global secondary index: partition key
@@ -168,6 +170,53 @@ func (t *Table) Resweep(ctx context.Context, rec *Record, at time.Time) (bool, e
 	ok, err := fenced(err, "resweep", rec.Key)
 	if ok {
 		rec.SweepShard, rec.SweepAt = shard, sweepAt
+	}
+	return ok, err
+}
+
+// Bury ends rec, a record that can never be processed (its payload item
+// is gone: [ErrPayloadMissing]), as DEAD with lastError = reason: in one
+// conditional UpdateItem pinned to rec's version, status and claim id, and
+// refused for a live lease (PROCESSING or COMPENSATING until leaseUntil),
+// it removes the lease and the held attributes (it leaves the held index),
+// raises expiresAt to retainUntil (never lowers it; a record without TTL
+// keeps none), increments version and adds the history entry (its error is
+// the reason). Nothing is compensated: the compensator would need the
+// payload too. It reports false when the record moved on, and for a final
+// rec, without writing; on true, rec is the record as written.
+func (t *Table) Bury(ctx context.Context, rec *Record, reason string, retainUntil time.Time) (bool, error) {
+	if rec.Status.Terminal() {
+		return false, nil
+	}
+	now := t.now()
+	reason = webhook.Truncate(reason, webhook.MaxHistoryError)
+	w := newWrite().
+		sets(map[string]types.AttributeValue{
+			AttrStatus:    avString(string(webhook.StatusDead)),
+			AttrVersion:   avInt(rec.Version + 1),
+			AttrUpdatedAt: avInt(now.UnixMilli()),
+			AttrLastError: avString(reason),
+		}).
+		removes(append([]string{AttrLeaseOwner, AttrLeaseUntil}, heldAttrs...)...).
+		when("attribute_exists(pk) AND version = :version AND #s = :status AND (attribute_not_exists(leaseUntil) OR leaseUntil < :nowMs)",
+			map[string]types.AttributeValue{":version": avInt(rec.Version), ":status": avString(string(rec.Status)),
+				":nowMs": avInt(now.UnixMilli())}).
+		history(t.historyEntry(now, rec.Status, webhook.StatusDead, rec.Version+1, int(rec.Attempts), "", reason), t.keep)
+	if rec.ClaimID != "" {
+		w.when("claimId = :claim", map[string]types.AttributeValue{":claim": avString(rec.ClaimID)})
+	}
+	exp := rec.ExpiresAt
+	if exp > 0 {
+		exp = max(exp, retainUntil.Unix())
+		w.sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(exp)})
+	}
+	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
+	ok, err := fenced(err, "bury", rec.Key)
+	if ok {
+		rec.Status, rec.Version, rec.UpdatedAt, rec.LastError, rec.ExpiresAt = webhook.StatusDead, rec.Version+1, now.UnixMilli(), reason, exp
+		rec.LeaseOwner, rec.LeaseUntil = "", 0
+		rec.HeldOn, rec.HeldSince, rec.RecheckAt, rec.HeldReason = "", 0, 0, ""
+		t.hints.drop(rec.Key)
 	}
 	return ok, err
 }

@@ -82,8 +82,9 @@ func (t *Table) Name() string { return t.name }
 // Get reads the event record of key with a strongly consistent read. It
 // returns nil if there is none or it has expired. The record carries its
 // payload: a payload kept in its own item is read with a second strongly
-// consistent GetItem (a missing payload item is an error wrapping
-// [ErrPayloadMissing]).
+// consistent GetItem. A missing payload item is an error wrapping
+// [ErrPayloadMissing], returned with the record (its Payload nil), so
+// that the caller may show or settle it ([Table.Bury]).
 func (t *Table) Get(ctx context.Context, key string) (*Record, error) {
 	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &t.name,
@@ -101,6 +102,9 @@ func (t *Table) Get(ctx context.Context, key string) (*Record, error) {
 		return nil, nil
 	}
 	if err := t.fillPayload(ctx, rec); err != nil {
+		if errors.Is(err, ErrPayloadMissing) {
+			return rec, err // the record, without its payload: the caller may settle it
+		}
 		return nil, err
 	}
 	return rec, nil

@@ -44,8 +44,13 @@ type Store interface {
 	// Resweep sets sweepAt = at, fenced on rec's version (false: moved on).
 	Resweep(ctx context.Context, rec *store.Record, at time.Time) (bool, error)
 	// Recheck sets a HELD record's recheckAt and sweepAt = at and raises
-	// its expiresAt to retainUntil, fenced on its version (false: moved on).
+	// its expiresAt to retainUntil (and its payload item's with it),
+	// fenced on its version (false: moved on).
 	Recheck(ctx context.Context, rec *store.Record, at, retainUntil time.Time) (bool, error)
+	// Bury ends a record that can never be processed (its payload item
+	// is gone) as DEAD with lastError = reason, fenced on its version and
+	// status, never under a live lease (false: moved on).
+	Bury(ctx context.Context, rec *store.Record, reason string, retainUntil time.Time) (bool, error)
 }
 
 // Gate is the targets' shared state as the sweeper reads it; targets.Gate
@@ -296,6 +301,10 @@ type Report struct {
 	Requeued int `json:"requeued"`
 	// DeadLettered were stuck (FAILED or COMPENSATING) and sent to the dead-letter queue.
 	DeadLettered int `json:"deadLettered"`
+	// PayloadMissing had lost their payload item (deleted, or expired
+	// under an older version): they can never be processed, and were
+	// dead-lettered (DEAD, with the reason) instead of failing every run.
+	PayloadMissing int `json:"payloadMissing,omitempty"`
 	// Resweeped were due but not stuck yet: their sweepAt moved to when they would be.
 	Resweeped int `json:"resweeped"`
 	// MovedOn changed between the read and the fenced write, and were left alone.
@@ -567,6 +576,9 @@ func (r *run) record(ctx context.Context, d store.StuckRecord) bool {
 	r.rep.Scanned++
 	log := r.s.cfg.Logger.With(slog.String(obs.KeyEventKey, d.Key))
 	rec, err := r.s.cfg.Store.Get(ctx, d.Key)
+	if errors.Is(err, store.ErrPayloadMissing) && rec != nil {
+		return r.payloadMissing(ctx, log, rec, err)
+	}
 	if err != nil {
 		r.failed(ctx, log, d.Key, "read", err)
 		return false
@@ -596,6 +608,36 @@ func (r *run) record(ctx context.Context, d store.StuckRecord) bool {
 	default:
 		return r.resend(ctx, log, rec, v)
 	}
+}
+
+// payloadMissing handles a due record whose payload item is gone (why):
+// nothing can ever process it (the processor, the drain, a recovery and
+// the compensator all need the payload), so rather than fail every run
+// and hold its shard's cursor back, the sweeper buries it, DEAD with the
+// reason, once it is HELD or stuck. A record not stuck yet (a message
+// carrying the payload may still be on its way, a lease may be live) is
+// swept again later as any other. It reports whether the entry is handled.
+func (r *run) payloadMissing(ctx context.Context, log *slog.Logger, rec *store.Record, why error) bool {
+	log = log.With(slog.String(obs.KeyProvider, rec.Provider), slog.String(obs.KeyTenant, rec.Tenant),
+		slog.String(obs.KeyStatus, string(rec.Status)))
+	if rec.Status != webhook.StatusHeld {
+		if v := r.s.verdict(rec, r.now); v.action == wait {
+			moved, err := r.s.cfg.Store.Resweep(ctx, rec, v.stuckAt)
+			return r.pushed(ctx, log, rec.Key, "resweep", moved, err, &r.rep.Resweeped)
+		} else if v.action == ignore {
+			r.rep.Ignored++
+			return false
+		}
+	}
+	reason := "payload item missing (deleted, or expired before the record): the event can never be processed; " +
+		"dead-lettered by the sweeper from " + string(rec.Status) + ", nothing compensated"
+	ok, err := r.s.cfg.Store.Bury(ctx, rec, reason, r.now.Add(r.s.cfg.Retention))
+	if !r.pushed(ctx, log, rec.Key, "bury", ok, err, &r.rep.PayloadMissing) {
+		return false
+	}
+	log.ErrorContext(ctx, "record without its payload dead-lettered: it could never be processed",
+		slog.String("held_on", rec.HeldOn), slog.Any("error", why))
+	return true
 }
 
 // resend marks a stuck record and sends it to the main queue or the DLQ.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/internal/registry"
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Subject is what a handler run is about to call: the handler, the event's
@@ -113,15 +116,23 @@ func (sc Scope) String() string { return sc.Kind + "#" + sc.Name }
 func (sc Scope) IsZero() bool { return sc == Scope{} }
 
 // Validate returns an error wrapping [ErrBadScope] unless sc has a known
-// kind and a name of 1 to 512 bytes with no control character.
+// kind and a name an event can be held on: a tenant name
+// ([webhook.ValidTenant]) for a tenant, a handler or target name
+// ([registry.ValidName], the rule process.Handle and process.Target
+// enforce) for the others. A scope that fails it could never match.
 func (sc Scope) Validate() error {
+	var ok bool
+	var rule string
 	switch sc.Kind {
-	case KindHandler, KindTenant, KindTarget:
+	case KindTenant:
+		ok, rule = webhook.ValidTenant(sc.Name), webhook.TenantNameRule
+	case KindHandler, KindTarget:
+		ok, rule = registry.ValidName(sc.Name), registry.NameRule
 	default:
 		return fmt.Errorf("%w: kind %q: want handler, tenant or target", ErrBadScope, sc.Kind)
 	}
-	if sc.Name == "" || len(sc.Name) > 512 || strings.ContainsFunc(sc.Name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return fmt.Errorf("%w: %s: want a name of 1 to 512 bytes without control characters", ErrBadScope, sc.Kind)
+	if !ok {
+		return fmt.Errorf("%w: %s name %.80q can never match: want %s", ErrBadScope, sc.Kind, sc.Name, rule)
 	}
 	return nil
 }

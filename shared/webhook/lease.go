@@ -81,6 +81,11 @@ type Lease struct {
 	// CallCount counts every call made for the event, those no longer in
 	// Calls included.
 	CallCount int
+	// Target is the target the attempt was last bound for: that of the
+	// handler it ran (or was held before) last. The settling write (a
+	// completion, retry, failure or hold) records it as the record's
+	// target; "" leaves the record's as it is.
+	Target string
 
 	added int // calls added by AddCalls, to be written by the settling write
 }
@@ -115,6 +120,13 @@ type JournalEntry struct {
 	Result []byte
 	// CompletedAt is when the entry was written.
 	CompletedAt time.Time
+	// Run counts the runs of a forward step, 0 for its first. A step whose
+	// undo is journaled is not done: when its event is replayed it runs
+	// again, as run n+1 after its run n was undone, under an idempotency
+	// key of its own ([RunKey]). An undo entry's Run is the Run of the
+	// forward entry it undid. Entries written before runs were counted
+	// read 0.
+	Run int
 }
 
 // DoneStep is the journal step name that marks a handler as completed, so it

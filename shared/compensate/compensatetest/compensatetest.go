@@ -88,7 +88,7 @@ func (r *Report) UndoKeys() []string {
 	for _, ev := range r.Events {
 		for _, e := range ev.Journal {
 			if _, ok := registry.IsUndoStep(e.Step); ok {
-				keys = append(keys, webhook.IdempotencyKey(ev.Key, e.Handler, e.Step))
+				keys = append(keys, webhook.RunKey(ev.Key, e.Handler, e.Step, e.Run))
 			}
 		}
 	}

@@ -98,7 +98,7 @@ func (r *Report) StepKeys() []string {
 	for _, ev := range r.Events {
 		for _, e := range ev.Journal {
 			if e.Step != webhook.DoneStep {
-				keys = append(keys, webhook.IdempotencyKey(ev.Key, e.Handler, e.Step))
+				keys = append(keys, webhook.RunKey(ev.Key, e.Handler, e.Step, e.Run))
 			}
 		}
 	}

@@ -71,7 +71,10 @@
 // (schema 1.0: "v1:" + uuid), Type header.event_type (1.0: event.type),
 // OccurredAt header.create_time (1.0: ts). JSON is the decrypted event in
 // canonical form (keys sorted, no insignificant space, numbers as written)
-// without its verification token, which is a tenant secret; PayloadHash is
+// without its verification token, which is a tenant secret: every member
+// named token in any case ("Token", "TOKEN", ...) is removed, at the top
+// and in the header, whatever the schema, since the token check matches
+// names as encoding/json does; PayloadHash is
 // the hex SHA-256 of JSON, so a retry (a new IV, the same event) hashes
 // like the original. Raw is the decrypted body as sent.
 //

@@ -396,3 +396,44 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// The verification token is found under every spelling encoding/json
+// matches (any case, the Kelvin sign for k, header.token when "schema" is
+// present even as null), so it must be removed under every one of them:
+// the stored (and forwarded) JSON never holds it.
+func TestTokenNeverStored(t *testing.T) {
+	const rest = `"event_id":"e","event_type":"x"`
+	for _, body := range []string{
+		`{"schema":"2.0","header":{` + rest + `,"token":"tok-123"}}`,
+		`{"schema":"2.0","header":{` + rest + `,"Token":"tok-123"}}`,
+		`{"schema":"2.0","header":{` + rest + `,"TOKEN":"tok-123"}}`,
+		`{"schema":"2.0","header":{` + rest + `,"to` + "\u212a" + `en":"tok-123"}}`,
+		`{"schema":"2.0","header":{` + rest + `,"token":"tok-123","Token":"tok-123"}}`,
+		`{"schema":"2.0","Header":{` + rest + `,"token":"tok-123"}}`,
+		`{"Schema":"2.0","HEADER":{` + rest + `,"Token":"tok-123"}}`,
+		`{"schema":"2.0","header":{` + rest + `},"header":{` + rest + `,"token":"tok-123"}}`,
+		`{"schema":null,"header":{"token":"tok-123"},"type":"event_callback","uuid":"u","event":{"type":"x"}}`,
+		`{"token":"tok-123","type":"event_callback","uuid":"u","event":{"type":"x"}}`,
+		`{"Token":"tok-123","type":"event_callback","uuid":"u","event":{"type":"x"}}`,
+		`{"TOKEN":"tok-123","type":"event_callback","uuid":"u","event":{"type":"x"}}`,
+		`{"token":"tok-123","Token":"tok-123","type":"event_callback","uuid":"u","event":{"type":"x"}}`,
+	} {
+		for _, tenant := range []struct {
+			name string
+			req  func() *webhook.Request
+			p    *Parser
+		}{
+			{"plaintext", func() *webhook.Request { return post([]byte(body), nil) }, newParser(t, Config{VerificationToken: testToken})},
+			{"encrypted", func() *webhook.Request { return signedReq(t, []byte(body)) }, newParser(t, Config{VerificationToken: testToken, EncryptKey: testKey, Tolerance: -1})},
+		} {
+			d, err := tenant.p.Parse(context.Background(), tenant.req())
+			if err != nil {
+				t.Errorf("%s %s: %v", tenant.name, body, err)
+				continue
+			}
+			if ev := d.Events[0]; bytes.Contains(ev.JSON, []byte(testToken)) {
+				t.Errorf("%s %s: stored JSON %s holds the token", tenant.name, body, ev.JSON)
+			}
+		}
+	}
+}

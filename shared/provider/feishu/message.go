@@ -112,7 +112,7 @@ func (m *message) check(idName, typeName string) error {
 
 // event builds the event of an authenticated, classified body.
 func (m *message) event(plain []byte) (*webhook.Event, error) {
-	canon, err := canonical(plain, m.v2)
+	canon, err := canonical(plain)
 	if err != nil {
 		return nil, err
 	}
@@ -129,20 +129,19 @@ func (m *message) event(plain []byte) (*webhook.Event, error) {
 
 // canonical returns the body in canonical JSON (object keys sorted, no
 // insignificant space, numbers as written, no HTML escaping) without its
-// verification token: header.token (v2) or token.
-func canonical(plain []byte, v2 bool) ([]byte, error) {
+// verification token.
+func canonical(plain []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(plain))
 	dec.UseNumber()
 	var doc map[string]any
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("feishu: body is not a JSON object: %w", webhook.ErrMalformed)
 	}
-	if v2 {
-		if h, ok := doc["header"].(map[string]any); ok {
-			delete(h, "token")
+	dropToken(doc)
+	for k, v := range doc {
+		if h, ok := v.(map[string]any); ok && strings.EqualFold(k, "header") {
+			dropToken(h)
 		}
-	} else {
-		delete(doc, "token")
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -151,6 +150,21 @@ func canonical(plain []byte, v2 bool) ([]byte, error) {
 		return nil, fmt.Errorf("feishu: encode event: %w", webhook.ErrMalformed)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// dropToken removes from obj every member the token check could have read
+// the verification token from: [tokenOf] matches member names as
+// encoding/json does, without regard to case ("Token", "TOKEN", and the
+// Kelvin sign for k), and takes header.token whenever a "schema" member is
+// present, even null, which the classification reads as schema 1.0. So
+// every spelling of token is removed, at the top and in every header
+// object, whatever the schema.
+func dropToken(obj map[string]any) {
+	for k := range obj {
+		if strings.EqualFold(k, "token") {
+			delete(obj, k)
+		}
+	}
 }
 
 // integer reads a JSON string or number holding a non-negative integer of

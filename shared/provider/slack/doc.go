@@ -16,7 +16,9 @@
 //   - "event_callback": one event (https://api.slack.com/types/event). Its
 //     dedup key is the envelope's event_id, the same on every retry; its
 //     Type is the inner event's type ("app_mention", "message", ...); it
-//     happened at event_time.
+//     happened at event_time. What is stored and forwarded is the body
+//     without its legacy verification token (the top-level token, a
+//     tenant secret).
 //   - "url_verification": the handshake Slack sends when the Request URL is
 //     set (https://api.slack.com/events/url_verification). It is signed
 //     like any delivery and answered 200 with the challenge as plain text;

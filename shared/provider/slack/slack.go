@@ -12,6 +12,7 @@ import (
 	"hash"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -126,8 +127,9 @@ type envelope struct {
 // OccurredAt is event_time (unix seconds; a larger number is read as
 // milliseconds or microseconds, as some of Slack's examples write it; zero
 // if absent); Raw is the body (it shares memory with req.Body), JSON the
-// body compacted, and PayloadHash the hex SHA-256 of JSON: a retry carries
-// the same body.
+// body compacted without the legacy verification token (every top-level
+// member named token, in any case: a tenant secret, never stored), and
+// PayloadHash the hex SHA-256 of JSON: a retry carries the same body.
 //
 // Once the signature and the timestamp have been checked, a body that is
 // not valid UTF-8 or not a JSON object, an unknown type, an event_callback
@@ -220,19 +222,67 @@ func event(env *envelope, body []byte) (webhook.Event, error) {
 		webhook.CheckID("event type", inner.Type, webhook.MaxTypeBytes) != nil {
 		return webhook.Event{}, fmt.Errorf("slack: event_callback without an event object and its type: %w", webhook.ErrMalformed)
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, body); err != nil {
+	compact, err := withoutToken(body)
+	if err != nil {
 		return webhook.Event{}, fmt.Errorf("slack: body: %w", webhook.ErrMalformed)
 	}
-	h := sha256.Sum256(compact.Bytes())
+	h := sha256.Sum256(compact)
 	return webhook.Event{
 		DedupKey:    *env.EventID,
 		Type:        inner.Type,
 		OccurredAt:  eventTime(env.EventTime),
 		Raw:         body,
-		JSON:        compact.Bytes(),
+		JSON:        compact,
 		PayloadHash: hex.EncodeToString(h[:]),
 	}, nil
+}
+
+// withoutToken returns body, a JSON object, compacted and without its
+// top-level members named token in any case ("token", "Token", ...):
+// Slack's legacy verification token, a tenant secret that is never stored
+// nor forwarded. The other members keep their order and their values
+// their bytes, less insignificant space.
+func withoutToken(body []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	out.WriteByte('{')
+	first := true
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if strings.EqualFold(key, "token") {
+			continue
+		}
+		if !first {
+			out.WriteByte(',')
+		}
+		first = false
+		if err := enc.Encode(key); err != nil {
+			return nil, err
+		}
+		out.Truncate(out.Len() - 1) // Encode's newline
+		out.WriteByte(':')
+		if err := json.Compact(&out, v); err != nil {
+			return nil, err
+		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, errors.New("not a JSON object")
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
 // eventTime reads event_time: unix seconds, or (above 1e11, a date after

@@ -82,8 +82,11 @@ func TestParseEvent(t *testing.T) {
 	if want := time.Date(2018, 1, 8, 22, 12, 2, 16000, time.UTC); !ev.OccurredAt.Equal(want) {
 		t.Errorf("occurred at %s, want %s (event_time in microseconds)", ev.OccurredAt, want)
 	}
-	if string(ev.JSON) != mention || string(ev.Raw) != mention || len(ev.PayloadHash) != 64 {
-		t.Errorf("JSON %s, hash %s", ev.JSON, ev.PayloadHash)
+	// JSON is the body compacted without the legacy verification token (a
+	// tenant secret), its members in their order; Raw is the body.
+	if want := strings.Replace(mention, `"token":"ZZZZZZWSxiZZZ2yIvs3peJ",`, "", 1); string(ev.JSON) != want ||
+		string(ev.Raw) != mention || len(ev.PayloadHash) != 64 {
+		t.Errorf("JSON %s, hash %s\nwant JSON %s", ev.JSON, ev.PayloadHash, want)
 	}
 	// A retry is the same body: the same key and hash, whatever its headers.
 	retry := request(strings.Replace(mention, `,"type"`, `, "type"`, 1), ts+60, time.Unix(ts+61, 0))
@@ -101,6 +104,32 @@ func TestParseEvent(t *testing.T) {
 	}
 	if _, _, ok := slack.Retry(request(mention, ts, time.Unix(ts, 0))); ok {
 		t.Error("a first delivery reads as a retry")
+	}
+}
+
+// Slack's legacy verification token (the envelope's token) is a tenant
+// secret: whatever its spelling or place among the members, it is not in
+// the stored (and forwarded) JSON, and the rest of the body is.
+func TestLegacyTokenNeverStored(t *testing.T) {
+	const tok = "ZZZZZZWSxiZZZ2yIvs3peJ"
+	ts := int64(1515449530)
+	for _, body := range []string{
+		mention,
+		strings.Replace(mention, `"token"`, `"Token"`, 1),
+		strings.Replace(mention, `"token"`, `"TOKEN"`, 1),
+		strings.Replace(mention, `"token"`, `"\u0074oken"`, 1),
+		`{"type":"event_callback","event_id":"Ev1","event":{"type":"message","text":"a<b&c"},"token":"` + tok + `","token":"` + tok + `"}`,
+		"{\n  \"token\" : \"" + tok + "\",\n  \"type\": \"event_callback\", \"event_id\": \"Ev1\", \"event\": {\"type\": \"message\"}}",
+	} {
+		d, err := parser(t).Parse(context.Background(), request(body, ts, time.Unix(ts, 0)))
+		if err != nil {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		ev := d.Events[0]
+		if strings.Contains(string(ev.JSON), tok) || !json.Valid(ev.JSON) || !strings.Contains(string(ev.JSON), `"type":"event_callback"`) {
+			t.Errorf("%s: stored JSON %s", body, ev.JSON)
+		}
 	}
 }
 

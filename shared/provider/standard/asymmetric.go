@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"filippo.io/edwards25519"
 )
 
 // Prefixes of the specification's asymmetric keys ("Secret serialization"
@@ -37,7 +39,30 @@ var (
 	errNotPublicKey  = errors.New(`must be "whpk_" and the Base64 of a 32-byte Ed25519 public key (or of its 44-byte DER SubjectPublicKeyInfo)`)
 	errNotSigningKey = errors.New(`must be "whsk_" and the Base64 of a 32-byte Ed25519 seed, or of the 64-byte seed and public key`)
 	errKeyMismatch   = errors.New("its last 32 bytes are not the public key of its first 32 (a 64-byte whsk_ key is the seed, then its public key)")
+	errNotPoint      = errors.New("is not a point of the Ed25519 curve: it would verify nothing (a truncated or mistyped key?)")
+	errNonCanonical  = errors.New("is not canonical: it spells a point in a way no Ed25519 implementation writes a public key")
+	errSmallOrder    = errors.New("is a point of small order (such as the identity), under which one fixed signature verifies any body: refused")
 )
+
+// checkPublicKey returns pub, 32 bytes, unless it cannot be an honest
+// Ed25519 public key: not a point of the curve, a non-canonical encoding
+// (a coordinate not reduced modulo p, or a negative zero), or a point of
+// small order (its order divides the cofactor 8: the identity and the
+// other 7 torsion points), under which a fixed signature verifies every
+// message, so that a "public" key in the tenants document would let anyone
+// forge v1a signatures. A key that crypto/ed25519 made passes.
+func checkPublicKey(pub []byte) (ed25519.PublicKey, error) {
+	p, err := new(edwards25519.Point).SetBytes(pub)
+	switch {
+	case err != nil:
+		return nil, errNotPoint
+	case !bytes.Equal(p.Bytes(), pub):
+		return nil, errNonCanonical
+	case new(edwards25519.Point).MultByCofactor(p).Equal(edwards25519.NewIdentityPoint()) == 1:
+		return nil, errSmallOrder
+	}
+	return ed25519.PublicKey(bytes.Clone(pub)), nil
+}
 
 // DecodePublicKey returns the Ed25519 public key of a "whpk_" key, the
 // specification's serialisation of the key that verifies v1a signatures:
@@ -47,16 +72,19 @@ var (
 // implementations write, e.g. github.com/Cosium/standard-webhooks-consumer).
 // The prefix is required, so a whsec_ secret pasted in the wrong place is
 // refused rather than read as a public key; padding is optional and
-// whitespace ignored, as for secrets ([DecodeSecret]).
+// whitespace ignored, as for secrets ([DecodeSecret]). A key that is not a
+// point of the curve, not in canonical form, or of small order (the
+// identity and the other torsion points, under which one fixed signature
+// verifies any body) is refused, with the reason.
 func DecodePublicKey(s string) (ed25519.PublicKey, error) {
 	b, ok := decodePrefixed(s, publicKeyPrefix)
 	switch {
 	case !ok:
 		return nil, errNotPublicKey
 	case len(b) == ed25519.PublicKeySize:
-		return ed25519.PublicKey(b), nil
+		return checkPublicKey(b)
 	case len(b) == len(spkiPrefix)+ed25519.PublicKeySize && bytes.HasPrefix(b, spkiPrefix):
-		return ed25519.PublicKey(b[len(spkiPrefix):]), nil
+		return checkPublicKey(b[len(spkiPrefix):])
 	}
 	return nil, errNotPublicKey
 }

@@ -3,6 +3,7 @@ package standard_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -13,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/edwards25519"
+
 	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -231,5 +235,106 @@ func TestRawSecrets(t *testing.T) {
 	key[0] ^= 1
 	if _, err := p.Parse(context.Background(), signedKey(raw, "msg_1", 1614265330, `{}`)); err != nil {
 		t.Fatalf("Parse after the caller changed its slice: %v", err)
+	}
+}
+
+// whpk is the "whpk_" serialisation of the 32 bytes b.
+func whpk(b []byte) string { return "whpk_" + base64.StdEncoding.EncodeToString(b) }
+
+// weakKeys returns every 32-byte encoding that decodes to a point of small
+// order (the 8 torsion points, each with either sign bit, and their
+// non-canonical encodings y+p), and the non-canonical encodings y+p of the
+// other points with y < 19 that are on the curve: none of them may be a
+// public key.
+func weakKeys(t *testing.T) map[string][]byte {
+	t.Helper()
+	// An order-8 point (libsodium's list of small-order encodings).
+	order8, err := new(edwards25519.Point).SetBytes([]byte{0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76,
+		0x0d, 0x10, 0x67, 0x0f, 0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac, 0x03, 0x7a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string][]byte{}
+	add := func(what string, b []byte) {
+		for _, sign := range []byte{0, 0x80} {
+			c := bytes.Clone(b)
+			c[31] |= sign
+			keys[what+" sign "+strconv.Itoa(int(sign>>7))] = c
+		}
+	}
+	p := edwards25519.NewIdentityPoint()
+	for k := range 8 {
+		add("torsion "+strconv.Itoa(k), p.Bytes())
+		p.Add(p, order8)
+	}
+	if p.Equal(edwards25519.NewIdentityPoint()) != 1 {
+		t.Fatal("8 times an order-8 point is not the identity")
+	}
+	// y+p for y from 0 to 18: 2^255-19+y, little-endian, fits in 255 bits.
+	for y := range 19 {
+		b := bytes.Repeat([]byte{0xff}, 32)
+		b[0], b[31] = byte(0xed+y), 0x7f
+		add("y+p, y="+strconv.Itoa(y), b)
+	}
+	return keys
+}
+
+// A small-order public key (the identity point, above all) makes one
+// fixed signature verify any body: Ed25519 checks [S]B = R + [k]A, which
+// for A of order 1 is R = [S]B, so R the identity and S zero sign every
+// message. Such keys, and the non-canonical spellings of any key, are
+// refused when the tenants document is loaded, with the field named and
+// why; a parser is never built on them.
+func TestWeakPublicKeysRefused(t *testing.T) {
+	identity := make([]byte, 32)
+	identity[0] = 1
+	forged := append(bytes.Clone(identity), make([]byte, 32)...) // R = identity, S = 0
+	if !ed25519.Verify(identity, []byte("any body at all"), forged) {
+		t.Fatal("the forgery this test guards against does not verify: the test proves nothing")
+	}
+	doc := func(key string) []byte {
+		return []byte(`{"tenants":{"t1":{"standard":{"publicKeys":["` + keyAPublic + `","` + key + `"]}}}}`)
+	}
+	for what, b := range weakKeys(t) {
+		for _, form := range []struct{ name, key string }{
+			{"raw", whpk(b)},
+			{"SPKI", whpk(append([]byte{0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00}, b...))},
+		} {
+			if _, err := standard.DecodePublicKey(form.key); err == nil {
+				t.Errorf("%s (%s, %x): DecodePublicKey accepted it", what, form.name, b)
+			}
+			_, err := tenants.Parse(doc(form.key))
+			if err == nil || !strings.Contains(err.Error(), "standard.publicKeys[1]: ") ||
+				!(strings.Contains(err.Error(), "small order") || strings.Contains(err.Error(), "not canonical") ||
+					strings.Contains(err.Error(), "not a point")) {
+				t.Errorf("%s (%s, %x): tenants document error %v; want publicKeys[1] refused as small order, not canonical or not a point", what, form.name, b, err)
+			}
+		}
+		if p, err := standard.New(standard.Config{PublicKeys: []string{whpk(b)}}); err == nil {
+			t.Errorf("%s (%x): New built a parser on it", what, b)
+			h := http.Header{}
+			h.Set("webhook-id", "msg_1")
+			h.Set("webhook-timestamp", "1614265330")
+			h.Set("webhook-signature", "v1a,"+base64.StdEncoding.EncodeToString(forged))
+			if _, err := p.Parse(context.Background(), &webhook.Request{Method: http.MethodPost, Header: h,
+				Body: []byte(`{"type":"forged"}`), Now: time.Unix(1614265330, 0)}); err == nil && bytes.Equal(b, identity) {
+				t.Errorf("%s: the fixed signature verified a body of the attacker's choice", what)
+			}
+		}
+	}
+	// The error says why the identity is refused.
+	_, err := tenants.Parse(doc(whpk(identity)))
+	if err == nil || !strings.Contains(err.Error(), "small order") {
+		t.Errorf("identity key: %v; want small order named", err)
+	}
+	// Real keys still load (keyA, and 100 fresh ones).
+	for range 100 {
+		pub, _, err := ed25519.GenerateKey(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tenants.Parse(doc(whpk(pub))); err != nil {
+			t.Fatalf("key %x: %v", []byte(pub), err)
+		}
 	}
 }

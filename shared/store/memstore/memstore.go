@@ -48,6 +48,7 @@ type journal struct {
 	step        string
 	result      []byte
 	completedAt int64 // epoch ms
+	run         int   // webhook.JournalEntry.Run
 	expiresAt   int64 // epoch s
 }
 
@@ -359,6 +360,9 @@ func (s *Store) transition(l webhook.Lease, leased, to webhook.Status, errText s
 	r.Version++
 	r.UpdatedAt = now.UnixMilli()
 	r.LeaseOwner, r.LeaseUntil = "", 0
+	if l.Target != "" {
+		r.Target = l.Target
+	}
 	set(r)
 	if l.CallsAdded() > 0 {
 		r.Calls, r.CallCount = storedCalls(l.Calls), int64(l.CallCount)
@@ -434,7 +438,7 @@ func (s *Store) saveSteps(l webhook.Lease, entries []webhook.JournalEntry) {
 	}
 	for _, e := range entries {
 		j := journal{
-			claimID: l.ClaimID, handler: e.Handler, step: e.Step, completedAt: e.CompletedAt.UnixMilli(),
+			claimID: l.ClaimID, handler: e.Handler, step: e.Step, completedAt: e.CompletedAt.UnixMilli(), run: e.Run,
 			expiresAt: base.Add(store.StepRetention).Unix(),
 		}
 		if len(e.Result) > 0 { // the table omits an empty result
@@ -470,7 +474,7 @@ func (s *Store) Steps(_ context.Context, key, claimID string) ([]webhook.Journal
 			h, st, _ = strings.Cut(strings.TrimPrefix(sk, store.SKStepPrefix), "#")
 		}
 		out = append(out, webhook.JournalEntry{
-			Handler: h, Step: st, Result: slices.Clone(j.result), CompletedAt: time.UnixMilli(j.completedAt),
+			Handler: h, Step: st, Result: slices.Clone(j.result), CompletedAt: time.UnixMilli(j.completedAt), Run: j.run,
 		})
 	}
 	return out, nil

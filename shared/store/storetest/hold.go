@@ -65,6 +65,45 @@ func (e *env) heldCount(t *testing.T, on string) int {
 }
 
 var holdCases = []testCase{
+	{"bury ends a held record DEAD with the reason, pinned to its version, never under a live lease", func(t *testing.T, e *env) {
+		e.heldRecord(t, key, holdOn)
+		rec := e.mustGet(t)
+		stale := *rec
+		stale.Version--
+		if ok, err := e.s.Bury(e.ctx, &stale, "payload gone", e.clk.Now().Add(HeldRetention)); ok || err != nil {
+			t.Fatalf("bury at a stale version: %v %v; want moved on", ok, err)
+		}
+		e.clk.Advance(time.Minute)
+		if ok, err := e.s.Bury(e.ctx, rec, "payload gone", e.clk.Now().Add(2*HeldRetention)); !ok || err != nil {
+			t.Fatalf("bury: %v %v", ok, err)
+		}
+		got := e.mustGet(t)
+		if got.Status != webhook.StatusDead || got.LastError != "payload gone" || got.HeldOn != "" || got.RecheckAt != 0 ||
+			got.Version != rec.Version || got.ExpiresAt != e.clk.Now().Add(2*HeldRetention).Unix() {
+			t.Errorf("after bury: %+v; want DEAD, reason, held attributes gone, version %d, expiry raised", got, rec.Version)
+		}
+		if h := got.History[len(got.History)-1]; h.From != webhook.StatusHeld || h.To != webhook.StatusDead || h.Error != "payload gone" {
+			t.Errorf("history entry %+v", h)
+		}
+		if n := e.heldCount(t, holdOn); n != 0 {
+			t.Errorf("still %d in the held index", n)
+		}
+		// A live lease is never buried.
+		k2 := key + "-leased"
+		if res, err := e.s.Claim(e.ctx, newEvent(k2, "h"), Window); err != nil || res.Outcome != store.Claimed {
+			t.Fatalf("claim: %v %v", res.Outcome, err)
+		}
+		if acq, err := e.s.Acquire(e.ctx, k2, "w1", e.clk.Now().Add(LeaseFor)); err != nil || acq.Outcome != webhook.Acquired {
+			t.Fatalf("acquire: %v %v", acq.Outcome, err)
+		}
+		leased, err := e.s.Get(e.ctx, k2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := e.s.Bury(e.ctx, leased, "payload gone", e.clk.Now().Add(HeldRetention)); ok || err != nil {
+			t.Errorf("bury under a live lease: %v %v; want refused", ok, err)
+		}
+	}},
 	{"hold moves PROCESSING to HELD under the lease and gives the attempt back", func(t *testing.T, e *env) {
 		base := e.clk.Now()
 		rec := e.claimed(t)

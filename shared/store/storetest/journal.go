@@ -24,6 +24,39 @@ func describe(j []webhook.JournalEntry) string {
 }
 
 var journalCases = []testCase{
+	{"an entry keeps its run, in the record and in a journal item, saved or carried by the completion", func(t *testing.T, e *env) {
+		l := e.firstLease(t)
+		at := e.clk.Now()
+		big := strings.Repeat("x", 2*store.RecordStepBytes) // too large for the record: a journal item
+		entries := []webhook.JournalEntry{
+			{Handler: "h", Step: "a", CompletedAt: at, Run: 2},                      // no result
+			{Handler: "h", Step: "b", Result: []byte("1"), CompletedAt: at, Run: 1}, // a result
+			{Handler: "h", Step: "$undo:a", CompletedAt: at, Run: 1},                // an undo of run 1
+			{Handler: "h", Step: "c", CompletedAt: at},                              // run 0
+		}
+		if !held(t, "save steps")(e.s.SaveSteps(e.ctx, l, entries)) {
+			t.Fatalf("save steps: lease lost")
+		}
+		if !held(t, "save step")(e.s.SaveStep(e.ctx, l, webhook.JournalEntry{Handler: "h", Step: "d", Result: []byte(big), CompletedAt: at, Run: 3})) {
+			t.Fatalf("save step: lease lost")
+		}
+		if !held(t, "complete steps")(e.s.CompleteSteps(e.ctx, l, at.Add(time.Hour),
+			[]webhook.JournalEntry{{Handler: "h", Step: "e", CompletedAt: at, Run: 4}})) {
+			t.Fatalf("complete steps: lease lost")
+		}
+		got, err := e.s.Steps(e.ctx, key, l.ClaimID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := map[string]int{}
+		for _, j := range got {
+			runs[j.Step] = j.Run
+		}
+		want := map[string]int{"$undo:a": 1, "a": 2, "b": 1, "c": 0, "d": 3, "e": 4}
+		if fmt.Sprint(runs) != fmt.Sprint(want) {
+			t.Errorf("runs: got %v, want %v", runs, want)
+		}
+	}},
 	{"a saved step is in its claim's journal with its result and time", func(t *testing.T, e *env) {
 		l := e.firstLease(t)
 		if !e.save(t, l, "crm.lead", "create", `{"id":"L1"}`) {

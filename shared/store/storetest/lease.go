@@ -7,10 +7,72 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 var leaseCases = []testCase{
+	{"every settling write records the lease's target; an empty one keeps the record's", func(t *testing.T, e *env) {
+		for i, settle := range []struct {
+			name  string
+			write func(webhook.Lease) (bool, error)
+		}{
+			{"retry", func(l webhook.Lease) (bool, error) { return e.s.Retry(e.ctx, l, "crm down") }},
+			{"fail", func(l webhook.Lease) (bool, error) { return e.s.Fail(e.ctx, l, "crm said 400") }},
+		} {
+			if i == 0 {
+				e.claimed(t)
+			} else {
+				e.clk.Advance(time.Millisecond)
+			}
+			l := e.leased(t, fmt.Sprintf("w%d", i))
+			l.Target = "forward/" + settle.name
+			if !held(t, settle.name)(settle.write(l)) {
+				t.Fatalf("%s: lease lost", settle.name)
+			}
+			if got := e.mustGet(t); got.Target != l.Target || got.HeldOn != "" {
+				t.Errorf("after %s: target %q held on %q; want %q, not held", settle.name, got.Target, got.HeldOn, l.Target)
+			}
+		}
+		k2 := key + "-2"
+		if res, err := e.s.Claim(e.ctx, newEvent(k2, "h"), Window); err != nil || res.Outcome != store.Claimed {
+			t.Fatalf("claim %s: %v %v", k2, res.Outcome, err)
+		}
+		acq, err := e.s.Acquire(e.ctx, k2, "w1", e.clk.Now().Add(LeaseFor))
+		if err != nil || acq.Outcome != webhook.Acquired {
+			t.Fatalf("acquire %s: %v %v", k2, acq.Outcome, err)
+		}
+		l := acq.Lease
+		l.Target = "crm.lead"
+		held(t, "retry")(e.s.Retry(e.ctx, l, "crm down"))
+		if acq, err = e.s.Acquire(e.ctx, k2, "w2", e.clk.Now().Add(LeaseFor)); err != nil || acq.Outcome != webhook.Acquired {
+			t.Fatalf("acquire %s again: %v %v", k2, acq.Outcome, err)
+		}
+		// A hold names its target twice, in the lease and the hold: one write.
+		hl := acq.Lease
+		hl.Target = "crm.lead"
+		if !held(t, "hold")(e.s.Hold(e.ctx, hl, webhook.Hold{Reason: "circuit open: crm.lead", On: "target#crm.lead", Target: "crm.lead",
+			RecheckAt: e.clk.Now().Add(time.Minute), RetainUntil: e.clk.Now().Add(Window)})) {
+			t.Fatal("hold: lease lost")
+		}
+		if got, err := e.s.Get(e.ctx, k2); err != nil || got.Target != "crm.lead" || got.Status != webhook.StatusHeld {
+			t.Fatalf("after hold: %+v %v; want HELD, target crm.lead", got, err)
+		}
+		rec, err := e.s.Get(e.ctx, k2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := e.s.Release(e.ctx, rec, e.clk.Now()); !ok || err != nil {
+			t.Fatalf("release: %v %v", ok, err)
+		}
+		if acq, err = e.s.Acquire(e.ctx, k2, "w3", e.clk.Now().Add(LeaseFor)); err != nil || acq.Outcome != webhook.Acquired {
+			t.Fatalf("acquire %s after its release: %v %v", k2, acq.Outcome, err)
+		}
+		held(t, "complete")(e.s.Complete(e.ctx, acq.Lease, e.clk.Now().Add(Window))) // no target: an attempt that ran no handler
+		if got, err := e.s.Get(e.ctx, k2); err != nil || got.Target != "crm.lead" || got.Status != webhook.StatusSucceeded {
+			t.Errorf("after complete: %+v %v; want SUCCEEDED, target crm.lead kept", got, err)
+		}
+	}},
 	{"acquire leases a RECEIVED record and returns its payload", func(t *testing.T, e *env) {
 		rec := e.claimed(t)
 		now := e.clk.Now()

@@ -61,6 +61,7 @@ type Store interface {
 	HeldCount(ctx context.Context, on string) (int, error)
 	Release(ctx context.Context, rec *store.Record, sweepAt time.Time) (bool, error)
 	Recheck(ctx context.Context, rec *store.Record, at, retainUntil time.Time) (bool, error)
+	Bury(ctx context.Context, rec *store.Record, reason string, retainUntil time.Time) (bool, error)
 
 	LoadProgress(ctx context.Context, id string) (store.Progress, error)
 	SaveProgress(ctx context.Context, id string, p store.Progress) error

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -525,7 +526,9 @@ func pausePriority(t *testing.T, env Env) {
 func badScopes(t *testing.T, env Env) {
 	g := env.Gate(t, config(webhooktest.NewClock(start)))
 	ctx := context.Background()
-	for _, sc := range []targets.Scope{{}, {Kind: "queue", Name: "x"}, {Kind: targets.KindTenant}, {Kind: targets.KindTarget, Name: "a\nb"}} {
+	for _, sc := range []targets.Scope{{}, {Kind: "queue", Name: "x"}, {Kind: targets.KindTenant}, {Kind: targets.KindTarget, Name: "a\nb"},
+		{Kind: targets.KindTenant, Name: "a#b"}, {Kind: targets.KindTenant, Name: strings.Repeat("a", 400)},
+		{Kind: targets.KindTarget, Name: "../x"}, {Kind: targets.KindHandler, Name: "a#b"}} {
 		for name, err := range map[string]error{
 			"Pause":  g.Pause(ctx, sc, "ops", ""),
 			"Resume": g.Resume(ctx, sc),
