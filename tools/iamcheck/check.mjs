@@ -196,10 +196,42 @@ for (const scenario of policies.scenarios) {
   }
 }
 
+// The reverse: nothing granted that no code path uses. Every action of every Allow statement of a
+// role's own (inline) policies, on each resource the statement names, must be the action of an
+// inventory row of that function on that resource in that scenario. AWS managed policies SAM
+// attaches (the receiver's logs and X-Ray) cannot be narrowed and are not checked here.
+const wildcard = (pattern) => new RegExp('^' + pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$', 'i')
+let grantChecks = 0
+for (const scenario of policies.scenarios) {
+  for (const [name, fn] of Object.entries(scenario.functions)) {
+    const used = (inventory.rows ?? [])
+      .filter((r) => r.function === name && applies(r.when, scenario))
+      .flatMap((r) => (r.actions ?? []).map((a) => [a.toLowerCase(), resolveResource(scenario, r.resource)]))
+    for (const pol of fn.policies.filter((p) => p.kind === 'inline')) {
+      for (const st of [pol.document.Statement ?? []].flat()) {
+        if (st.Effect !== 'Allow') continue
+        for (const action of [st.Action ?? []].flat()) {
+          for (const resource of [st.Resource ?? []].flat()) {
+            grantChecks++
+            const re = wildcard(action)
+            if (!used.some(([a, arn]) => re.test(a) && arn === resource)) {
+              const logical = Object.keys(scenario.resources).find((k) => scenario.resources[k] === resource) ?? resource
+              const fields = { function: name, action, resource, logical, context: {}, grant: `${pol.name}/${st.Sid ?? '?'}` }
+              fail('UNUSED', scenario.name, fields, 'no inventory row of the function calls it there')
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 for (const { kind, fields: f, scenarios, detail } of failures.values()) {
   const sc = `scenario=${scenarios.join(',')}`
   if (kind === 'DENIED') {
     console.log(`DENIED (want Allowed) ${sc} function=${f.function} action=${f.action} resource=${resText(f)}${fmtCtx(f.context)} sites=${f.sites.join('; ')}${detail ? ` [${detail}]` : ''}`)
+  } else if (kind === 'UNUSED') {
+    console.log(`UNUSED grant (nothing may be granted that no code path uses) ${sc} function=${f.function} action=${f.action} resource=${resText(f)} in ${f.grant}: ${detail}`)
   } else if (kind === 'ALLOWED') {
     console.log(`ALLOWED (want Denied) probe ${sc} function=${f.function} action=${f.action} resource=${resText(f)}${fmtCtx(f.context)} [${detail}] (${f.why ?? ''})`)
   } else {
@@ -212,11 +244,13 @@ for (const n of policies.notes ?? []) console.log(`iam: note: ${n}`)
 const nRows = (inventory.rows ?? []).length
 const scenarioNames = policies.scenarios.map((s) => s.name).join(', ')
 const nFail = failures.size + new Set(inputErrors).size
-const failedRows = [...failures.values()].filter((f) => f.kind !== 'ALLOWED' && !('why' in f.fields)).reduce((n, f) => n + f.scenarios.length, 0)
+const failedRows = [...failures.values()].filter((f) => f.kind !== 'ALLOWED' && f.kind !== 'UNUSED' && !('why' in f.fields)).reduce((n, f) => n + f.scenarios.length, 0)
 const failedProbes = [...failures.values()].filter((f) => 'why' in f.fields).reduce((n, f) => n + f.scenarios.length, 0)
+const failedGrants = [...failures.values()].filter((f) => f.kind === 'UNUSED').reduce((n, f) => n + f.scenarios.length, 0)
 const counts =
   `${rowChecks - failedRows} of ${rowChecks} row checks allowed (${nRows} inventory rows x ${policies.scenarios.length} scenarios: ${scenarioNames}; ` +
-  `a row with "when" only where its parameter is set), ${probeChecks - failedProbes} of ${probeChecks} probe checks denied (${probes.length} probes)`
+  `a row with "when" only where its parameter is set), ${probeChecks - failedProbes} of ${probeChecks} probe checks denied (${probes.length} probes), ` +
+  `${grantChecks - failedGrants} of ${grantChecks} grants of the roles' own policies used by an inventory row`
 if (nFail === 0) console.log(`iam: ok: ${counts}`)
 else console.log(`iam: FAIL: ${nFail} failure${nFail === 1 ? '' : 's'} (lines above); ${counts}`)
 const unchecked = nRows - rowsSeen.size
