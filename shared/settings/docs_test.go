@@ -312,3 +312,55 @@ func TestVariablesAreWhatTheLoadersRead(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDocListsEveryParameter holds docs/CONFIGURATION.md's "Template
+// parameters" table to template.yaml's Parameters: every parameter is
+// named in the table's first column, and the column names no other.
+func TestConfigDocListsEveryParameter(t *testing.T) {
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Template parameters\n")
+	if !ok {
+		t.Fatalf("%s has no \"## Template parameters\" section", docName)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	name := regexp.MustCompile("`([A-Z][A-Za-z0-9]*)`")
+	documented := map[string]bool{}
+	for line := range strings.Lines(section) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.Trim(line, "|"), "|")
+		for _, m := range name.FindAllStringSubmatch(first, -1) {
+			documented[m[1]] = true
+		}
+	}
+	b, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl yaml.Node
+	if err := yaml.Unmarshal(b, &tpl); err != nil {
+		t.Fatalf("%s: %v", templatePath, err)
+	}
+	params := map[string]bool{}
+	for _, k := range keys(lookup(tpl.Content[0], "Parameters")) {
+		params[k] = true
+	}
+	if len(params) == 0 {
+		t.Fatalf("%s has no Parameters", templateName)
+	}
+	for _, p := range sorted(params) {
+		if !documented[p] {
+			t.Errorf("%s declares the parameter %s, which %s's \"Template parameters\" table does not list", templateName, p, docName)
+		}
+	}
+	for _, p := range sorted(documented) {
+		if !params[p] {
+			t.Errorf("%s's \"Template parameters\" table lists %s, which %s does not declare", docName, p, templateName)
+		}
+	}
+}

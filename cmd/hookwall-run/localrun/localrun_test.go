@@ -330,26 +330,32 @@ func TestLogTap(t *testing.T) {
 // A second runner on the same run directory is told which one runs.
 func TestLockSaysWhoRuns(t *testing.T) {
 	dir := t.TempDir()
-	l, err := acquireLock(dir)
+	l, err := acquireLock(dir, HolderSamLocal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.write("http://127.0.0.1:3000/_hookwall/"); err != nil {
+	if err := l.write("http://127.0.0.1:3001"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = acquireLock(dir)
+	_, err = acquireLock(dir, HolderSamInvoke)
 	var already *AlreadyRunningError
-	if !errors.As(err, &already) || already.PID != os.Getpid() || already.Page != "http://127.0.0.1:3000/_hookwall/" {
-		t.Fatalf("got %v, want AlreadyRunningError with this pid and the page", err)
+	if !errors.As(err, &already) || already.PID != os.Getpid() || already.Page != "http://127.0.0.1:3001" || already.Holder != HolderSamLocal {
+		t.Fatalf("got %#v, want AlreadyRunningError with this pid, sam local's URL and its holder", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "already running") || !strings.Contains(msg, "kill") {
-		t.Errorf("message %q", msg)
+	msg := err.Error()
+	for _, want := range []string{"make sam-local is already running", "one runs at a time", "kill"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if said, _, _ := strings.Cut(msg, "Lock:"); strings.Contains(said, "hookwall-run") {
+		t.Errorf("message %q names hookwall-run, which is not what runs", msg)
 	}
 	l.release()
 	if _, err := os.Stat(filepath.Join(dir, LockFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("lock file left behind: %v", err)
 	}
-	l2, err := acquireLock(dir)
+	l2, err := acquireLock(dir, HolderRun)
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}

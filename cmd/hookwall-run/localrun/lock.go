@@ -13,23 +13,37 @@ import (
 // LockFile is the runner's lock and PID file in the run directory.
 const LockFile = "hookwall-run.pid"
 
+// Holders of the run directory's lock, as [AlreadyRunningError] names them.
+const (
+	HolderRun       = "make run"        // the local runner (hookwall-run)
+	HolderSamLocal  = "make sam-local"  // the functions in Lambda containers
+	HolderSamInvoke = "make sam-invoke" // sam local invoke on the samples
+)
+
 // AlreadyRunningError says another runner holds the run directory's lock.
 type AlreadyRunningError struct {
-	PID  int    // the other runner's PID (0 if unknown)
-	Page string // its page URL, if it wrote one
-	Path string // the lock file
+	PID    int    // the other runner's PID (0 if unknown)
+	Page   string // where it can be reached (the page, or sam local's API), if it wrote it
+	Holder string // which command holds it (HolderRun, …; "" from an older runner)
+	Path   string // the lock file
 }
 
-// Error says which runner holds the lock and how to stop it.
+// Error says which runner holds the lock, that the local runs share the
+// run directory and services (so one runs at a time), and how to stop it.
 func (e *AlreadyRunningError) Error() string {
 	var b strings.Builder
-	b.WriteString("hookwall-run is already running")
+	holder := e.Holder
+	if holder == "" {
+		holder = HolderRun
+	}
+	b.WriteString(holder + " is already running")
 	if e.PID > 0 {
 		fmt.Fprintf(&b, " (pid %d)", e.PID)
 	}
 	if e.Page != "" {
-		fmt.Fprintf(&b, "; its page is %s", e.Page)
+		fmt.Fprintf(&b, " at %s", e.Page)
 	}
+	b.WriteString(". make run, make sam-local and make sam-invoke share the run directory and the local services, so one runs at a time")
 	b.WriteString(". Use that one, or stop it first (Ctrl-C in its terminal")
 	if e.PID > 0 {
 		fmt.Fprintf(&b, ", or kill %d", e.PID)
@@ -40,13 +54,15 @@ func (e *AlreadyRunningError) Error() string {
 
 // lock is the held lock of a run directory.
 type lock struct {
-	f *os.File
+	f      *os.File
+	holder string // written beside the PID
 }
 
 // acquireLock takes an exclusive flock on dir/LockFile without waiting and
-// writes this process's PID into it. The kernel releases the lock when the
-// process dies, so a crashed runner never blocks the next one.
-func acquireLock(dir string) (*lock, error) {
+// writes this process's PID and holder (HolderRun, …) into it. The kernel
+// releases the lock when the process dies, so a crashed runner never blocks
+// the next one.
+func acquireLock(dir, holder string) (*lock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("localrun: run directory: %w", err)
 	}
@@ -65,11 +81,14 @@ func acquireLock(dir string) (*lock, error) {
 			if len(lines) > 1 {
 				e.Page = strings.TrimSpace(lines[1])
 			}
+			if len(lines) > 2 {
+				e.Holder = strings.TrimSpace(lines[2])
+			}
 			return nil, e
 		}
 		return nil, fmt.Errorf("localrun: lock %s: %w", path, err)
 	}
-	l := &lock{f: f}
+	l := &lock{f: f, holder: holder}
 	if err := l.write(""); err != nil {
 		l.release()
 		return nil, err
@@ -77,12 +96,13 @@ func acquireLock(dir string) (*lock, error) {
 	return l, nil
 }
 
-// write records the PID and, once known, the page URL.
+// write records the PID, once known the URL where the holder is reached,
+// and the holder.
 func (l *lock) write(page string) error {
 	if err := l.f.Truncate(0); err != nil {
 		return fmt.Errorf("localrun: lock: %w", err)
 	}
-	if _, err := l.f.WriteAt([]byte(fmt.Sprintf("%d\n%s\n", os.Getpid(), page)), 0); err != nil {
+	if _, err := l.f.WriteAt([]byte(fmt.Sprintf("%d\n%s\n%s\n", os.Getpid(), page, l.holder)), 0); err != nil {
 		return fmt.Errorf("localrun: lock: %w", err)
 	}
 	return nil

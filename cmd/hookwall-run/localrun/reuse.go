@@ -41,10 +41,11 @@ func (s *Services) Stop() error { return s.s.down() }
 // Lock is a run directory's held lock.
 type Lock struct{ l *lock }
 
-// AcquireLock takes the run directory's lock as [Run] does: another
-// process holding it is an [*AlreadyRunningError].
-func AcquireLock(dir string) (*Lock, error) {
-	l, err := acquireLock(dir)
+// AcquireLock takes the run directory's lock as [Run] does, for holder
+// (HolderSamLocal, …): another process holding it is an
+// [*AlreadyRunningError] naming that one.
+func AcquireLock(dir, holder string) (*Lock, error) {
+	l, err := acquireLock(dir, holder)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ type Schedule struct {
 // started: its servers and pollers, and the local services if this run
 // started them. See the package documentation.
 func Run(ctx context.Context, cfg Config, sys System) (err error) {
-	lk, err := acquireLock(cfg.RunDir)
+	lk, err := acquireLock(cfg.RunDir, HolderRun)
 	if err != nil {
 		return err
 	}

@@ -254,7 +254,7 @@ func fileExists(p string) bool {
 // Run runs the local SAM stack until ctx is done, then stops everything it
 // started. See the package documentation.
 func Run(ctx context.Context, cfg Config, sys System) (err error) {
-	lk, err := localrun.AcquireLock(cfg.Run.RunDir)
+	lk, err := localrun.AcquireLock(cfg.Run.RunDir, localrun.HolderSamLocal)
 	if err != nil {
 		return err
 	}

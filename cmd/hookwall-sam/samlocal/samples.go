@@ -66,7 +66,7 @@ type SampleResult struct {
 // local invoke` on every sample of events/, the receiver's first. Each
 // result is written to out as it comes; the error says how many failed.
 func InvokeSamples(ctx context.Context, cfg Config, sys System, only []string) ([]SampleResult, error) {
-	lk, err := localrun.AcquireLock(cfg.Run.RunDir)
+	lk, err := localrun.AcquireLock(cfg.Run.RunDir, localrun.HolderSamInvoke)
 	if err != nil {
 		return nil, err
 	}
