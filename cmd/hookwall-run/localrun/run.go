@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,26 @@ const (
 	ForwardedFile = "forwarded.jsonl"
 	MetricsFile   = "metrics.jsonl"
 )
+
+// PreviousSuffix names the run files of the run before (outcomes.jsonl →
+// outcomes.previous.jsonl): a run that starts DynamoDB Local, whose table
+// starts empty, starts its files empty too and keeps one earlier run's.
+const PreviousSuffix = ".previous"
+
+// rotateRunFiles moves the outcomes, forwarded and metrics files of an
+// earlier run aside (replacing the run before's), so that this run's files
+// hold only this run's lines.
+func rotateRunFiles(dir string) error {
+	for _, name := range []string{OutcomesFile, ForwardedFile, MetricsFile} {
+		path := filepath.Join(dir, name)
+		ext := filepath.Ext(name)
+		prev := filepath.Join(dir, strings.TrimSuffix(name, ext)+PreviousSuffix+ext)
+		if err := os.Rename(path, prev); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("localrun: move %s aside: %w", name, err)
+		}
+	}
+	return nil
+}
 
 // System is what [Run] needs from its process.
 type System struct {
@@ -119,6 +140,13 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 			}
 		}()
 		if err := svc.up(ctx); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(svc.started, "ddb") {
+		// A DynamoDB Local this run started holds no record yet: the files
+		// of earlier runs would describe events the table no longer has.
+		if err := rotateRunFiles(cfg.RunDir); err != nil {
 			return err
 		}
 	}

@@ -110,13 +110,19 @@ func stackPorts() (ddb, sqs string) {
 // JSON logs, and extra (KEY=VALUE) on top; it waits for the banner.
 func startRunner(t *testing.T, extra ...string) *runner {
 	t.Helper()
+	return startRunnerIn(t, t.TempDir(), extra...)
+}
+
+// startRunnerIn is startRunner on the run directory runDir.
+func startRunnerIn(t *testing.T, runDir string, extra ...string) *runner {
+	t.Helper()
 	bin, err := runnerBin()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ddbPort, sqsPort := stackPorts()
 	name := awstest.Name("hw-run")
-	r := &runner{t: t, runDir: t.TempDir(), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	r := &runner{t: t, runDir: runDir, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	r.env = append(filteredEnv(), "TABLE_NAME="+name, "QUEUE_NAME="+name, "DLQ_NAME="+name+"-dlq",
 		"DDB_PORT="+ddbPort, "SQS_PORT="+sqsPort, "HOOKWALL_RUN_DIR="+r.runDir, "PORT=0", "HOOKWALL_RUN_LOG=json", "GORACE=halt_on_error=1")
 	r.env = append(r.env, extra...)
@@ -526,10 +532,17 @@ func freePort(t *testing.T) string {
 
 // On a machine where the services are not running, the runner starts them
 // (through scripts/services-up.sh, as `make run` on a fresh clone) and
-// Ctrl-C stops them, by PID: nothing is left running.
+// Ctrl-C stops them, by PID: nothing is left running. Its table starts
+// empty, and so do its run files: an earlier run's lines are moved aside.
 func TestMakeRunStopsTheServicesItStarted(t *testing.T) {
-	stackDir := t.TempDir()
-	r := startRunner(t, "STACK_RUN_DIR="+stackDir, "DDB_PORT="+freePort(t), "SQS_PORT="+freePort(t))
+	stackDir, runDir := t.TempDir(), t.TempDir()
+	const earlier = `{"detailType":"hookwall.event.succeeded","detail":{"key":"line#demo#EARLIER-RUN"}}` + "\n"
+	for _, name := range []string{OutcomesFile, ForwardedFile} {
+		if err := os.WriteFile(filepath.Join(runDir, name), []byte(earlier), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := startRunnerIn(t, runDir, "STACK_RUN_DIR="+stackDir, "DDB_PORT="+freePort(t), "SQS_PORT="+freePort(t))
 	if !strings.Contains(r.stderr.String(), "the local services included") {
 		t.Errorf("the banner does not say the services stop with it:\n%s", r.stderr.String())
 	}
@@ -543,6 +556,24 @@ func TestMakeRunStopsTheServicesItStarted(t *testing.T) {
 	key := r.key("Standard Webhooks")
 	r.send("Standard Webhooks")
 	r.waitStatus(key, webhook.StatusSucceeded, 60*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for r.countLines(OutcomesFile, "detailType", bus.DetailTypeSucceeded) == 0 && time.Now().Before(deadline) {
+		time.Sleep(pollInterval) // polling a file the subprocess writes
+	}
+	for _, name := range []string{OutcomesFile, ForwardedFile} {
+		now, err := os.ReadFile(filepath.Join(runDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(now), "EARLIER-RUN") || len(now) == 0 {
+			t.Errorf("%s holds an earlier run's line, or nothing of this run's:\n%s", name, now)
+		}
+		ext := filepath.Ext(name)
+		prev, err := os.ReadFile(filepath.Join(runDir, strings.TrimSuffix(name, ext)+PreviousSuffix+ext))
+		if err != nil || string(prev) != earlier {
+			t.Errorf("the earlier run's %s was not kept aside: %q, %v", name, prev, err)
+		}
+	}
 
 	r.interrupt(60 * time.Second)
 	if !r.cmd.ProcessState.Success() {
