@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/process"
@@ -26,6 +27,21 @@ func BuildRegistry(register func(r *process.Registry), getenv func(string) strin
 		return nil, err
 	}
 	return (*process.Registry)(t), nil
+}
+
+// CheckSettings validates, before anything is started, the values getenv
+// (nil: os.Getenv) gives the handler settings register declares (found as
+// cmd/hookwall-gen finds them, with an empty environment): the error names
+// every invalid one, as [BuildRegistry]'s would at the cold start.
+func CheckSettings(register func(r *process.Registry), getenv func(string) string) error {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	decl, err := BuildRegistry(register, func(string) string { return "" })
+	if err != nil {
+		return err
+	}
+	return (*registry.Table)(decl).Check(getenv)
 }
 
 // Setting is one handler setting a team declared ([process.Setting]), as

@@ -24,10 +24,12 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/cmd/internal/runfile"
+	"github.com/hookwall/hookwall/functions/processor/handlers"
 	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
 	"github.com/hookwall/hookwall/shared/awslog"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/control"
+	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
@@ -105,6 +107,12 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 		return err
 	}
 	defer lk.release()
+
+	// The teams' settings first: a malformed one is named in a moment,
+	// not after the services have started.
+	if err := dispatch.CheckSettings(handlers.Register, cfg.Getenv); err != nil {
+		return fmt.Errorf("localrun: %w", err)
+	}
 
 	// Listen first: a port in use fails before anything is started.
 	mainLn, err := net.Listen("tcp", net.JoinHostPort(DefaultHost, strconv.Itoa(cfg.Port)))

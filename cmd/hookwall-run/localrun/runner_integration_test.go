@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -642,6 +643,49 @@ func TestMakeRunFailurePath(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("%d %s lines, want 1", n, stage)
+		}
+	}
+}
+
+// A malformed handler setting is named before anything starts: the run
+// exits 1 with the setting's name, and no local service was started (on a
+// machine where none runs, `make run` would otherwise start both first).
+func TestMakeRunRefusesAMalformedSettingBeforeStarting(t *testing.T) {
+	bin, err := runnerBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stackDir := t.TempDir()
+	cmd := exec.Command(bin)
+	cmd.Env = append(filteredEnv(), "HOOKWALL_RUN_DIR="+t.TempDir(), "STACK_RUN_DIR="+stackDir,
+		"DDB_PORT="+freePort(t), "SQS_PORT="+freePort(t), "PORT=0", "CRM_LEADS_URL=127.0.0.1:9700")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("still running after 2 min:\n%s", stderr.String())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("exit: %v, want 1", err)
+	}
+	if !strings.Contains(stderr.String(), "CRM_LEADS_URL: want an absolute http(s) URL") {
+		t.Errorf("stderr does not name the setting:\n%s", stderr.String())
+	}
+	for _, svc := range localstack.Services() {
+		// services-up.sh leaves its log in the stack directory even when
+		// the runner stops the service again.
+		for _, f := range []string{svc.PIDFile(stackDir), filepath.Join(stackDir, svc.Name+".log")} {
+			if _, err := os.Stat(f); !os.IsNotExist(err) {
+				t.Errorf("%s was started (%s) before the setting was checked", svc.Name, f)
+			}
 		}
 	}
 }

@@ -192,6 +192,24 @@ func (t *Table) Settings() []Decl {
 	return out
 }
 
+// Check validates the value getenv gives each declared setting, as
+// [Table.Setting] would: the invalid ones, one error each, joined, in the
+// form of [Table.Err] (nil: none). An unset or empty value is valid.
+func (t *Table) Check(getenv func(string) string) error {
+	var errs []error
+	for _, d := range t.Settings() {
+		if v := getenv(d.Name); v != "" {
+			if err := d.validate(v); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("handler settings: %w", errors.Join(errs...))
+}
+
 // Err returns the invalid setting values, one error each, joined (nil: none).
 func (t *Table) Err() error {
 	t.mu.RLock()
