@@ -349,7 +349,7 @@ func (a *app) copyMessages(ctx context.Context, c sqsAPI, dlq, dest string) (mov
 		entries := make([]sqstypes.SendMessageBatchRequestEntry, len(msgs))
 		for i, m := range msgs {
 			entries[i] = sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: m.Body,
-				MessageAttributes: m.MessageAttributes}
+				MessageAttributes: m.MessageAttributes, MessageGroupId: queue.GroupOf(m)}
 		}
 		out, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &dest, Entries: entries})
 		if err != nil {

@@ -20,7 +20,8 @@ const maxReason = 1024
 
 // SendDeadLetter sends body, the original message body, to this queue (the
 // dead-letter queue) with the event key (if known) and the reason as message
-// attributes. The processor calls it for permanent failures, exhausted
+// attributes, in the message group of the key's tenant ([Group]; none for a
+// message without a key). The processor calls it for permanent failures, exhausted
 // attempts and malformed messages, then acknowledges the original.
 func (q *Queue) SendDeadLetter(ctx context.Context, key string, body []byte, reason string) error {
 	reason = webhook.CleanText(reason, maxReason)
@@ -36,10 +37,15 @@ func (q *Queue) SendDeadLetter(ctx context.Context, key string, body []byte, rea
 	if len(body) == 0 {
 		body = []byte("{}") // SQS rejects an empty body
 	}
+	var group *string
+	if _, tenant, _, ok := webhook.SplitKey(key); ok && webhook.ValidTenant(tenant) {
+		group = Group(tenant)
+	}
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:          &q.url,
 		MessageBody:       aws.String(string(body)),
 		MessageAttributes: attrs,
+		MessageGroupId:    group,
 	})
 	if err != nil {
 		return fmt.Errorf("queue: send dead letter %s: %w", key, err)

@@ -73,3 +73,40 @@ func TestChangeVisibility(t *testing.T) {
 		t.Error("bogus receipt handle: no error")
 	}
 }
+
+// Every message to the events queue and the dead-letter queue carries its
+// tenant as its message group (SQS fair queues): Send's, SendDeadLetter's,
+// and a move between queues keeps it (GroupOf).
+func TestMessagesCarryTheirTenantsGroup(t *testing.T) {
+	c := awstest.SQS(t)
+	qs := awstest.NewQueues(t, c, 5, 30*time.Second)
+	q, _ := queue.New(queue.Config{Client: c, URL: qs.URL})
+	dlq, _ := queue.New(queue.Config{Client: c, URL: qs.DLQURL})
+	ctx := context.Background()
+	if err := q.Send(ctx, []webhook.Envelope{{Key: "line#acme#e1", Tenant: "acme"}, {Key: "line#beta#e2", Tenant: "beta"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dlq.SendDeadLetter(ctx, "wecom#gamma.cn#e3", []byte(`{"key":"wecom#gamma.cn#e3"}`), "permanent"); err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]string{}
+	for _, url := range []string{qs.URL, qs.DLQURL} {
+		msgs, err := awstest.Receive(ctx, c, url, 10, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			k := aws.ToString(m.MessageAttributes[queue.AttrEventKey].StringValue)
+			groups[k] = m.Attributes["MessageGroupId"]
+			if g := aws.ToString(queue.GroupOf(m)); g != groups[k] {
+				t.Errorf("%s: GroupOf %q, want its group %q", k, g, groups[k])
+			}
+		}
+	}
+	want := map[string]string{"line#acme#e1": "acme", "line#beta#e2": "beta", "wecom#gamma.cn#e3": "gamma.cn"}
+	for k, g := range want {
+		if groups[k] != g {
+			t.Errorf("%s: message group %q, want %q (all: %v)", k, groups[k], g, groups)
+		}
+	}
+}

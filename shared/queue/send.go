@@ -42,6 +42,34 @@ const SendConcurrency = 8
 // message can be traced without parsing its body.
 const AttrEventKey = "hookwall-event-key"
 
+// Group returns the message group of an event of tenant: the tenant, so
+// that SQS fair queues serve a quiet tenant's messages before a noisy
+// tenant's backlog (standard queues; on a FIFO queue it would also order
+// them). nil for no tenant. Tenant names (webhook.ValidTenant) are valid
+// group ids: 1-64 letters, digits and "_.-".
+func Group(tenant string) *string {
+	if tenant == "" {
+		return nil
+	}
+	return aws.String(tenant)
+}
+
+// GroupOf returns the message group m is to keep when it is moved to
+// another queue: its own MessageGroupId (asked for with the system
+// attributes), else the tenant of its event-key attribute ([Group]), else
+// none.
+func GroupOf(m types.Message) *string {
+	if g := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]; g != "" {
+		return aws.String(g)
+	}
+	if v, ok := m.MessageAttributes[AttrEventKey]; ok {
+		if _, tenant, _, ok := webhook.SplitKey(aws.ToString(v.StringValue)); ok && webhook.ValidTenant(tenant) {
+			return Group(tenant)
+		}
+	}
+	return nil
+}
+
 // Queue is one SQS queue. It is safe for concurrent use.
 type Queue struct {
 	client *sqs.Client
@@ -205,6 +233,7 @@ func (q *Queue) sendBatch(ctx context.Context, envs []webhook.Envelope, bodies [
 			MessageAttributes: map[string]types.MessageAttributeValue{
 				AttrEventKey: {DataType: aws.String("String"), StringValue: aws.String(envs[i].Key)},
 			},
+			MessageGroupId: Group(envs[i].Tenant),
 		}
 	}
 	out, err := q.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &q.url, Entries: entries})

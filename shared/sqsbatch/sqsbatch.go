@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
+	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // DefaultConcurrency is the number of messages of one batch handled at once
@@ -45,13 +46,30 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	return Response(h.engine.Batch(ctx, Messages(ev), h.concurrency)), nil
 }
 
-// Messages converts the records of ev to the engines' messages.
+// Messages converts the records of ev to the engines' messages, each with
+// its group: the record's MessageGroupId, else the tenant of its event-key
+// attribute (queue.AttrEventKey).
 func Messages(ev events.SQSEvent) []kernel.Message {
 	ms := make([]kernel.Message, len(ev.Records))
 	for i, r := range ev.Records {
-		ms[i] = kernel.Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body)}
+		ms[i] = kernel.Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body), Group: group(r)}
 	}
 	return ms
+}
+
+// attrEventKey is queue.AttrEventKey (this package does not import the SDK).
+const attrEventKey = "hookwall-event-key"
+
+func group(r events.SQSMessage) string {
+	if g := r.Attributes["MessageGroupId"]; g != "" {
+		return g
+	}
+	if a, ok := r.MessageAttributes[attrEventKey]; ok && a.StringValue != nil {
+		if _, tenant, _, ok := webhook.SplitKey(*a.StringValue); ok {
+			return tenant
+		}
+	}
+	return ""
 }
 
 // Response builds the partial batch response: every result not

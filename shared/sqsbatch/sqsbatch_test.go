@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
+	"github.com/hookwall/hookwall/shared/queue"
 )
 
 func TestResponseReportsOnlyUnacknowledged(t *testing.T) {
@@ -61,4 +62,19 @@ type batchFunc func(ctx context.Context, ms []kernel.Message, n int) []kernel.Re
 
 func (f batchFunc) Batch(ctx context.Context, ms []kernel.Message, n int) []kernel.Result {
 	return f(ctx, ms, n)
+}
+
+func TestMessagesCarryTheirGroup(t *testing.T) {
+	key := "line#beta#ev1"
+	ms := Messages(events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "a", Attributes: map[string]string{"MessageGroupId": "acme"}},
+		{MessageId: "b", MessageAttributes: map[string]events.SQSMessageAttribute{queue.AttrEventKey: {StringValue: &key, DataType: "String"}}},
+		{MessageId: "c"},
+	}})
+	if got := []string{ms[0].Group, ms[1].Group, ms[2].Group}; !slices.Equal(got, []string{"acme", "beta", ""}) {
+		t.Errorf("groups %q, want [acme beta \"\"]", got)
+	}
+	if attrEventKey != queue.AttrEventKey {
+		t.Errorf("attrEventKey %q, want queue.AttrEventKey %q", attrEventKey, queue.AttrEventKey)
+	}
 }

@@ -20,3 +20,29 @@ func Map[T, R any](items []T, n int, fn func(T) R) []R {
 	wg.Wait()
 	return results
 }
+
+// Fair returns the order in which to start the items whose groups are
+// given: round robin over the groups, in the order each group first
+// appears, each group's items in their own order. With Map over that order
+// and n slots, a group with one item starts within the first rounds however
+// many items another group has: one tenant's messages in a batch do not
+// starve another's. Items of one group only keep their order.
+func Fair(groups []string) []int {
+	var names []string
+	queues := map[string][]int{}
+	for i, g := range groups {
+		if _, ok := queues[g]; !ok {
+			names = append(names, g)
+		}
+		queues[g] = append(queues[g], i)
+	}
+	order := make([]int, 0, len(groups))
+	for round := 0; len(order) < len(groups); round++ {
+		for _, g := range names {
+			if q := queues[g]; round < len(q) {
+				order = append(order, q[round])
+			}
+		}
+	}
+	return order
+}

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -24,5 +25,21 @@ func TestMapKeepsOrderAndBound(t *testing.T) {
 		if limit := int32(max(n, 1)); peak.Load() > limit {
 			t.Errorf("n=%d: got %d calls at once, want at most %d", n, peak.Load(), limit)
 		}
+	}
+}
+
+func TestFairInterleavesGroups(t *testing.T) {
+	groups := []string{"noisy", "noisy", "noisy", "noisy", "quiet", "noisy", "other", "quiet"}
+	got := Fair(groups)
+	want := []int{0, 4, 6, 1, 7, 2, 3, 5}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Fair(%v) = %v, want %v", groups, got, want)
+	}
+	if got := Fair(nil); len(got) != 0 {
+		t.Errorf("Fair(nil) = %v", got)
+	}
+	one := Fair([]string{"a", "a", "a"})
+	if fmt.Sprint(one) != "[0 1 2]" {
+		t.Errorf("one group: %v, want its own order", one)
 	}
 }

@@ -59,10 +59,21 @@ func (e *Engine) Handle(ctx context.Context, m Message) Result {
 }
 
 // Batch handles messages with at most concurrency at a time (concurrency <
-// 1 means 1), publishes their outcome events in one call, and returns the
-// results in the order of ms.
+// 1 means 1), starting their groups (tenants) in turn (fanout.Fair: one
+// tenant's messages do not wait behind another's in a batch), publishes
+// their outcome events in one call, and returns the results in the order
+// of ms.
 func (e *Engine) Batch(ctx context.Context, ms []Message, concurrency int) []Result {
-	results := fanout.Map(ms, concurrency, func(m Message) Result { return e.handle(ctx, m) })
+	groups := make([]string, len(ms))
+	for i, m := range ms {
+		groups[i] = m.Group
+	}
+	order := fanout.Fair(groups)
+	started := fanout.Map(order, concurrency, func(i int) Result { return e.handle(ctx, ms[i]) })
+	results := make([]Result, len(ms))
+	for j, i := range order {
+		results[i] = started[j]
+	}
 	var evs []webhook.Outcome
 	for _, r := range results {
 		if r.Event != nil {

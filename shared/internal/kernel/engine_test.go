@@ -430,3 +430,33 @@ func TestParseOutcomeEvents(t *testing.T) {
 		}
 	}
 }
+
+// A batch starts its tenants' messages in turn: with one slot, a quiet
+// tenant's message is the second to run, not the last behind a noisy
+// tenant's; the results stay in the batch's order.
+func TestBatchStartsTenantsInTurn(t *testing.T) {
+	rg := newRig(t, testNames)
+	var ms []Message
+	for _, id := range []string{"n1", "n2", "n3", "n4", "q1"} {
+		m := message(t, id)
+		m.Group = "noisy"
+		if id == "q1" {
+			m.Group = "quiet"
+		}
+		ms = append(ms, m)
+	}
+	results := rg.e.Batch(context.Background(), ms, 1)
+	var started, got []string
+	for _, a := range rg.phase.begun {
+		started = append(started, a.Message.MessageID)
+	}
+	for _, r := range results {
+		got = append(got, r.MessageID)
+	}
+	if want := []string{"n1", "q1", "n2", "n3", "n4"}; !slices.Equal(started, want) {
+		t.Errorf("started %v, want %v", started, want)
+	}
+	if want := []string{"n1", "n2", "n3", "n4", "q1"}; !slices.Equal(got, want) {
+		t.Errorf("results %v, want the batch's order %v", got, want)
+	}
+}

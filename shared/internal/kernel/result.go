@@ -14,6 +14,9 @@ type Message struct {
 	ReceiptHandle string
 	// Body is the message body: a JSON [webhook.Envelope].
 	Body []byte
+	// Group is the message's group, its event's tenant ("" : unknown): a
+	// batch starts its groups' messages in turn (fanout.Fair).
+	Group string
 }
 
 // Verdict is what handling one message came to, in either engine.
