@@ -124,7 +124,12 @@ func openAWS(ctx context.Context, s settings.CLI, override map[string]string) (*
 		}
 		b.queue = q
 	}
-	ops, err := bus.New(bus.Config{Client: eventbridge.NewFromConfig(cfg), BusName: s.EventBusName})
+	ebEndpoint := func(o *eventbridge.Options) {
+		if u := override["AWS_ENDPOINT_URL_EVENTBRIDGE"]; u != "" {
+			o.BaseEndpoint = aws.String(u)
+		}
+	}
+	ops, err := bus.New(bus.Config{Client: eventbridge.NewFromConfig(cfg, ebEndpoint), BusName: s.EventBusName})
 	if err != nil {
 		return nil, err
 	}

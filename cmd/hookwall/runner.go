@@ -19,7 +19,7 @@ var stackVariables = []string{"TABLE_NAME", "QUEUE_URL", "DLQ_URL", "AWS_ENDPOIN
 // awsVariables are the AWS SDK's own variables the runner's environment may
 // give; the SDK reads the process environment itself, so openAWS applies them.
 var awsVariables = []string{"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-	"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"}
+	"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_EVENTBRIDGE"}
 
 // runnerCandidates returns where runner.json may be, in order:
 // $HOOKWALL_RUN_DIR alone when it is set; else the run directory of the

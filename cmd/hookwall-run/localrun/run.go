@@ -317,6 +317,9 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	d := runfile.Info{PID: os.Getpid(), URL: baseURL, TenantsFile: tenantsFile, Env: map[string]string{
 		"TABLE_NAME": rs.TableName, "QUEUE_URL": ps.QueueURL, "DLQ_URL": ps.DLQURL, "AWS_REGION": awsCfg.Region,
 		"HOOKWALL_TENANTS_FILE": tenantsFile,
+		// The CLI's pause, resume and recover publish on the runner's bus,
+		// through its local EventBridge endpoint, as the page's do.
+		"EVENT_BUS_NAME": getenv("EVENT_BUS_NAME"), "AWS_ENDPOINT_URL_EVENTBRIDGE": getenv("AWS_ENDPOINT_URL_EVENTBRIDGE"),
 	}}
 	var configured []string
 	d.Tenants, configured = TenantsOf(tenantsFile)

@@ -689,3 +689,52 @@ func TestMakeRunRefusesAMalformedSettingBeforeStarting(t *testing.T) {
 		}
 	}
 }
+
+// The hookwall CLI binary, built once for the package's tests.
+var cliBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "hookwall-cli-test-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "hookwall")
+	out, err := exec.Command("go", "build", "-o", bin, Module+"/cmd/hookwall").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// Under `make run`, the CLI's pause, resume and recover publish their
+// operational events on the runner's bus, as the page's do: they reach
+// the outcomes file. The CLI finds the runner by itself (runner.json), with
+// no stack variable set.
+func TestMakeRunCLIPublishesOperationalEvents(t *testing.T) {
+	r := startRunner(t)
+	bin, err := cliBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(filteredEnv(), "HOOKWALL_RUN_DIR="+r.runDir)
+		for _, k := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_EVENTBRIDGE"} {
+			cmd.Env = append(cmd.Env, k+"=") // the runner gives them
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hookwall %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	cli("pause", "tenant/"+DefaultTenant, "--reason", "scenario test")
+	cli("resume", "tenant/"+DefaultTenant)
+	cli("recover", "--since", "1h", "--status", "FAILED")
+	for _, dt := range []string{bus.DetailTypeControlPaused, bus.DetailTypeControlResumed} {
+		deadline := time.Now().Add(10 * time.Second)
+		for r.countLines(OutcomesFile, "detailType", dt) == 0 && time.Now().Before(deadline) {
+			time.Sleep(pollInterval) // polling a file the subprocess writes
+		}
+		if n := r.countLines(OutcomesFile, "detailType", dt); n != 1 {
+			t.Errorf("%d %s events in %s, want 1", n, dt, OutcomesFile)
+		}
+	}
+}
