@@ -172,7 +172,7 @@ func Scenarios() []Scenario {
 				o.Pollers = max(o.Pollers, 16) // a batch waits for its slowest message
 			},
 		},
-	}, outageScenarios()...)
+	}, append(outageScenarios(), breakerScenarios()...)...)
 }
 
 // waitShare waits until share of the planned deliveries have been answered.
