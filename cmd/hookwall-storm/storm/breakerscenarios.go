@@ -3,8 +3,13 @@ package storm
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -124,4 +129,226 @@ func inspectFlaky(r *Report, s *System) *BreakerReport {
 }
 
 // breakerScenarios returns the breaker scenarios (issue 29), in order.
-func breakerScenarios() []Scenario { return []Scenario{flakyTarget()} }
+func breakerScenarios() []Scenario { return []Scenario{poisonEvents(), flakyTarget()} }
+
+// The poison scenario's setting.
+const (
+	// PoisonItems caps its items: CI's 1,000 is plenty, and its time is
+	// the poison events' retries, not the storm.
+	PoisonItems = 1000
+	// SharedTarget is the target of its handler: it names no tenant, so
+	// each tenant has its breaker (<target>/@<tenant>).
+	SharedTarget = "storm.shared"
+	// OtherTenant shares the target with the demo tenant, whose two
+	// poison events must never hold its events.
+	OtherTenant = "beta"
+	// PoisonProbe is its probe interval.
+	PoisonProbe = 2 * time.Second
+	// poisonCount is how many poison events it sends.
+	poisonCount = 2
+)
+
+// PoisonEnv are the poison scenario's breaker settings, stated here: a
+// minimum of 2 calls at 0.6, so that the two poison events alone open the
+// demo tenant's breaker (the adversarial case of issue 29, which the
+// defaults make rare: see docs/OPERATIONS.md), a probe every 2 s and a
+// drain at 500/s so that the scenario stays short.
+func PoisonEnv() map[string]string {
+	return map[string]string{
+		"HOOKWALL_BREAKER_MIN_CALLS":      "2",
+		"HOOKWALL_BREAKER_FAILURE_RATE":   "0.6",
+		"HOOKWALL_BREAKER_WINDOW":         "60s",
+		"HOOKWALL_BREAKER_PROBE_INTERVAL": PoisonProbe.String(),
+		"HOOKWALL_TARGET_RATE":            "500",
+	}
+}
+
+// PoisonHoldBound is the longest a healthy event of the poison events'
+// tenant may be held (docs/OPERATIONS.md, "A poison event is not an
+// outage"): (P × A + 1) probe intervals, P poison events of A attempts,
+// plus the carrier's latency (the sweeper's period) and the drain's slack.
+func PoisonHoldBound(p, attempts int, probe, sweep time.Duration) time.Duration {
+	return time.Duration(p*attempts+1)*probe + sweep + 5*time.Second
+}
+
+// poisonEvents is issue 29's must-show 1: a storm to one target shared by
+// two tenants (the steps handler, target storm.shared, one step per event),
+// two of the demo tenant's events poison (the target answers them 500,
+// always). They are sent first, alone, and open the demo tenant's breaker;
+// then the storm. Both must end FAILED and dead-lettered within their
+// attempts plus one call; every other event SUCCEEDED, none held longer
+// than [PoisonHoldBound]; the other tenant's never held; 0 lost, 0 doubled.
+func poisonEvents() Scenario {
+	var mu sync.Mutex
+	poison := map[string]bool{}
+	var openedAfterLead bool
+	return Scenario{
+		Name: "poison",
+		Faults: fmt.Sprintf("two poison events of tenant %s (the target answers 500 to them, always) sent first, alone, then a storm of at most %d items over tenants %s and %s to one shared target (%s: a breaker per tenant); breaker minimum 2 calls at 0.6, probe every %s",
+			localrun.DefaultTenant, PoisonItems, localrun.DefaultTenant, OtherTenant, SharedTarget, PoisonProbe),
+		Configure: func(o *Options) {
+			o.N = min(o.N, PoisonItems)
+			o.Steps, o.SharedTarget = 1, SharedTarget
+			o.Tenants = []string{localrun.DefaultTenant, OtherTenant}
+			maps.Copy(o.Env, PoisonEnv())
+			o.Target.Poison = func(key string) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return poison[key]
+			}
+			o.Lead = func(items []Item) []int {
+				mu.Lock()
+				defer mu.Unlock()
+				var lead []int
+				for _, it := range items {
+					if len(it.Keys) == 1 && !multiEvent(it.Provider) && (it.Tenant == "" || it.Tenant == localrun.DefaultTenant) {
+						lead = append(lead, it.Index)
+						poison[it.Keys[0]] = true
+						if len(lead) == poisonCount {
+							break
+						}
+					}
+				}
+				return lead
+			}
+			o.AfterLead = func(ctx context.Context, s *System) error {
+				op, err := s.operator(ctx)
+				if err != nil {
+					return err
+				}
+				key := targets.BreakerKey(SharedTarget, localrun.DefaultTenant)
+				for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && ctx.Err() == nil; sleep(ctx, 100*time.Millisecond) {
+					bs, err := op.gate.Breakers(ctx)
+					if err != nil {
+						return err
+					}
+					if slices.ContainsFunc(bs, func(b targets.Breaker) bool { return b.Target == key && b.Open() }) {
+						openedAfterLead = true
+						return nil
+					}
+				}
+				return nil // Inspect says it never opened
+			}
+			o.Inspect = func(r *Report, s *System) {
+				mu.Lock()
+				keys := slices.Sorted(maps.Keys(poison))
+				mu.Unlock()
+				r.Breaker = inspectPoison(r, s, keys, openedAfterLead)
+			}
+		},
+	}
+}
+
+// inspectPoison checks the poison scenario's run.
+func inspectPoison(r *Report, s *System, poison []string, openedAfterLead bool) *BreakerReport {
+	b := &BreakerReport{Kind: "poison events on a target shared by two tenants", Figures: map[string]any{}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if len(poison) != poisonCount {
+		b.fail("%d poison events, want %d", len(poison), poisonCount)
+	}
+	cfg, err := s.targetsConfig()
+	if err != nil {
+		b.fail("%v", err)
+		return b
+	}
+	attempts := s.Processor.MaxAttempts
+	bound := PoisonHoldBound(len(poison), attempts, cfg.ProbeInterval, s.opts.SweepEvery)
+	b.Figures["max_attempts"], b.Figures["hold_bound_s"] = attempts, bound.Seconds()
+	b.Figures["opened_by_the_poison_events"] = openedAfterLead
+	if !openedAfterLead {
+		b.fail("the poison events did not open their tenant's breaker: the rule was not exercised")
+	}
+	op, err := s.operator(ctx)
+	if err != nil {
+		b.fail("%v", err)
+		return b
+	}
+	breakers, err := op.gate.Breakers(ctx)
+	if err != nil {
+		b.fail("read the breakers: %v", err)
+		return b
+	}
+	for _, br := range breakers {
+		b.Figures["breaker "+br.Target] = fmt.Sprintf("%s, opened at %s", br.State, br.OpenedAt.UTC().Format(time.RFC3339))
+		if _, tenant := targets.SplitBreakerKey(br.Target); tenant == OtherTenant && !br.OpenedAt.IsZero() {
+			b.fail("the other tenant's breaker %s opened", br.Target)
+		}
+	}
+	calls, _ := s.Target.Calls()
+	perKey := map[string]int{}
+	for _, c := range calls {
+		perKey[c.Key]++
+	}
+	isPoison := map[string]bool{}
+	for _, k := range poison {
+		isPoison[k] = true
+		rec := r.records[k]
+		n := perKey[k]
+		b.Figures["poison "+k] = fmt.Sprintf("%d calls, %s", n, statusOf(r.records, k))
+		if n > attempts+1 {
+			b.fail("poison event %s: %d calls, want at most %d (its attempts plus the one given back)", k, n, attempts+1)
+		}
+		if rec == nil || !slices.ContainsFunc(rec.History, func(h webhook.HistoryEntry) bool { return h.To == webhook.StatusFailed }) ||
+			(rec.Status != webhook.StatusCompensated && rec.Status != webhook.StatusDead) {
+			b.fail("poison event %s: %s, want FAILED and dead-lettered (then COMPENSATED or DEAD)", k, statusOf(r.records, k))
+		}
+	}
+	var maxHold time.Duration
+	var maxHoldKey string
+	heldA, heldOther, notOK := 0, 0, 0
+	for k, rec := range r.records {
+		if isPoison[k] {
+			continue
+		}
+		if rec.Status != webhook.StatusSucceeded {
+			notOK++
+			if notOK <= 5 {
+				b.fail("event %s: %s, want SUCCEEDED", k, rec.Status)
+			}
+		}
+		held := false
+		for i, h := range rec.History {
+			if h.To != webhook.StatusHeld {
+				continue
+			}
+			held = true
+			end := time.Now()
+			if i+1 < len(rec.History) {
+				end = rec.History[i+1].At
+			}
+			if d := end.Sub(h.At); d > maxHold {
+				maxHold, maxHoldKey = d, k
+			}
+		}
+		if !held {
+			continue
+		}
+		if tenantOf(k) == OtherTenant {
+			heldOther++
+		} else {
+			heldA++
+		}
+	}
+	b.Figures["held_events_poison_tenant"], b.Figures["held_events_other_tenant"] = heldA, heldOther
+	b.Figures["max_hold_s"], b.Figures["max_hold_event"] = round(maxHold.Seconds(), 2), maxHoldKey
+	if notOK > 0 {
+		b.fail("%d healthy events not SUCCEEDED", notOK)
+	}
+	if heldOther > 0 {
+		b.fail("%d events of the other tenant %s were held", heldOther, OtherTenant)
+	}
+	if maxHold > bound {
+		b.fail("event %s held %.1f s, more than the bound %.1f s", maxHoldKey, maxHold.Seconds(), bound.Seconds())
+	}
+	return b
+}
+
+// tenantOf is the tenant of an event key (provider#tenant#id).
+func tenantOf(key string) string {
+	parts := strings.SplitN(key, "#", 3)
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[1]
+}

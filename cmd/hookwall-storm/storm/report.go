@@ -41,8 +41,8 @@ type Report struct {
 	Outage *OutageReport `json:"outage,omitempty"`
 	// Breaker is the breaker scenarios' part (flaky target, poison events).
 	Breaker *BreakerReport `json:"breaker,omitempty"`
-	SVG    string        `json:"svg,omitempty"`
-	OK     bool          `json:"ok"`
+	SVG     string         `json:"svg,omitempty"`
+	OK      bool           `json:"ok"`
 
 	// records are the event records read at the end, by key (for a
 	// scenario's Inspect).
