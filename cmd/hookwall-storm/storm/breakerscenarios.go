@@ -170,11 +170,12 @@ func PoisonEnv() map[string]string {
 func PoisonAlone(sweep time.Duration) time.Duration { return 3*PoisonProbe + sweep }
 
 // PoisonHoldBound is the longest a healthy event of the poison events'
-// tenant may be held (docs/OPERATIONS.md, "A poison event is not an
-// outage"): (P × A + 1) probe intervals, P poison events of A attempts,
-// plus the carrier's latency (the sweeper's period) and the drain's slack.
+// tenant may be held, in all (docs/OPERATIONS.md, "A poison event is not an
+// outage"): P × (A + 1) probe intervals, P poison events of A attempts,
+// each waiting at most for the sweeper's next run to release a carrier,
+// plus 5 s for the drain.
 func PoisonHoldBound(p, attempts int, probe, sweep time.Duration) time.Duration {
-	return time.Duration(p*attempts+1)*probe + sweep + 5*time.Second
+	return time.Duration(p*(attempts+1))*(probe+sweep) + 5*time.Second
 }
 
 // poisonEvents is issue 29's must-show 1: a storm to one target shared by
@@ -182,8 +183,8 @@ func PoisonHoldBound(p, attempts int, probe, sweep time.Duration) time.Duration 
 // two of the demo tenant's events poison (the target answers them 500,
 // always). They are sent first, alone, open the demo tenant's breaker and
 // carry its probes for [PoisonAlone]; then the storm. Both must end FAILED and dead-lettered within their
-// attempts plus one call; every other event SUCCEEDED, none held longer
-// than [PoisonHoldBound]; the other tenant's never held; 0 lost, 0 doubled.
+// attempts plus one call; every other event SUCCEEDED, none held longer in
+// all than [PoisonHoldBound]; the other tenant's never held; 0 lost, 0 doubled.
 func poisonEvents() Scenario {
 	var mu sync.Mutex
 	poison := map[string]bool{}
@@ -327,6 +328,7 @@ func inspectPoison(r *Report, s *System, poison []string, openedAfterLead bool, 
 			}
 		}
 		held := false
+		var total time.Duration // every hold of the event
 		for i, h := range rec.History {
 			if h.To != webhook.StatusHeld {
 				continue
@@ -336,9 +338,10 @@ func inspectPoison(r *Report, s *System, poison []string, openedAfterLead bool, 
 			if i+1 < len(rec.History) {
 				end = rec.History[i+1].At
 			}
-			if d := end.Sub(h.At); d > maxHold {
-				maxHold, maxHoldKey = d, k
-			}
+			total += end.Sub(h.At)
+		}
+		if total > maxHold {
+			maxHold, maxHoldKey = total, k
 		}
 		if !held {
 			continue
@@ -358,7 +361,7 @@ func inspectPoison(r *Report, s *System, poison []string, openedAfterLead bool, 
 		b.fail("%d events of the other tenant %s were held", heldOther, OtherTenant)
 	}
 	if maxHold > bound {
-		b.fail("event %s held %.1f s, more than the bound %.1f s", maxHoldKey, maxHold.Seconds(), bound.Seconds())
+		b.fail("event %s held %.1f s in all, more than the bound %.1f s", maxHoldKey, maxHold.Seconds(), bound.Seconds())
 	}
 	return b
 }
