@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -202,13 +203,20 @@ func (a *app) targetsCmd(ctx context.Context, args []string) error {
 	if a.json {
 		return a.writeJSON(p)
 	}
-	err = printTable(a, "no target has been called yet", "TARGET\tBREAKER\tWINDOW CALLS\tFAILS\tOPENED\tNEXT PROBE\tHELD", p.Targets,
+	// TARGET is the breaker's key (what pause target/<TARGET> names): a
+	// target shared by tenants has one per tenant, <target>/@<tenant>,
+	// TENANT says whose ("-": the target names its tenant).
+	err = printTable(a, "no target has been called yet", "TARGET\tTENANT\tBREAKER\tWINDOW CALLS\tFAILS\tOPENED\tNEXT PROBE\tHELD", p.Targets,
 		func(w io.Writer, t control.Target) {
 			opened, probe := "-", "-"
 			if t.State == targets.StateOpen {
 				opened, probe = t.OpenedAt.UTC().Format(time.RFC3339), t.ProbeAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%d\n", t.Target, t.State, t.Calls, t.Fails, opened, probe, t.Held)
+			state := t.State
+			if t.Paused {
+				state += " (paused: " + t.PausedBy + ")"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\n", t.Target, cmp.Or(t.Tenant, "-"), state, t.Calls, t.Fails, opened, probe, t.Held)
 		})
 	if err != nil {
 		return err

@@ -137,7 +137,11 @@ func (a *app) printView(v *audit.View) {
 	row("status", fmt.Sprintf("%s (version %d)", r.Status, r.Version))
 	row("provider / tenant", r.Provider+" / "+r.Tenant)
 	row("type", cell(r.EventType, 128))
-	row("attempts", strconv.FormatInt(r.Attempts, 10))
+	attempts := strconv.FormatInt(r.Attempts, 10)
+	if r.GivenBack > 0 {
+		attempts += fmt.Sprintf(" (%d given back: its call opened the breaker)", r.GivenBack)
+	}
+	row("attempts", attempts)
 	if r.Compensations > 0 {
 		row("compensations", strconv.FormatInt(r.Compensations, 10))
 	}

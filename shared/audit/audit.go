@@ -38,26 +38,30 @@ type View struct {
 
 // Record is the event record. Times are RFC 3339 in UTC; absent ones are omitted.
 type Record struct {
-	Key           string          `json:"key"`
-	Provider      string          `json:"provider"`
-	Tenant        string          `json:"tenant"`
-	EventType     string          `json:"eventType"`
-	Status        webhook.Status  `json:"status"`
-	Version       int64           `json:"version"`
-	Attempts      int64           `json:"attempts"`
-	Compensations int64           `json:"compensations,omitempty"`
-	OccurredAt    *time.Time      `json:"occurredAt,omitempty"`
-	ReceivedAt    *time.Time      `json:"receivedAt,omitempty"`
-	EnqueuedAt    *time.Time      `json:"enqueuedAt,omitempty"`
-	UpdatedAt     *time.Time      `json:"updatedAt,omitempty"`
-	ExpiresAt     *time.Time      `json:"expiresAt,omitempty"`
-	LeaseOwner    string          `json:"leaseOwner,omitempty"`
-	LeaseUntil    *time.Time      `json:"leaseUntil,omitempty"`
-	LastError     string          `json:"lastError,omitempty"`
-	TraceID       string          `json:"traceId,omitempty"`
-	ClaimID       string          `json:"claimId"`
-	PayloadHash   string          `json:"payloadHash"`
-	Payload       json.RawMessage `json:"payload"`
+	Key           string         `json:"key"`
+	Provider      string         `json:"provider"`
+	Tenant        string         `json:"tenant"`
+	EventType     string         `json:"eventType"`
+	Status        webhook.Status `json:"status"`
+	Version       int64          `json:"version"`
+	Attempts      int64          `json:"attempts"`
+	Compensations int64          `json:"compensations,omitempty"`
+	// GivenBack counts the attempts given back for a call that opened its
+	// target's breaker (at most 1: docs/OPERATIONS.md, "A poison event is
+	// not an outage").
+	GivenBack   int64           `json:"givenBack,omitempty"`
+	OccurredAt  *time.Time      `json:"occurredAt,omitempty"`
+	ReceivedAt  *time.Time      `json:"receivedAt,omitempty"`
+	EnqueuedAt  *time.Time      `json:"enqueuedAt,omitempty"`
+	UpdatedAt   *time.Time      `json:"updatedAt,omitempty"`
+	ExpiresAt   *time.Time      `json:"expiresAt,omitempty"`
+	LeaseOwner  string          `json:"leaseOwner,omitempty"`
+	LeaseUntil  *time.Time      `json:"leaseUntil,omitempty"`
+	LastError   string          `json:"lastError,omitempty"`
+	TraceID     string          `json:"traceId,omitempty"`
+	ClaimID     string          `json:"claimId"`
+	PayloadHash string          `json:"payloadHash"`
+	Payload     json.RawMessage `json:"payload"`
 	// PayloadMissing says the record's payload item is gone (Payload is
 	// null): the event could never be processed, and the sweeper ends it
 	// DEAD.
@@ -138,7 +142,7 @@ func New(rec *store.Record, steps []webhook.JournalEntry) *View {
 	v := &View{
 		Record: Record{
 			Key: rec.Key, Provider: rec.Provider, Tenant: rec.Tenant, EventType: rec.EventType,
-			Status: rec.Status, Version: rec.Version, Attempts: rec.Attempts, Compensations: rec.Compensations,
+			Status: rec.Status, Version: rec.Version, Attempts: rec.Attempts, Compensations: rec.Compensations, GivenBack: rec.GivenBack,
 			OccurredAt: millis(rec.OccurredAt), ReceivedAt: millis(rec.ReceivedAt), EnqueuedAt: millis(rec.EnqueuedAt),
 			UpdatedAt: millis(rec.UpdatedAt), LeaseOwner: rec.LeaseOwner, LeaseUntil: millis(rec.LeaseUntil),
 			LastError: rec.LastError, TraceID: rec.TraceID, ClaimID: rec.ClaimID, PayloadHash: rec.PayloadHash,

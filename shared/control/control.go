@@ -180,8 +180,16 @@ type Target struct {
 	Held     int       `json:"held"`
 	// Scope is the target's scope as the CLI and the page take it.
 	Scope string `json:"scope"`
-	// Paused is set when the target itself is paused.
-	Paused bool `json:"paused"`
+	// Of and Tenant are, for one tenant's breaker of a target shared by
+	// tenants (Target "<target>/@<tenant>"), that target and the tenant;
+	// empty for a target that names its tenant.
+	Of     string `json:"of,omitempty"`
+	Tenant string `json:"tenant,omitempty"`
+	// Paused is set when the target is paused: itself or, for a tenant's
+	// breaker, the shared target; PausedBy is that pause's scope (what a
+	// resume names).
+	Paused   bool   `json:"paused"`
+	PausedBy string `json:"pausedBy,omitempty"`
 }
 
 // Pause is one pause of the panel.
@@ -238,8 +246,18 @@ func (c *Controller) Panel(ctx context.Context) (Panel, error) {
 		if err != nil {
 			return out, err
 		}
-		out.Targets = append(out.Targets, Target{Target: b.Target, State: b.State, Calls: b.Calls, Fails: b.Fails,
-			OpenedAt: b.OpenedAt, ProbeAt: b.ProbeAt, Held: n, Scope: Name(sc), Paused: paused[sc]})
+		t := Target{Target: b.Target, State: b.State, Calls: b.Calls, Fails: b.Fails,
+			OpenedAt: b.OpenedAt, ProbeAt: b.ProbeAt, Held: n, Scope: Name(sc)}
+		if of, tenant := targets.SplitBreakerKey(b.Target); tenant != "" {
+			t.Of, t.Tenant = of, tenant
+		}
+		for _, w := range targets.Within(sc) {
+			if paused[w] {
+				t.Paused, t.PausedBy = true, Name(w)
+				break
+			}
+		}
+		out.Targets = append(out.Targets, t)
 	}
 	return out, nil
 }

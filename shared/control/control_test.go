@@ -135,3 +135,27 @@ func TestResumeWhenTheDrainStopsEarly(t *testing.T) {
 		t.Error("New without a Gate: no error")
 	}
 }
+
+// The panel shows a tenant's breaker of a shared target as such (Of,
+// Tenant) and a pause of the shared target as covering it (PausedBy: what
+// resume names).
+func TestPanelTenantBreakers(t *testing.T) {
+	c, g, _ := setup(t, nil)
+	ctx := context.Background()
+	sub := targets.Subject{Handler: "crm.lead", Tenant: "acme", Target: targets.BreakerKey("crm", "acme")}
+	if _, err := g.Admit(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Pause(ctx, targets.Scope{Kind: targets.KindTarget, Name: "crm"}, "ana", ""); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Panel(ctx)
+	if err != nil || len(p.Targets) != 1 {
+		t.Fatalf("panel: %+v %v", p, err)
+	}
+	got := p.Targets[0]
+	if got.Target != "crm/@acme" || got.Of != "crm" || got.Tenant != "acme" || got.Scope != "target/crm/@acme" ||
+		!got.Paused || got.PausedBy != "target/crm" {
+		t.Errorf("target: %+v; want crm/@acme of crm for acme, paused by target/crm", got)
+	}
+}

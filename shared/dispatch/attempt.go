@@ -76,9 +76,12 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 			a.Log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.Name))
 			continue
 		}
-		sub := Subject{Handler: reg.Name, Tenant: a.Env.Tenant, Target: reg.TargetOf(a.Env.Tenant)}
+		// The breaker (and the holds it makes) is the tenant's own: the
+		// target's key with the tenant when the target does not name it.
+		target := reg.TargetOf(a.Env.Tenant)
+		sub := Subject{Handler: reg.Name, Tenant: a.Env.Tenant, Target: reg.BreakerOf(a.Env.Tenant)}
 		t.mu.Lock()
-		t.target = sub.Target
+		t.target = target
 		t.mu.Unlock()
 		adm, err := t.admit(ctx, sub)
 		if err != nil {
@@ -86,21 +89,28 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 			return err
 		}
 		if adm.Verdict == Hold {
-			t.hold = &held{adm: adm, sub: sub}
+			t.hold = &held{adm: adm, sub: sub, target: target}
 			return errHeld
 		}
 		err = t.runHandler(ctx, reg)
-		open := t.report(ctx, adm, sub, err)
+		opened := t.report(ctx, adm, sub, err)
 		if err != nil {
 			t.failed = reg
-			if open && !registry.IsPermanent(err) && !errors.Is(err, registry.ErrLeaseLost) {
-				// The call that opened the breaker (or a failed probe) is
-				// the outage's, not the event's: hold it like the events
-				// the gate now holds, the attempt given back, so that a
-				// lone event cannot spend its attempts on an outage alone.
-				t.hold = &held{adm: openAdmission(sub.Target), sub: sub}
-				a.Log.WarnContext(ctx, "call failed while the circuit opened; event held", slog.String("handler", reg.Name),
-					slog.String("target", sub.Target), slog.Any("error", err))
+			if opened && t.a.Lease.GivenBack == 0 && !registry.IsPermanent(err) && !errors.Is(err, registry.ErrLeaseLost) {
+				// The call that opened the breaker is taken for the
+				// outage's, not the event's: the event is held like those
+				// the gate now holds, its attempt given back, so that a
+				// lone event does not spend its attempts on an outage.
+				// Once per event (the record's givenBack): an event whose
+				// calls fail on their own (a poison event) spends its
+				// attempts like any other, and so does a failed probe
+				// (settled below as a failure: RETRY, or FAILED and
+				// dead-lettered on its last attempt), so that an open
+				// breaker never keeps an event alive past its attempts
+				// and one more call.
+				t.hold = &held{adm: openAdmission(sub.Target), sub: sub, target: target, givesBack: true}
+				a.Log.WarnContext(ctx, "call failed while the circuit opened; event held, its attempt given back once",
+					slog.String("handler", reg.Name), slog.String("target", sub.Target), slog.Any("error", err))
 				return errHeld
 			}
 			return err
@@ -141,10 +151,15 @@ func (t *attempt) lease() webhook.Lease {
 	return l
 }
 
-// held is the admission that held an attempt's event, and its subject.
+// held is the admission that held an attempt's event, its subject, the
+// handler's target (sub.Target is the breaker key) and whether the attempt
+// made the call that opened the breaker (its attempt is given back, once
+// per event: webhook.Hold.GiveBack).
 type held struct {
-	adm Admission
-	sub Subject
+	adm       Admission
+	sub       Subject
+	target    string
+	givesBack bool
 }
 
 // errHeld ends an attempt whose next handler run the gate held.
@@ -174,9 +189,9 @@ func (t *attempt) admit(ctx context.Context, sub Subject) (Admission, error) {
 // operational event. A failed report is logged and counted; the attempt
 // goes on.
 //
-// It returns whether the target's breaker is open after a failed run: this
-// run opened it, or it was the probe of an open breaker and failed.
-func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr error) (open bool) {
+// It returns whether this failed run opened the target's breaker (a failed
+// probe keeps it open: that is not an opening, and spends the attempt).
+func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr error) (opened bool) {
 	cfg := &t.d.cfg
 	if cfg.Gate == nil {
 		return false
@@ -188,7 +203,7 @@ func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr e
 		t.a.Log.WarnContext(ctx, "gate report", slog.String("target", sub.Target), slog.Bool("failed", failed), slog.Any("error", err))
 		return false
 	}
-	open = failed && (tr.Opened || (adm.Verdict == Probe && !tr.Closed))
+	opened = failed && tr.Opened
 	var op Op
 	switch {
 	case tr.Opened:
@@ -198,15 +213,15 @@ func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr e
 		op = Op{Kind: OpCircuitClosed, Target: tr.Target, At: tr.At}
 		t.a.Log.InfoContext(ctx, "circuit closed: the target's held events drain", slog.String("target", tr.Target))
 	default:
-		return open
+		return opened
 	}
 	t.d.circuitGauge(ctx, t.a.Log, tr.Target, tr.Opened)
 	t.d.publishOps(ctx, t.a.Log, op)
-	return open
+	return opened
 }
 
 // openAdmission is the hold of an event whose call failed as target's
-// breaker opened (or as its probe): the same reason and scope the gate
+// breaker opened: the same reason and scope the gate
 // gives the events it holds for an open breaker; the sweeper rechecks it
 // at the default time (the probe carrier is chosen among the held).
 func openAdmission(target string) Admission {

@@ -21,7 +21,8 @@ type Gate interface {
 }
 
 // Subject is what a handler run is about to call: the handler, the event's
-// tenant and the handler's target.
+// tenant and the breaker key of the handler's target (registry
+// Entry.BreakerOf: the target, with "/@<tenant>" when it names no tenant).
 type Subject struct{ Handler, Tenant, Target string }
 
 // AdmitVerdict is [Gate.Admit]'s answer.

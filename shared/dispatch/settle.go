@@ -80,7 +80,8 @@ func (t *attempt) fail(herr error, reason string) kernel.Settlement {
 }
 
 // held moves the record to HELD: the gate held the next handler run, so
-// no call was made and the attempt is given back; the message is
+// no call was made and the attempt is given back (or the attempt made the
+// call that opened the breaker, given back once per event); the message is
 // acknowledged (the drain or the sweeper sends the event again).
 func (t *attempt) held() kernel.Settlement {
 	a, cfg, h := t.a, &t.d.cfg, t.hold
@@ -88,8 +89,8 @@ func (t *attempt) held() kernel.Settlement {
 	if !recheck.After(a.Now) {
 		recheck = a.Now.Add(DefaultRecheck)
 	}
-	hold := webhook.Hold{Reason: h.adm.Reason, On: h.adm.On, Target: h.sub.Target, RecheckAt: recheck,
-		RetainUntil: a.Now.Add(cfg.Retention)}
+	hold := webhook.Hold{Reason: h.adm.Reason, On: h.adm.On, Target: h.target, RecheckAt: recheck,
+		RetainUntil: a.Now.Add(cfg.Retention), GiveBack: h.givesBack}
 	return kernel.Settlement{Op: "hold",
 		Write: func(ctx context.Context) (bool, error) {
 			return cfg.Store.Hold(ctx, t.lease(), hold)

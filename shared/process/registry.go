@@ -75,6 +75,12 @@ func ForTenants(accept func(tenant string) bool) Option {
 //
 //	process.HandleAll(r, "forward", f.forward, process.Target("forward/{tenant}"))
 //
+// A target that does not name the tenant (no "{tenant}", or no Target) is
+// shared by the tenants, its breaker is not: each tenant's calls to it have
+// their own, keyed "<target>/@<tenant>" (failure counts, probes and holds),
+// so that one tenant's failing events never hold another's. Its rate limit
+// and a pause of target/<target> cover every tenant.
+//
 // While a handler's target is unavailable (its breaker open) or paused, the
 // events it would run for are held, not failed: no call is made, no attempt
 // spent, and they drain at the target's rate once it is back. Without
@@ -94,6 +100,7 @@ func Target(pattern string) Option {
 	}
 	return Option{func(e *registry.Entry) {
 		e.Target = func(tenant string) string { return strings.ReplaceAll(pattern, "{tenant}", tenant) }
+		e.TargetNamesTenant = true
 	}}
 }
 

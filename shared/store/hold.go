@@ -58,7 +58,8 @@ func heldExpiry(leaseExpires time.Time, h webhook.Hold) int64 {
 // on l's owner and version, it gives the attempt back (attempts = l.Attempt
 // − 1), clears the lease, sets heldOn = h.On, heldSince = now, recheckAt =
 // h.RecheckAt, heldReason, target and the sweep attributes (sweepAt =
-// h.RecheckAt, or now if it has passed, so the sweeper looks at it then), raises expiresAt to
+// h.RecheckAt, or now if it has passed, so the sweeper looks at it then),
+// givenBack = l.GivenBack + 1 when h.GiveBack, raises expiresAt to
 // h.RetainUntil (nothing held expires), increments version and adds the
 // history entry (its error is the reason). When it raised expiresAt and the
 // payload is in its own item, the item's expiry is raised to the record's
@@ -82,6 +83,9 @@ func (t *Table) Hold(ctx context.Context, l webhook.Lease, h webhook.Hold) (bool
 	})
 	if h.Target != "" {
 		w.sets(map[string]types.AttributeValue{AttrTarget: avString(h.Target)})
+	}
+	if h.GiveBack {
+		w.sets(map[string]types.AttributeValue{AttrGivenBack: avInt(int64(l.GivenBack) + 1)})
 	}
 	if exp := heldExpiry(l.ExpiresAt, h); exp > 0 {
 		w.sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(exp)})

@@ -237,6 +237,7 @@ func (rec *Record) Lease() webhook.Lease {
 		// write stores them all.
 		Calls:     rec.Calls,
 		CallCount: int(rec.CallCount),
+		GivenBack: int(rec.GivenBack),
 	}
 	if rec.ExpiresAt > 0 {
 		l.ExpiresAt = time.Unix(rec.ExpiresAt, 0)

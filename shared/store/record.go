@@ -54,6 +54,11 @@ const (
 	// settling write since targets are recorded on each attempt; before,
 	// only by a hold).
 	AttrTarget = "target"
+	// AttrGivenBack counts the attempts given back to the event for a call
+	// that opened its target's breaker (set by a hold with
+	// webhook.Hold.GiveBack; the dispatcher gives one back only while it is
+	// 0). Absent reads as 0.
+	AttrGivenBack = "givenBack"
 	// AttrHeldReason, AttrHeldOn, AttrHeldSince and AttrRecheckAt describe a
 	// HELD record (see [webhook.Hold]); heldOn and heldSince are the keys of
 	// the sparse index [HeldIndex]. All four are removed when the record
@@ -126,6 +131,9 @@ type Record struct {
 	// most [webhook.MaxCalls]; CallCount counts them all ([AttrCalls]).
 	Calls     []webhook.Call `dynamodbav:"-"`
 	CallCount int64          `dynamodbav:"callCount,omitempty"`
+	// GivenBack counts the attempts given back for a call that opened the
+	// target's breaker ([AttrGivenBack]).
+	GivenBack int64 `dynamodbav:"givenBack,omitempty"`
 	// Deliveries and LastDeliveryAt (epoch ms) count the deliveries that
 	// reached the table: 1 and receivedAt from the claim, absent on a
 	// record claimed before the claim wrote them (see [AttrDeliveries],

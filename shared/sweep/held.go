@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"log/slog"
+	"slices"
 
 	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/store"
@@ -100,7 +101,8 @@ func (r *run) targets(ctx context.Context) {
 		}
 		sc := targets.Scope{Kind: targets.KindTarget, Name: b.Target}
 		switch {
-		case paused[sc]:
+		case slices.ContainsFunc(targets.Within(sc), func(w targets.Scope) bool { return paused[w] }):
+			// Paused itself, or a tenant's share of a paused target.
 			r.blocked[sc] = true
 		case b.Open():
 			r.blocked[sc] = true

@@ -38,10 +38,15 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Defaults of [Config].
+// Defaults of [Config]. MinCalls and FailureRate are chosen for their
+// false-open rate (docs/OPERATIONS.md, "Choosing the breaker's
+// defaults"): a target failing 20% of calls at random opens in about
+// 0.01% of full windows (P(X >= 12 | n = 20, p = 0.2), 0.011% over a window
+// of up to 600 calls), where 5 calls at 0.5 opened in 5.8% (11.6% over a
+// longer window); a dead target still opens after 20 failed calls.
 const (
-	DefaultMinCalls      = 5
-	DefaultFailureRate   = 0.5
+	DefaultMinCalls      = 20
+	DefaultFailureRate   = 0.6
 	DefaultWindow        = 60 * time.Second
 	DefaultProbeInterval = 30 * time.Second
 	DefaultRate          = 10.0

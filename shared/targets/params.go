@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/targets/internal/breaker"
 )
 
@@ -36,15 +37,56 @@ func waitedAdmission(target string, now time.Time, wait time.Duration) Admission
 }
 
 // covering returns the first scope of s that paused holds: handler, tenant,
-// then target.
+// then target (see [Covers]).
 func covering(s Subject, paused func(Scope) bool) (Scope, bool) {
-	for _, sc := range []Scope{{KindHandler, s.Handler}, {KindTenant, s.Tenant}, {KindTarget, s.Target}} {
-		if sc.Name != "" && paused(sc) {
+	for _, sc := range Covers(s) {
+		if paused(sc) {
 			return sc, true
 		}
 	}
 	return Scope{}, false
 }
+
+// Covers returns the scopes whose pause holds a run of s, in the order they
+// are checked: its handler, its tenant, its target (the breaker key) and,
+// when that key is a tenant's share of a shared target
+// ("<target>/@<tenant>", [BreakerKey]), the shared target, so that a pause
+// of target/<target> holds every tenant's calls. Empty names are left out.
+func Covers(s Subject) []Scope {
+	var scs []Scope
+	for _, sc := range []Scope{{KindHandler, s.Handler}, {KindTenant, s.Tenant}} {
+		if sc.Name != "" {
+			scs = append(scs, sc)
+		}
+	}
+	if s.Target != "" {
+		scs = append(scs, Within(Scope{KindTarget, s.Target})...)
+	}
+	return scs
+}
+
+// Within returns sc and, for a tenant's share of a shared target
+// (target/<target>/@<tenant>), the target's scope: the scopes whose pause
+// blocks sc.
+func Within(sc Scope) []Scope {
+	if sc.Kind != KindTarget {
+		return []Scope{sc}
+	}
+	if base, tenant := SplitBreakerKey(sc.Name); tenant != "" {
+		return []Scope{sc, {KindTarget, base}}
+	}
+	return []Scope{sc}
+}
+
+// BreakerKey returns the breaker key of target, shared by several tenants,
+// for tenant: "<target>/@<tenant>". A handler whose target does not name
+// the tenant has one breaker per tenant under such keys (failure counts,
+// probes, holds); a pause of the target covers them all ([Covers]).
+func BreakerKey(target, tenant string) string { return registry.BreakerKey(target, tenant) }
+
+// SplitBreakerKey returns the shared target and the tenant of a key
+// [BreakerKey] made; any other key is its own target, tenant "".
+func SplitBreakerKey(key string) (target, tenant string) { return registry.SplitBreakerKey(key) }
 
 // view is the Breaker of s.
 func view(target string, s breaker.State) Breaker {

@@ -164,8 +164,8 @@ func (t *Table) covered(ctx context.Context, sub Subject, now time.Time) (Scope,
 	return sc, ok, nil
 }
 
-// Blocked implements [Gate.Blocked]: the pauses as the instance's copy
-// says (at most PauseCacheFor old; its own resumes at once), a target's
+// Blocked implements [Gate.Blocked]: the pauses (of sc, and of the shared
+// target of a tenant's share, [Within]) as the instance's copy says (at most PauseCacheFor old; its own resumes at once), a target's
 // breaker as read now.
 func (t *Table) Blocked(ctx context.Context, sc Scope) (bool, error) {
 	if err := sc.Validate(); err != nil {
@@ -175,8 +175,10 @@ func (t *Table) Blocked(ctx context.Context, sc Scope) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if paused(sc) {
-		return true, nil
+	for _, w := range Within(sc) {
+		if paused(w) {
+			return true, nil
+		}
 	}
 	if sc.Kind != KindTarget {
 		return false, nil

@@ -12,7 +12,10 @@ import (
 )
 
 // Subject is what a handler run is about to call: the handler, the event's
-// tenant and the target the handler names.
+// tenant and the target's breaker key: the target the handler names when it
+// names the tenant, else [BreakerKey](target, tenant) ("<target>/@<tenant>":
+// one breaker per tenant of a shared target; a pause of the target covers
+// it, [Covers]).
 type Subject struct{ Handler, Tenant, Target string }
 
 // Verdict is the answer of [Gate.Admit].

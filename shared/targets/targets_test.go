@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +128,74 @@ func TestVerdictString(t *testing.T) {
 		if got := v.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int(v), got, want)
 		}
+	}
+}
+
+// The breaker's defaults are stated once, in Config's constants; the
+// template's parameter descriptions and docs/CONFIGURATION.md say the same.
+func TestDefaultsAgreeWithTemplateAndDocs(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tpl, conf := read("template.yaml"), read("docs/CONFIGURATION.md")
+	for _, want := range []struct{ file, text, in string }{
+		{"template.yaml", fmt.Sprintf("(1 to 1000; empty %d)", DefaultMinCalls), tpl},
+		{"template.yaml", fmt.Sprintf("(more than 0, at most 1; empty %g)", DefaultFailureRate), tpl},
+		{"docs/CONFIGURATION.md", fmt.Sprintf("1 to 1000 (default `%d`)", DefaultMinCalls), conf},
+		{"docs/CONFIGURATION.md", fmt.Sprintf("at most 1 (default `%g`", DefaultFailureRate), conf},
+	} {
+		if !strings.Contains(want.in, want.text) {
+			t.Errorf("%s does not say %q (the default in shared/targets/config.go)", want.file, want.text)
+		}
+	}
+}
+
+// falseOpen is the probability that a window of up to calls outcomes, each
+// a failure with probability p at random, opens a breaker of minCalls at
+// rate: the running share of failures reaches rate at some outcome from the
+// minCalls-th on (exact, by dynamic programming over the failures so far).
+func falseOpen(minCalls int, rate, p float64, calls int) float64 {
+	dist := map[int]float64{0: 1}
+	var opened float64
+	for k := 1; k <= calls; k++ {
+		next := map[int]float64{}
+		for f, pr := range dist {
+			for _, o := range []struct {
+				df int
+				q  float64
+			}{{1, p}, {0, 1 - p}} {
+				nf := f + o.df
+				if k >= minCalls && float64(nf) >= rate*float64(k)-1e-9 {
+					opened += pr * o.q
+				} else {
+					next[nf] += pr * o.q
+				}
+			}
+		}
+		dist = next
+	}
+	return opened
+}
+
+// The defaults' false-open rate, as docs/OPERATIONS.md states it: a target
+// failing 20% of calls at random opens in about 0.010% of the windows of
+// exactly MinCalls calls and 0.011% of windows of up to 600; a dead target
+// opens at the MinCalls-th call.
+func TestDefaultFalseOpenRate(t *testing.T) {
+	exact := falseOpen(DefaultMinCalls, DefaultFailureRate, 0.2, DefaultMinCalls)
+	long := falseOpen(DefaultMinCalls, DefaultFailureRate, 0.2, 600)
+	if exact > 0.00011 || long > 0.0002 || exact < 0.00009 || long < exact {
+		t.Errorf("false-open at p=0.2: %.5f%% (window of %d), %.5f%% (window of 600); docs say 0.010%% and 0.011%%",
+			100*exact, DefaultMinCalls, 100*long)
+	}
+	if old := falseOpen(5, 0.5, 0.2, 5); old < 0.0579 || old > 0.0580 {
+		t.Errorf("5 calls at 0.5: %.4f%%, want 5.792%% (the table's first row)", 100*old)
+	}
+	if dead := falseOpen(DefaultMinCalls, DefaultFailureRate, 1, DefaultMinCalls); dead != 1 {
+		t.Errorf("a dead target opens within %d calls with probability %g, want 1", DefaultMinCalls, dead)
 	}
 }

@@ -86,6 +86,10 @@ type Lease struct {
 	// completion, retry, failure or hold) records it as the record's
 	// target; "" leaves the record's as it is.
 	Target string
+	// GivenBack counts the attempts given back to the event for a call
+	// that opened its target's breaker (the record's givenBack): at most 1,
+	// so that an event whose calls fail on their own spends its attempts.
+	GivenBack int
 
 	added int // calls added by AddCalls, to be written by the settling write
 }
@@ -152,4 +156,9 @@ type Hold struct {
 	// RetainUntil is the least the record is kept (expiresAt is raised to
 	// it, never lowered): nothing held expires while it waits.
 	RetainUntil time.Time
+	// GiveBack says the held attempt made the call that opened the
+	// breaker: its attempt is given back like a hold's, and the record's
+	// givenBack is raised by one (the dispatcher gives it back only while
+	// givenBack is 0).
+	GiveBack bool
 }

@@ -45,7 +45,8 @@ type Delivery struct {
 type generator struct {
 	sys      *System
 	items    []Item
-	tenant   *tenants.Tenant
+	tenant   *tenants.Tenant            // the default tenant
+	tenants  map[string]*tenants.Tenant // by name, for items of another
 	client   *http.Client
 	deadline time.Time
 	seq      atomic.Int64
@@ -135,7 +136,11 @@ func (g *generator) post(ctx context.Context, it *Item, pol Policy, n int) Attem
 	if pol.Redelivery {
 		opts.Retry = n
 	}
-	sreq, err := signer.Sign(g.tenant, it.Provider, it.Body(n > 0 && pol.Redelivery), opts)
+	tenant := g.tenant
+	if t, ok := g.tenants[it.Tenant]; ok {
+		tenant = t
+	}
+	sreq, err := signer.Sign(tenant, it.Provider, it.Body(n > 0 && pol.Redelivery), opts)
 	if err != nil {
 		return a
 	}
@@ -169,8 +174,14 @@ func newGenerator(sys *System, items []Item, tenantsFile, tenant string, c int, 
 	if !ok {
 		return nil, fmt.Errorf("storm: no tenant %q", tenant)
 	}
+	all := map[string]*tenants.Tenant{}
+	for _, name := range doc.Names() {
+		if t, ok := doc.Tenant(name); ok {
+			all[name] = t
+		}
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 4 * c
 	tr.MaxIdleConns = 8 * c
-	return &generator{sys: sys, items: items, tenant: t, client: &http.Client{Transport: tr}, deadline: deadline}, nil
+	return &generator{sys: sys, items: items, tenant: t, tenants: all, client: &http.Client{Transport: tr}, deadline: deadline}, nil
 }

@@ -81,6 +81,18 @@ type Options struct {
 	Inspect func(r *Report, s *System)
 	// Keep keeps the table and queues at the end (default: deleted).
 	Keep bool
+	// Tenants are the tenants the items are spread over (nil: the demo
+	// tenant only); each gets the demo tenant's settings under its name.
+	Tenants []string
+	// SharedTarget, with Steps ≥ 0, names the steps handler's target, one
+	// that names no tenant (shared by every tenant: one breaker per tenant),
+	// and gives its dispatcher the targets' gate (breakers, holds).
+	SharedTarget string
+	// Lead picks items sent first, alone, each accepted before the next and
+	// before the storm (its other items); AfterLead then runs (a scenario
+	// waiting for what the lead did) before the storm starts.
+	Lead      func(items []Item) []int
+	AfterLead func(ctx context.Context, s *System) error
 }
 
 // DefaultProviders returns the providers of a default storm: the mix the

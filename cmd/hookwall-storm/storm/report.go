@@ -39,8 +39,10 @@ type Report struct {
 	Faults          []string       `json:"faults,omitempty"`
 	// Outage is the outage scenarios' part (target down, scope paused).
 	Outage *OutageReport `json:"outage,omitempty"`
-	SVG    string        `json:"svg,omitempty"`
-	OK     bool          `json:"ok"`
+	// Breaker is the breaker scenarios' part (flaky target, poison events).
+	Breaker *BreakerReport `json:"breaker,omitempty"`
+	SVG     string         `json:"svg,omitempty"`
+	OK      bool           `json:"ok"`
 
 	// records are the event records read at the end, by key (for a
 	// scenario's Inspect).
@@ -88,6 +90,9 @@ func (r *Report) Failures() []string {
 	var f []string
 	if r.Outage != nil {
 		f = append(f, r.Outage.Failures...)
+	}
+	if r.Breaker != nil {
+		f = append(f, r.Breaker.Failures...)
 	}
 	if r.Outcome.Lost > 0 {
 		f = append(f, fmt.Sprintf("lost=%d %v", r.Outcome.Lost, r.Outcome.LostKeys))
@@ -181,6 +186,12 @@ func (r *Report) Text(w io.Writer) {
 		p("  per second:      %v", u.PerSecond)
 		for _, b := range u.BadSamples {
 			p("  not SUCCEEDED:   %s", b)
+		}
+	}
+	if b := r.Breaker; b != nil {
+		p("breaker (%s):", b.Kind)
+		for _, k := range sortedKeys(b.Figures) {
+			p("  %-24s %v", k+":", b.Figures[k])
 		}
 	}
 	if r.Processor.Kills > 0 {

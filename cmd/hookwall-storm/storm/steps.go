@@ -15,6 +15,7 @@ import (
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sqsbatch"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -26,13 +27,22 @@ const StepsHandler = "storm.steps"
 // instead of the teams': StepsHandler runs n journaled steps per event, each
 // a POST of {"key","step"} to targetURL with the step's idempotency key (n =
 // 0: the handler does nothing). It measures the engine's cost per step.
-func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Logger, counter *Counter, n int, targetURL string) (BatchFunc, error) {
+// With a shared target (one naming no tenant), the handler calls it
+// (process.Target) and the dispatcher has the targets' gate, as the
+// processor's wiring gives it: breakers per tenant, holds, probes.
+func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Logger, counter *Counter, n int, targetURL, shared string) (BatchFunc, error) {
 	b, err := backend.Load(ctx, backend.Config{Function: "processor", TenantsFile: s.TenantsFile, TenantsSecretARN: s.TenantsSecretARN,
-		TableName: s.TableName, QueueURL: s.QueueURL, DLQURL: s.DLQURL, EventBusName: s.EventBusName}, log, counter.Option("processor"))
+		TableName: s.TableName, QueueURL: s.QueueURL, DLQURL: s.DLQURL, EventBusName: s.EventBusName,
+		Targets: targets.Config{}.With(s.Targets)}, log, counter.Option("processor"))
 	if err != nil {
 		return nil, fmt.Errorf("storm: processor backend: %w", err)
 	}
 	reg := process.NewRegistry()
+	var opts []process.Option
+	var gate dispatch.Gate
+	if shared != "" {
+		opts, gate = append(opts, process.Target(shared)), backend.Gate(b.Gate)
+	}
 	process.HandleAll(reg, StepsHandler, func(ctx context.Context, ev *process.Event[webhook.Envelope]) error {
 		for i := range n {
 			if err := ev.Step(ctx, fmt.Sprintf("s%d", i), func(ctx context.Context, idem string) error {
@@ -42,8 +52,8 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 			}
 		}
 		return nil
-	})
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: b.Table, DLQ: b.DLQ, UnhandledToDLQ: s.UnhandledToDLQ,
+	}, opts...)
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: b.Table, DLQ: b.DLQ, UnhandledToDLQ: s.UnhandledToDLQ, Gate: gate,
 		Kernel: dispatch.Kernel{Queue: b.Queue, Publisher: b.Publisher, Outcomes: s.OutcomeEvents, Logger: log,
 			Metrics:       obs.NewMetrics(io.Discard, "Hookwall", map[string]string{"Function": "processor"}),
 			LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	start := time.Now()
 	items, jobs := Workload(o.N, o.Providers, localrun.DefaultTenant, o.Dup2, o.Dup3, o.Concurrent, o.Multi, o.Seed, prefix, start)
+	SpreadTenants(items, o.Providers, o.Tenants)
+	var lead []int
+	if o.Lead != nil {
+		lead = o.Lead(items)
+		isLead := map[int]bool{}
+		for _, i := range lead {
+			isLead[i] = true
+		}
+		jobs = slices.DeleteFunc(jobs, func(j Job) bool { return isLead[j.Item] })
+	}
 	gen, err := newGenerator(sys, items, filepath.Join(dir, "tenants.json"), localrun.DefaultTenant, o.C, start.Add(o.Deadline))
 	if err != nil {
 		return nil, err
@@ -82,6 +93,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Before != nil {
 		if err := o.Before(ctx, sys); err != nil {
 			return nil, fmt.Errorf("storm: before: %w", err)
+		}
+	}
+	for _, i := range lead { // alone, every copy, each accepted before the next
+		for range items[i].Copies {
+			gen.deliver(ctx, i)
+		}
+	}
+	if len(lead) > 0 && o.AfterLead != nil {
+		if err := o.AfterLead(ctx, sys); err != nil {
+			return nil, fmt.Errorf("storm: after the lead items: %w", err)
 		}
 	}
 	cpu0 := cpuclock.Self()

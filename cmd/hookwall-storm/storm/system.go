@@ -2,6 +2,7 @@ package storm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,6 +116,9 @@ func startSystem(ctx context.Context, o Options, res *Resources, dir string, cou
 	if err != nil {
 		return nil, err
 	}
+	if doc, err = withTenants(doc, o.Tenants); err != nil {
+		return nil, err
+	}
 	tenantsFile := filepath.Join(dir, "tenants.json")
 	if err := os.WriteFile(tenantsFile, doc, 0o600); err != nil {
 		return nil, fmt.Errorf("storm: write tenants: %w", err)
@@ -154,7 +158,7 @@ func startSystem(ctx context.Context, o Options, res *Resources, dir string, cou
 			return nil, fmt.Errorf("storm: build the processor: %w", err)
 		}
 		s.proc = p.Handle
-	} else if s.proc, err = buildStepsProcessor(ctx, s.Processor, s.log.With("function", "processor"), counter, o.Steps, forwardURL); err != nil {
+	} else if s.proc, err = buildStepsProcessor(ctx, s.Processor, s.log.With("function", "processor"), counter, o.Steps, forwardURL, o.SharedTarget); err != nil {
 		return nil, err
 	}
 	if s.comp, err = compwiring.Build(ctx, cs, s.log.With("function", "compensator"), io.Discard, counter.Option("compensator")); err != nil {
@@ -194,6 +198,32 @@ func startSystem(ctx context.Context, o Options, res *Resources, dir string, cou
 		Handle: localrun.JSONHandler(s.comp.Handle), Timeout: cs.Lease, Concurrency: 1, Log: s.log,
 	}}, func(ctx context.Context) { s.sweepLoop(ctx, awsCfg.Region) })
 	return s, nil
+}
+
+// withTenants adds to the demo tenants document doc each of names it lacks,
+// with the demo tenant's settings.
+func withTenants(doc []byte, names []string) ([]byte, error) {
+	if len(names) == 0 {
+		return doc, nil
+	}
+	var d map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, fmt.Errorf("storm: tenants: %w", err)
+	}
+	demo, ok := d["tenants"][localrun.DefaultTenant]
+	if !ok {
+		return nil, fmt.Errorf("storm: tenants: no %s", localrun.DefaultTenant)
+	}
+	for _, n := range names {
+		if _, ok := d["tenants"][n]; !ok {
+			d["tenants"][n] = demo
+		}
+	}
+	out, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("storm: tenants: %w", err)
+	}
+	return append(out, '\n'), nil
 }
 
 // StartProcessor starts fresh processor pollers (after a kill, a restart).

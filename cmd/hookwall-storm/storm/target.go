@@ -32,6 +32,10 @@ type TargetConfig struct {
 	Dedupe bool
 	// Hold bounds a timeout's hold (default 30 s).
 	Hold time.Duration
+	// Poison, if set, names the event keys answered 500 every time, a
+	// retryable failure of their own (the target answers 500 to their
+	// payload only): the poison events of issue 29.
+	Poison func(eventKey string) bool
 	// Down starts the target down: every request is answered 503 at once,
 	// nothing applied, until [Target.SetDown](false) (the outage scenarios).
 	Down bool
@@ -69,6 +73,7 @@ type Target struct {
 	timeouts  int
 	slow      int
 	rejected  int
+	poisoned  int
 	absorbed  int
 	downCalls int
 	down      bool
@@ -151,6 +156,12 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if down {
 		t.logCall(env.Key, http.StatusServiceUnavailable)
 		http.Error(w, "storm target: down", http.StatusServiceUnavailable)
+		return
+	}
+	if t.cfg.Poison != nil && t.cfg.Poison(env.Key) {
+		t.count(&t.poisoned)
+		t.logCall(env.Key, http.StatusInternalServerError)
+		http.Error(w, "storm target: this payload always fails", http.StatusInternalServerError)
 		return
 	}
 	if t.cfg.Reject4xx != nil && t.cfg.Reject4xx(env.Key) {
@@ -240,6 +251,8 @@ type TargetStats struct {
 	AbsorbedReplays int `json:"absorbed_replays"`
 	// WhileDown are the requests answered 503 because the target was down.
 	WhileDown int `json:"while_down"`
+	// Poisoned are the requests answered 500 to a poison event.
+	Poisoned int `json:"poisoned_500,omitempty"`
 }
 
 // Stats returns the target's request counts.
@@ -247,7 +260,7 @@ func (t *Target) Stats() TargetStats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return TargetStats{Requests: t.requests, Failed5xx: t.failed5xx, Timeouts: t.timeouts, Slow: t.slow,
-		Rejected4xx: t.rejected, AbsorbedReplays: t.absorbed, WhileDown: t.downCalls}
+		Rejected4xx: t.rejected, AbsorbedReplays: t.absorbed, WhileDown: t.downCalls, Poisoned: t.poisoned}
 }
 
 // HasEffects reports whether every key has at least one effect.

@@ -19,6 +19,8 @@ type Item struct {
 	Index int
 	// Provider is line, wecom, wechat or standard.
 	Provider string
+	// Tenant is the tenant it is sent for ("" : the demo tenant).
+	Tenant string
 	// IDs are the provider's event ids (webhookEventId, MsgId, webhook-id).
 	IDs []string
 	// Keys are the events' Hookwall keys (webhook.Key), as the receiver
@@ -111,6 +113,22 @@ func Workload(n int, providers []string, tenant string, dup2, dup3, concurrent, 
 	}
 	shuffle(jobs, r)
 	return items, jobs
+}
+
+// SpreadTenants gives the items to tenants in turn, one provider round
+// (len(providers) items) each, so that every tenant gets every provider,
+// and derives their keys again. One tenant or none changes nothing.
+func SpreadTenants(items []Item, providers []string, tenants []string) {
+	if len(tenants) < 2 {
+		return
+	}
+	for i := range items {
+		it := &items[i]
+		it.Tenant = tenants[(i/max(1, len(providers)))%len(tenants)]
+		for j, id := range it.IDs {
+			it.Keys[j] = EventKey(it.Provider, it.Tenant, id)
+		}
+	}
 }
 
 // multiEvent reports whether one delivery of provider may carry several events.

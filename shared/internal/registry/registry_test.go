@@ -149,3 +149,24 @@ func TestDepsDropNils(t *testing.T) {
 		t.Errorf("got %v, want [3]", d)
 	}
 }
+
+func TestBreakerKeys(t *testing.T) {
+	shared := &Entry{Name: "crm.lead"}
+	named := &Entry{Name: "forward", Target: func(t string) string { return "forward/" + t }, TargetNamesTenant: true}
+	for _, tc := range []struct {
+		e           *Entry
+		tenant, key string
+	}{{shared, "acme", "crm.lead/@acme"}, {shared, "", "crm.lead"}, {named, "acme", "forward/acme"}} {
+		if got := tc.e.BreakerOf(tc.tenant); got != tc.key {
+			t.Errorf("%s for %q: %q, want %q", tc.e.Name, tc.tenant, got, tc.key)
+		}
+	}
+	for key, want := range map[string][2]string{
+		"crm.lead/@acme": {"crm.lead", "acme"}, "forward/acme": {"forward/acme", ""}, "x/@y/@acme": {"x/@y", "acme"},
+		"@acme": {"@acme", ""}, "crm/@": {"crm/@", ""}, "crm/@a/b": {"crm/@a/b", ""},
+	} {
+		if target, tenant := SplitBreakerKey(key); target != want[0] || tenant != want[1] {
+			t.Errorf("SplitBreakerKey(%q) = %q, %q; want %q, %q", key, target, tenant, want[0], want[1])
+		}
+	}
+}

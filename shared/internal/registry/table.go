@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -38,6 +39,10 @@ type Entry struct {
 	// unit of the circuit breaker, the rate limit and a target pause (nil:
 	// the handler's name; see [Entry.TargetOf]).
 	Target func(tenant string) string
+	// TargetNamesTenant says Target's answer is the tenant's own (its
+	// pattern has "{tenant}"): the breaker key is then the target itself
+	// (see [Entry.BreakerOf]).
+	TargetNamesTenant bool
 
 	seq int
 }
@@ -52,6 +57,44 @@ func (e *Entry) TargetOf(tenant string) string {
 		}
 	}
 	return e.Name
+}
+
+// BreakerOf returns the key of the circuit breaker (and of the holds it
+// makes) of the handler's calls for an event of tenant: its target when the
+// target names the tenant ([Entry.TargetNamesTenant]), else
+// [BreakerKey](target, tenant), so that a breaker never crosses tenants.
+func (e *Entry) BreakerOf(tenant string) string {
+	t := e.TargetOf(tenant)
+	if e.TargetNamesTenant {
+		return t
+	}
+	return BreakerKey(t, tenant)
+}
+
+// TenantMark begins the last part of a breaker key that a tenant was added
+// to: "<target>/@<tenant>".
+const TenantMark = "/@"
+
+// BreakerKey returns the breaker key of target, shared by several tenants,
+// for tenant: "<target>/@<tenant>" (target itself when tenant is empty).
+// Failure counts, probes and holds are per tenant: one tenant's failing
+// events cannot open the breaker that holds another's.
+func BreakerKey(target, tenant string) string {
+	if tenant == "" {
+		return target
+	}
+	return target + TenantMark + tenant
+}
+
+// SplitBreakerKey returns the target and tenant of a key [BreakerKey]
+// made; a key without a tenant part (a target that names its tenant, or a
+// key from before breakers were per tenant) is its own target, tenant "".
+func SplitBreakerKey(key string) (target, tenant string) {
+	i := strings.LastIndex(key, TenantMark)
+	if i <= 0 || strings.Contains(key[i+len(TenantMark):], "/") || key[i+len(TenantMark):] == "" {
+		return key, ""
+	}
+	return key[:i], key[i+len(TenantMark):]
 }
 
 // Serves reports whether the handler runs for events of tenant.

@@ -34,6 +34,9 @@ func (s *Store) Hold(_ context.Context, l webhook.Lease, h webhook.Hold) (bool, 
 		if h.Target != "" {
 			r.Target = h.Target
 		}
+		if h.GiveBack {
+			r.GivenBack = int64(l.GivenBack) + 1
+		}
 		r.SweepShard, r.SweepAt = shardName(r.Key), sweepAtFrom(h.RecheckAt, now)
 		if !l.ExpiresAt.IsZero() {
 			r.ExpiresAt = max(l.ExpiresAt.Unix(), h.RetainUntil.Unix())

@@ -138,6 +138,35 @@ var holdCases = []testCase{
 			`v2 RECEIVED→PROCESSING attempt=1 owner=w1 error="" fn=storetest @0`,
 			`v3 PROCESSING→HELD attempt=0 owner=w1 error="circuit open: forward/acme" fn=storetest @1000`)
 	}},
+	{"a hold of the call that opened the breaker counts the give-back, once per hold", func(t *testing.T, e *env) {
+		e.claimed(t)
+		l := e.leased(t, "w1")
+		if l.GivenBack != 0 {
+			t.Fatalf("a fresh lease: given back %d, want 0", l.GivenBack)
+		}
+		h := holdOf(e.clk.Now(), holdOn)
+		h.GiveBack = true
+		if !held(t, "hold")(e.s.Hold(e.ctx, l, h)) {
+			t.Fatal("hold: lease lost")
+		}
+		got := e.mustGet(t)
+		if got.GivenBack != 1 || got.Attempts != 0 {
+			t.Errorf("got givenBack %d attempts %d; want 1 and 0", got.GivenBack, got.Attempts)
+		}
+		if ok, err := e.s.Release(e.ctx, got, e.clk.Now().Add(time.Minute)); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		acq, err := e.s.Acquire(e.ctx, got.Key, "w2", e.clk.Now().Add(LeaseFor))
+		if err != nil || acq.Outcome != webhook.Acquired || acq.Lease.GivenBack != 1 {
+			t.Fatalf("acquire after the release: %+v, %v; want a lease with GivenBack 1", acq, err)
+		}
+		if !held(t, "hold")(e.s.Hold(e.ctx, acq.Lease, holdOf(e.clk.Now(), holdOn))) {
+			t.Fatal("second hold: lease lost")
+		}
+		if got := e.mustGet(t); got.GivenBack != 1 {
+			t.Errorf("a gate's hold (no call): givenBack %d, want 1 unchanged", got.GivenBack)
+		}
+	}},
 	{"hold never lowers expiresAt", func(t *testing.T, e *env) {
 		rec := e.claimed(t)
 		l := e.leased(t, "w1")

@@ -106,8 +106,8 @@ func (g *Gate) admit(s targets.Subject) (a targets.Admission, wait bool) {
 	g.st.mu.Lock()
 	defer g.st.mu.Unlock()
 	now := g.cfg.Now()
-	for _, sc := range []targets.Scope{{Kind: targets.KindHandler, Name: s.Handler}, {Kind: targets.KindTenant, Name: s.Tenant}, {Kind: targets.KindTarget, Name: s.Target}} {
-		if _, paused := g.st.pauses[sc]; paused && sc.Name != "" {
+	for _, sc := range targets.Covers(s) {
+		if _, paused := g.st.pauses[sc]; paused {
 			return targets.Admission{Verdict: targets.Hold, Reason: "paused " + sc.Kind + " " + sc.Name, On: sc, RecheckAt: now.Add(targets.PauseRecheck)}, false
 		}
 	}
@@ -244,8 +244,10 @@ func (g *Gate) Blocked(_ context.Context, sc targets.Scope) (bool, error) {
 	}
 	g.st.mu.Lock()
 	defer g.st.mu.Unlock()
-	if _, paused := g.st.pauses[sc]; paused {
-		return true, nil
+	for _, w := range targets.Within(sc) {
+		if _, paused := g.st.pauses[w]; paused {
+			return true, nil
+		}
 	}
 	return sc.Kind == targets.KindTarget && g.st.breakers[sc.Name].Open, nil
 }

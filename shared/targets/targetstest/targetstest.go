@@ -65,6 +65,7 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 		{"a target's own rate", takeOwnRate},
 		{"pauses hold and resumes release", pauses},
 		{"a pause covers handler, then tenant, then target", pausePriority},
+		{"a pause of a shared target covers every tenant's breaker", sharedTargetPause},
 		{"bad scopes are refused", badScopes},
 		{"breakers lists every target admitted", breakers},
 		{"no target and held admissions", noTarget},
@@ -520,6 +521,41 @@ func pausePriority(t *testing.T, env Env) {
 	}
 	if ps := must(t, g.Pauses); len(ps) != 3 || ps[0].Scope != scopes[2] || ps[1].Scope != scopes[0] || ps[2].Scope != scopes[1] {
 		t.Fatalf("Pauses() = %+v; want 3, by scope", ps)
+	}
+}
+
+// sharedTargetPause: a pause of a target shared by tenants holds each
+// tenant's breaker key (<target>/@<tenant>) and blocks it; a pause of one
+// tenant's key holds only that tenant's.
+func sharedTargetPause(t *testing.T, env Env) {
+	g := env.Gate(t, config(webhooktest.NewClock(start)))
+	ctx := context.Background()
+	acme := targets.Subject{Handler: "crm.lead", Tenant: "acme", Target: targets.BreakerKey("crm", "acme")}
+	beta := targets.Subject{Handler: "crm.lead", Tenant: "beta", Target: targets.BreakerKey("crm", "beta")}
+	shared := targets.Scope{Kind: targets.KindTarget, Name: "crm"}
+	if err := g.Pause(ctx, shared, "ops", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []targets.Subject{acme, beta} {
+		if adm := admit(t, g, sub); adm.Verdict != targets.Hold || adm.On != shared {
+			t.Fatalf("%s under a pause of target/crm: %v on %v; want held on %v", sub.Target, adm.Verdict, adm.On, shared)
+		}
+		if !blocked(t, g, targets.Scope{Kind: targets.KindTarget, Name: sub.Target}) {
+			t.Fatalf("%s under a pause of target/crm: not blocked", sub.Target)
+		}
+	}
+	if err := g.Resume(ctx, shared); err != nil {
+		t.Fatal(err)
+	}
+	own := targets.Scope{Kind: targets.KindTarget, Name: acme.Target}
+	if err := g.Pause(ctx, own, "ops", ""); err != nil {
+		t.Fatal(err)
+	}
+	if adm := admit(t, g, acme); adm.Verdict != targets.Hold || adm.On != own {
+		t.Fatalf("acme under a pause of its key: %v on %v; want held on %v", adm.Verdict, adm.On, own)
+	}
+	if adm := admit(t, g, beta); adm.Verdict != targets.Allow {
+		t.Fatalf("beta under a pause of acme's key: %v; want allow", adm.Verdict)
 	}
 }
 
