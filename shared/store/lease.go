@@ -105,7 +105,7 @@ func (t *Table) AcquireGeneration(ctx context.Context, key string, gen int64, ow
 
 // generationCondition: the record's generation is at most :gen (absent is
 // 0): the message is not stale.
-const generationCondition = "(attribute_not_exists(" + AttrGeneration + ") OR " + AttrGeneration + " <= :gen)"
+const generationCondition = "attribute_not_exists(" + AttrGeneration + ") OR " + AttrGeneration + " <= :gen"
 
 // taking is one way of taking a lease: the processor's or the compensator's.
 type taking struct {
