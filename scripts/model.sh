@@ -51,6 +51,24 @@
 #                                between the sweeper's read and its
 #                                MarkRequeued (a take-over, then the
 #                                receiver dies): the cycle must be found
+#   Runs 17-20 check model/stale.pml (issue #29 item 4: a replay of a
+#   finished event racing its own dead letter; the generation check):
+#  17. stale-safety              never a later life compensated: must pass
+#  18. stale-liveness            the replayed event ends SUCCEEDED: must pass
+#  19. -DNO_GENERATION safety    the stale dead letter compensates the
+#                                replay: the assertion must be violated
+#  20. -DNO_GENERATION liveness  the replay is dropped as a duplicate of a
+#                                COMPENSATED event: an acceptance cycle
+#   Runs 21-24 check model/poison.pml (issue #29 items 1 and 10: poison
+#   events and the breaker; a failed probe spends the carrier's attempt, the
+#   give-back at most once per event):
+#  21. poison-safety             a poison event makes at most MAXATT+1 calls
+#  22. poison-liveness           every poison event FAILED, the healthy one
+#                                SUCCEEDED: must pass
+#  23. -DPROBE_GIVES_BACK        the poison events carry the probes forever:
+#                                an acceptance cycle (never FAILED)
+#  24. -DGIVE_BACK_ALWAYS        the give-back not limited to once: the
+#                                MAXATT+1 calls bound must be violated
 #
 # Exit 0 only when every run ends as expected. Non-interactive: installs the
 # Debian package spin when it is missing and we are root, otherwise stops
@@ -115,6 +133,7 @@ trail() {
 }
 
 fail=0
+pml=$model   # the model run() checks (runs 17-24: the companions)
 
 # run NAME EXPECT(pass|assert|cycle) "SPINFLAGS" "CCFLAGS" "PANFLAGS" [OPT] [ASSERTION]
 # (the defect runs search a few thousand states: -O0 compiles 4x faster;
@@ -124,7 +143,7 @@ run() {
 	local name=$1 expect=$2 sflags=$3 cflags=$4 pflags=$5 opt=${6:-$OPT} want=${7:-}
 	local dir=$work/$name
 	mkdir -p "$dir"
-	cp "$model" "$dir/hookwall.pml"
+	cp "$pml" "$dir/hookwall.pml"   # (under the one name the trail replays)
 	echo
 	echo "== $name: spin $sflags -a; $CC $opt $cflags; ./pan $pflags (expect: $expect)"
 	# shellcheck disable=SC2086
@@ -187,9 +206,26 @@ run defect-no-claim-index cycle "$swept -DNO_CLAIM_INDEX -DMAXFAULTS=1" "-DNFAIR
 run defect-cursor-skips cycle "$swept -DSWEEP_CURSOR_SKIPS -DMAXFAULTS=1" "-DNFAIR=4" "-a -f -A -m100000" -O0
 run defect-moved-on-passes cycle "$swept -DMOVED_ON_PASSES -DMAXFAULTS=2" "-DNFAIR=4" "-a -f -A -m100000" -O0
 
+# a replay of a finished event racing its own dead letter (issue #29 item 4)
+pml=$root/model/stale.pml
+[[ -f $pml ]] || die "no model at $pml"
+run stale-safety        pass   ""                "-DSAFETY -DNOCLAIM" "-m100000" -O0
+run stale-liveness      pass   ""                "-DNFAIR=6"          "-a -f -m100000" -O0
+run defect-no-generation assert "-DNO_GENERATION" "-DSAFETY -DNOCLAIM" "-m100000" -O0 "(gen==0)"
+# (no weak fairness: the counterexample is a run that ends COMPENSATED)
+run defect-no-generation-liveness cycle "-DNO_GENERATION" "" "-a -A -m100000" -O0
+
+# poison events and the breaker (issue #29 items 1 and 10)
+pml=$root/model/poison.pml
+[[ -f $pml ]] || die "no model at $pml"
+run poison-safety       pass   ""                "-DSAFETY -DNOCLAIM" "-m100000" -O0
+run poison-liveness     pass   ""                "-DNFAIR=4"          "-a -f -m100000" -O0
+run defect-probe-gives-back cycle "-DPROBE_GIVES_BACK" "-DNFAIR=4"    "-a -f -A -m100000" -O0
+run defect-give-back-always assert "-DGIVE_BACK_ALWAYS" "-DSAFETY -DNOCLAIM" "-m100000" -O0 "(calls[e]<=(2+1))"
+
 echo
 if [[ $fail -ne 0 ]]; then
 	echo "model.sh: FAILED (an unexpected result above)"
 	exit 1
 fi
-echo "model.sh: all sixteen runs as expected"
+echo "model.sh: all twenty-four runs as expected"

@@ -40,9 +40,11 @@ func New(cfg Config) (*Compensator, error) {
 // leases are the compensation lease's calls on the Store.
 type leases struct{ Store }
 
-// Acquire takes the record to COMPENSATING under the compensation lease.
-func (s leases) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
-	return s.AcquireCompensation(ctx, key, owner, until)
+// Acquire takes the record to COMPENSATING under the compensation lease,
+// for a dead letter of generation gen (a record of a newer generation is
+// AcquireStale: the dead letter is acknowledged, nothing compensated).
+func (s leases) Acquire(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
+	return s.AcquireCompensationGeneration(ctx, key, gen, owner, until)
 }
 
 // Heartbeat extends the compensation lease.
@@ -55,7 +57,9 @@ func (s leases) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time)
 var phaseNames = kernel.Names{Package: "compensate", Acquire: "acquire compensation lease", Panicked: "undo panicked",
 	Duplicate: "record already terminal; dead letter acknowledged", Busy: "lease held by another worker; dead letter comes back",
 	Missing: "no live record for the dead letter; acknowledged", LeaseLost: "compensation lease lost; outcome discarded",
-	MessageLatency: MetricCompensationLatency}
+	MessageLatency: MetricCompensationLatency,
+	Stale:          "stale dead letter (an older generation than the record's: the event was replayed or recovered since); acknowledged, not compensated",
+	StaleMetric:    MetricStaleDeadLetters}
 
 // phase is the compensator's side of the kernel: its checks and its
 // attempts ([run]).

@@ -29,6 +29,11 @@ const (
 	MetricNotCompensable = "NotCompensable"
 	// MetricCompensationLatency is the time one message took.
 	MetricCompensationLatency = "CompensationLatency"
+	// MetricStaleDeadLetters counts dead letters of an older generation
+	// than their record's (an earlier life of an event that a replay or
+	// recovery sent back to be processed), acknowledged without
+	// compensating anything.
+	MetricStaleDeadLetters = "StaleDeadLetters"
 )
 
 // Defaults of [Config]: the compensation attempt limit unless [Kernel]

@@ -81,6 +81,10 @@ func (s *fakeStore) count(op string) int {
 	return s.calls[op]
 }
 
+func (s *fakeStore) AcquireCompensationGeneration(ctx context.Context, key string, _ int64, owner string, until time.Time) (webhook.Acquisition, error) {
+	return s.AcquireCompensation(ctx, key, owner, until)
+}
+
 func (s *fakeStore) AcquireCompensation(_ context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

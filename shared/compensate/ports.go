@@ -19,13 +19,17 @@ type Requeuer interface {
 // worker took over, or the record moved on) and nothing was written; it is
 // never reported as an error.
 type Store interface {
-	// AcquireCompensation takes the record of key to COMPENSATING under a
+	// AcquireCompensationGeneration takes the record of key to COMPENSATING under a
 	// lease for owner until the given time: from FAILED, RECEIVED, RETRY,
 	// or PROCESSING or COMPENSATING whose lease ran out. Lease.Attempt
 	// counts the compensation attempts and Acquisition.Status is the status
 	// it came from. A terminal record gives AcquireDone, a live lease
 	// AcquireBusy, no (live) record AcquireMissing.
-	AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
+	//
+	// AcquireCompensationGeneration does it for a dead letter of generation
+	// gen: a live record of a newer generation (replayed or recovered since
+	// the dead letter was made) is AcquireStale, nothing written.
+	AcquireCompensationGeneration(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error)
 	// HeartbeatCompensation extends the lease to until.
 	HeartbeatCompensation(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
 	// Compensated moves the record to COMPENSATED, kept until retainUntil.

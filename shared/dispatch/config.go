@@ -28,6 +28,10 @@ const (
 	MetricGateFailed = "GateFailed"
 	// MetricOpsFailed counts failed publications of operational events.
 	MetricOpsFailed = "OpsFailed"
+	// MetricStaleMessages counts messages of an older generation than
+	// their record's (the event was replayed or recovered since),
+	// acknowledged without running anything.
+	MetricStaleMessages = "StaleMessages"
 )
 
 // DefaultMaxAttempts is the attempt limit of handlers without their own,

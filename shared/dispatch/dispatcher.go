@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
@@ -28,7 +29,9 @@ type Dispatcher struct {
 // acts for it.
 var phaseNames = kernel.Names{Package: "dispatch", Acquire: "acquire lease", Duplicate: "duplicate delivery",
 	Busy: "lease held by another worker", Missing: "no live record for the event; acknowledged",
-	LeaseLost: "lease lost; outcome discarded", Panicked: "handler panicked", AttemptLatency: MetricProcessingLatency}
+	LeaseLost: "lease lost; outcome discarded", Panicked: "handler panicked", AttemptLatency: MetricProcessingLatency,
+	Stale:       "stale message (an older generation than the record's: the event was replayed or recovered since); acknowledged, not run",
+	StaleMetric: MetricStaleMessages}
 
 // New returns the Dispatcher described by cfg.
 func New(cfg Config) (*Dispatcher, error) {
@@ -36,12 +39,20 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, err
 	}
 	d := &Dispatcher{cfg: cfg}
-	d.Engine = kernel.New(&d.cfg.Kernel, cfg.Store, phase{d}, phaseNames)
+	d.Engine = kernel.New(&d.cfg.Kernel, leases{cfg.Store}, phase{d}, phaseNames)
 	return d, nil
 }
 
+// leases are the processing lease's calls on the Store.
+type leases struct{ Store }
+
+// Acquire takes the processing lease for a message of generation gen.
+func (s leases) Acquire(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
+	return s.AcquireGeneration(ctx, key, gen, owner, until)
+}
+
 // phase is the processor's side of the kernel: its checks and its attempts
-// ([attempt]); its leases are the Store's.
+// ([attempt]); its leases are the Store's ([leases]).
 type phase struct{ *Dispatcher }
 
 // Check requires the key, the provider and the type: what the handlers are

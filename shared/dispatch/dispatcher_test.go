@@ -397,7 +397,7 @@ type leaseSpy struct {
 	until *time.Time
 }
 
-func (s *leaseSpy) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+func (s *leaseSpy) AcquireGeneration(ctx context.Context, key string, _ int64, owner string, until time.Time) (webhook.Acquisition, error) {
 	*s.until = until
 	return s.fakeStore.Acquire(ctx, key, owner, until)
 }

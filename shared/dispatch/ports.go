@@ -13,11 +13,15 @@ import (
 // lease was lost (another worker took over, or the record moved on) and
 // nothing was written; it is never reported as an error.
 type Store interface {
-	// Acquire takes the lease of key for owner until the given time: one
-	// conditional write from RECEIVED or RETRY, or from PROCESSING whose
-	// lease has run out, that increments attempts and version. Heartbeat
-	// extends the lease.
-	kernel.Leases
+	// AcquireGeneration takes the lease of key for owner until the given
+	// time, for a message of generation gen: one conditional write from
+	// RECEIVED or RETRY, or from PROCESSING whose lease has run out, on a
+	// record whose generation is at most gen, that increments attempts and
+	// version. A record of a newer generation is AcquireStale (the message
+	// is of an earlier life of the event, replayed or recovered since).
+	AcquireGeneration(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error)
+	// Heartbeat extends the lease to until.
+	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
 	// Journal reads the journal of the lease's claim; SaveStep writes one
 	// entry.
 	kernel.Journal

@@ -21,6 +21,7 @@ import (
 	"github.com/hookwall/hookwall/shared/compensate"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/internal/kernel"
+	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/recovery"
@@ -90,6 +91,8 @@ type redoWorld struct {
 	dlq    *queue.Queue
 	d      *dispatch.Dispatcher
 	c      *compensate.Compensator
+	// metrics are the compensator's.
+	metrics *obs.Metrics
 }
 
 const leadHandler = "crm.lead"
@@ -98,7 +101,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func newRedoWorld(t *testing.T) *redoWorld {
 	t.Helper()
-	w := &redoWorld{world: newWorld(t), crm: newCRM()}
+	w := &redoWorld{world: newWorld(t), crm: newCRM(), metrics: obs.NewMetrics(io.Discard, "Hookwall", nil)}
 	var err error
 	if w.dlq, err = queue.New(queue.Config{Client: w.sq, URL: w.queues.DLQURL}); err != nil {
 		t.Fatal(err)
@@ -135,7 +138,7 @@ func newRedoWorld(t *testing.T) *redoWorld {
 		t.Fatal(err)
 	}
 	if w.c, err = compensate.New(compensate.Config{Registry: reg, Store: compensator, Requeue: w.mainQ,
-		Kernel: compensate.Kernel{Queue: w.dlq, Logger: discard}}); err != nil {
+		Kernel: compensate.Kernel{Queue: w.dlq, Logger: discard, Metrics: w.metrics}}); err != nil {
 		t.Fatal(err)
 	}
 	return w

@@ -72,11 +72,21 @@ func claimable(r *Record, now time.Time) bool {
 // write returned (one more call, for a later attempt that another process
 // prepared).
 func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+	return t.AcquireGeneration(ctx, key, webhook.AnyGeneration, owner, until)
+}
+
+// AcquireGeneration is [Table.Acquire] for a message of generation gen
+// ([webhook.Envelope.Generation]): the write is also conditional on the
+// record's generation being at most gen, and a record of a newer
+// generation (replayed or recovered since the message was made) is
+// AcquireStale, nothing written. gen [webhook.AnyGeneration] checks
+// nothing.
+func (t *Table) AcquireGeneration(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
 	guess, ok := t.hints.get(key)
 	if !ok {
 		guess = claimedState
 	}
-	return t.take(ctx, key, owner, until, t.now(), guess, taking{
+	return t.take(ctx, key, gen, owner, until, t.now(), guess, taking{
 		op:        "acquire",
 		condition: acquireCondition,
 		values: map[string]types.AttributeValue{
@@ -92,6 +102,10 @@ func (t *Table) Acquire(ctx context.Context, key, owner string, until time.Time)
 		lease:   (*Record).Lease,
 	})
 }
+
+// generationCondition: the record's generation is at most :gen (absent is
+// 0): the message is not stale.
+const generationCondition = "attribute_not_exists(" + AttrGeneration + ") OR " + AttrGeneration + " <= :gen"
 
 // taking is one way of taking a lease: the processor's or the compensator's.
 type taking struct {
@@ -110,14 +124,19 @@ type taking struct {
 
 // take writes k's lease on key in one conditional UpdateItem pinned to
 // guess, and again pinned to the state a failed write returns while the
-// record may still be taken (at most maxPinTries writes).
-func (t *Table) take(ctx context.Context, key, owner string, until, now time.Time, guess state, k taking) (webhook.Acquisition, error) {
+// record may still be taken (at most maxPinTries writes). A record whose
+// generation is newer than gen is AcquireStale ([Record.StaleFor]).
+func (t *Table) take(ctx context.Context, key string, gen int64, owner string, until, now time.Time, guess state, k taking) (webhook.Acquisition, error) {
 	for range maxPinTries {
 		values := map[string]types.AttributeValue{":nowMs": avInt(now.UnixMilli()), ":nowSec": avInt(now.Unix())}
 		maps.Copy(values, k.values)
 		n := k.count(guess) + 1
 		w := newWrite().
-			when(k.condition, values).
+			when(k.condition, values)
+		if gen != webhook.AnyGeneration {
+			w.when(generationCondition, map[string]types.AttributeValue{":gen": avInt(gen)})
+		}
+		w.
 			sets(map[string]types.AttributeValue{
 				AttrStatus:     avString(string(k.to)),
 				AttrLeaseOwner: avString(owner),
@@ -137,6 +156,10 @@ func (t *Table) take(ctx context.Context, key, owner string, until, now time.Tim
 			rec, err := decodeRecord(old)
 			if err != nil {
 				return webhook.Acquisition{}, fmt.Errorf("store: %s %s: %w", k.op, key, err)
+			}
+			if stale(rec, gen, now) {
+				t.learn(key, rec, now)
+				return StaleAcquisition(rec), nil
 			}
 			if !k.may(rec, now) {
 				t.learn(key, rec, now)
@@ -159,12 +182,13 @@ func (t *Table) take(ctx context.Context, key, owner string, until, now time.Tim
 			}
 		}
 		a := webhook.Acquisition{
-			Outcome:   webhook.Acquired,
-			Lease:     k.lease(rec),
-			Status:    rec.Status,
-			Attempts:  int(rec.Attempts),
-			LastError: rec.LastError,
-			Payload:   rec.Payload,
+			Outcome:    webhook.Acquired,
+			Lease:      k.lease(rec),
+			Status:     rec.Status,
+			Attempts:   int(rec.Attempts),
+			LastError:  rec.LastError,
+			Payload:    rec.Payload,
+			Generation: rec.Generation,
 		}
 		if k.reportFrom {
 			a.Status = guess.status
@@ -172,6 +196,19 @@ func (t *Table) take(ctx context.Context, key, owner string, until, now time.Tim
 		return a, nil
 	}
 	return webhook.Acquisition{}, fmt.Errorf("store: %s %s: the record changed under %d writes in a row", k.op, key, maxPinTries)
+}
+
+// stale reports whether rec is a live record of a newer generation than
+// gen: a message of gen is stale for it.
+func stale(rec *Record, gen int64, now time.Time) bool {
+	return rec != nil && !rec.Expired(now) && rec.StaleFor(gen)
+}
+
+// StaleAcquisition is the AcquireStale of the live record rec (a message
+// of an older generation than rec's).
+func StaleAcquisition(rec *Record) webhook.Acquisition {
+	return webhook.Acquisition{Outcome: webhook.AcquireStale, Status: rec.Status, Attempts: int(rec.Attempts),
+		LastError: rec.LastError, Generation: rec.Generation}
 }
 
 // learn remembers the state of rec (nothing for a record gone or final).
@@ -401,6 +438,17 @@ func compensable(r *Record, now time.Time) bool {
 // state comes from this table's last write of the key, or else from one
 // strongly consistent read first.
 func (t *Table) AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+	return t.AcquireCompensationGeneration(ctx, key, webhook.AnyGeneration, owner, until)
+}
+
+// AcquireCompensationGeneration is [Table.AcquireCompensation] for a dead
+// letter of generation gen ([webhook.Envelope.Generation]): a record of a
+// newer generation is AcquireStale, nothing written. That is a dead letter
+// of an earlier life of the event (its FAILED message, say) that arrives
+// after a replay or recovery sent the event back to RECEIVED: without the
+// check it would be taken as a redrive of the new life and compensate it.
+// gen [webhook.AnyGeneration] checks nothing.
+func (t *Table) AcquireCompensationGeneration(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
 	now := t.now()
 	guess, ok := t.hints.get(key)
 	if !ok {
@@ -408,12 +456,15 @@ func (t *Table) AcquireCompensation(ctx context.Context, key, owner string, unti
 		if err != nil {
 			return webhook.Acquisition{}, fmt.Errorf("store: acquire compensation %s: %w", key, err)
 		}
+		if stale(rec, gen, now) {
+			return StaleAcquisition(rec), nil
+		}
 		if !compensable(rec, now) {
 			return LostCompensation(rec, now), nil
 		}
 		guess = stateOf(rec)
 	}
-	return t.take(ctx, key, owner, until, now, guess, taking{
+	return t.take(ctx, key, gen, owner, until, now, guess, taking{
 		op:        "acquire compensation",
 		condition: compensateCondition,
 		values: map[string]types.AttributeValue{

@@ -67,6 +67,12 @@ const (
 	AttrHeldOn     = "heldOn"
 	AttrHeldSince  = "heldSince"
 	AttrRecheckAt  = "recheckAt"
+	// AttrGeneration is the record's life: absent (0) from the claim, one
+	// more for each replay or recovery ([Table.Replay]). Every queue
+	// message carries the generation of the record it was made from
+	// ([webhook.Envelope.Generation]); the processor and the compensator
+	// leave a message of an older generation (AcquireStale).
+	AttrGeneration = "generation"
 )
 
 // Record is one event record (sk = EVENT).
@@ -140,6 +146,16 @@ type Record struct {
 	// [Record.DeliveryCount], [Record.LastDelivery]).
 	Deliveries     int64 `dynamodbav:"deliveries,omitempty"`
 	LastDeliveryAt int64 `dynamodbav:"lastDeliveryAt,omitempty"`
+	// Generation counts the record's lives (see [AttrGeneration]); absent
+	// reads 0.
+	Generation int64 `dynamodbav:"generation,omitempty"`
+}
+
+// StaleFor reports whether a message of generation gen is stale for the
+// record: the record lives a newer life (gen [webhook.AnyGeneration] is
+// never stale).
+func (r *Record) StaleFor(gen int64) bool {
+	return gen != webhook.AnyGeneration && r.Generation > gen
 }
 
 // HistoryDropped returns how many transitions of the record are no longer
@@ -169,6 +185,7 @@ func (r *Record) Envelope() webhook.Envelope {
 		ReceivedAt: time.UnixMilli(r.ReceivedAt).UTC(),
 		TraceID:    r.TraceID,
 		Payload:    []byte(r.Payload),
+		Generation: r.Generation,
 	}
 	if r.PayloadRef != "" && len(r.Payload) == 0 {
 		env.Payload, env.PayloadInRecord = nil, true

@@ -78,7 +78,9 @@ func replayable(r *Record, opts ReplayOptions, now time.Time) bool {
 // SUCCEEDED only with opts.Force. One strongly consistent read, then one
 // conditional UpdateItem pinned to the version and status read: version+1,
 // attempts and compensations 0, the lease and lastError removed, enqueuedAt
-// = now, the sweep attributes set (sweepAt = now + SweepAfter), expiresAt =
+// = now, the generation + 1 (a new life: the messages of the old one, its
+// dead letter among them, are stale from now on, see [AttrGeneration]),
+// the sweep attributes set (sweepAt = now + SweepAfter), expiresAt =
 // max(its own, now + opts.Window), a new claim id with opts.FreshSteps (the
 // journal of the old one is ignored), and the history entry. The caller
 // must enqueue the replayed record's envelope; if that fails, the sweeper
@@ -140,6 +142,7 @@ func (t *Table) Replay(ctx context.Context, key string, opts ReplayOptions) (Rep
 				AttrSweepShard:    avString(shardName(ShardOf(key))),
 				AttrSweepAt:       avInt(now.Add(t.sweepAfter).UnixMilli()),
 				AttrExpiresAt:     avInt(max(cur.ExpiresAt, now.Add(opts.Window).Unix())),
+				AttrGeneration:    avInt(cur.Generation + 1),
 			}).
 			removes(AttrLeaseOwner, AttrLeaseUntil, AttrLastError).
 			removes(heldAttrs...).

@@ -26,6 +26,13 @@ type Envelope struct {
 	// PayloadInRecord says the payload was left out of the message and is to
 	// be read from the record.
 	PayloadInRecord bool `json:"payloadInRecord,omitempty"`
+	// Generation is the life of the event the message belongs to: the
+	// record's generation when the message was made (the claim's is 0; each
+	// replay or recovery of the event adds one). A message whose generation
+	// is older than the record's is stale: the processor and the
+	// compensator acknowledge it without acting (AcquireStale). Absent is 0,
+	// as in the messages sent before generations existed.
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // Type names one event type of one provider and ties it to the Go type T its

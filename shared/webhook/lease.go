@@ -29,7 +29,17 @@ const (
 	// end; the drain or the sweeper sends it again when it is released, so
 	// the message is acknowledged.
 	AcquireHeld
+	// AcquireStale: the message belongs to an older life of the event: its
+	// generation ([Envelope.Generation]) is older than the record's (a
+	// replay or recovery gave the record a new one since). Nothing was
+	// written; the message is acknowledged without running or compensating
+	// anything: the record's current life has its own message.
+	AcquireStale
 )
+
+// AnyGeneration, passed as the generation of an acquisition, takes the
+// lease whatever the record's generation (no staleness check).
+const AnyGeneration int64 = -1
 
 // String returns the outcome's name.
 func (o AcquireOutcome) String() string {
@@ -46,6 +56,8 @@ func (o AcquireOutcome) String() string {
 		return "failed-state"
 	case AcquireHeld:
 		return "held"
+	case AcquireStale:
+		return "stale"
 	}
 	return "unknown"
 }
@@ -112,6 +124,9 @@ type Acquisition struct {
 	// the processor uses it when the message was sent without one
 	// ([Envelope.PayloadInRecord]).
 	Payload []byte
+	// Generation is the record's generation (the life it is in: 0 from the
+	// claim, one more for each replay or recovery).
+	Generation int64
 }
 
 // JournalEntry is one completed step of one handler.

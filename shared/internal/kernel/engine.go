@@ -128,7 +128,7 @@ func (e *Engine) handle(ctx context.Context, m Message) Result {
 	if env.TraceID != "" {
 		log = log.With(slog.String(obs.KeyTraceID, env.TraceID))
 	}
-	acq, err := e.leases.Acquire(ctx, env.Key, e.cfg.NewOwner(), e.leaseUntil(ctx))
+	acq, err := e.leases.Acquire(ctx, env.Key, env.Generation, e.cfg.NewOwner(), e.leaseUntil(ctx))
 	if err != nil {
 		log.ErrorContext(ctx, e.names.Acquire, slog.Any("error", err))
 		res.Verdict, res.Err = Errored, err
@@ -171,6 +171,20 @@ func (e *Engine) unacquired(ctx context.Context, a *Attempt, res Result) Result 
 		// The drain (or the sweeper) sends the event again once released.
 		log.InfoContext(ctx, "record held; acknowledged", slog.String(obs.KeyStatus, acq.Status.String()))
 		res.Verdict, res.Ack = Held, true
+		return res
+	case webhook.AcquireStale:
+		// The record lives a newer life (a replay or recovery) whose own
+		// message runs it: this one is left, whatever the record's status.
+		if e.names.StaleMetric != "" {
+			e.cfg.Metrics.Count(e.names.StaleMetric, 1)
+		}
+		msg := e.names.Stale
+		if msg == "" {
+			msg = "stale message (an older generation than the record's); acknowledged"
+		}
+		log.WarnContext(ctx, msg, slog.String(obs.KeyStatus, acq.Status.String()),
+			slog.Int64("message_generation", a.Env.Generation), slog.Int64("record_generation", acq.Generation))
+		res.Verdict, res.Ack = Stale, true
 		return res
 	case webhook.AcquireMissing:
 		e.cfg.Metrics.Count(MetricMissing, 1)

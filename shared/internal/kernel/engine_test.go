@@ -18,7 +18,7 @@ import (
 )
 
 var testNames = Names{Package: "test", Acquire: "acquire it", Duplicate: "was done", Busy: "is busy", Missing: "is gone",
-	LeaseLost: "lost it", Panicked: "it panicked", AttemptLatency: "AttemptTime"}
+	LeaseLost: "lost it", Panicked: "it panicked", AttemptLatency: "AttemptTime", Stale: "is stale", StaleMetric: "StaleTest"}
 
 // rig is an Engine on fakes.
 type rig struct {
@@ -100,6 +100,9 @@ func TestAcquireSwitch(t *testing.T) {
 		{name: "a live lease elsewhere comes back after it", acq: webhook.Acquisition{Outcome: webhook.AcquireBusy,
 			Status: webhook.StatusProcessing, RetryAfter: 10 * time.Second},
 			want: Busy, wantAfter: 11 * time.Second, wantMetric: MetricLeaseBusy, wantLog: "is busy"},
+		{name: "a stale message is acknowledged, nothing run", acq: webhook.Acquisition{Outcome: webhook.AcquireStale,
+			Status: webhook.StatusReceived, Generation: 1},
+			want: Stale, wantAck: true, wantMetric: "StaleTest", wantLog: "is stale"},
 		{name: "a missing record is acknowledged", acq: webhook.Acquisition{Outcome: webhook.AcquireMissing},
 			want: Absent, wantAck: true, wantMetric: MetricMissing, wantLog: "is gone"},
 		{name: "an outcome the phase takes", acq: webhook.Acquisition{Outcome: refused, Status: webhook.StatusFailed},
@@ -368,16 +371,32 @@ func TestMessageLatencyTimesEveryMessage(t *testing.T) {
 	}
 }
 
+// TestAcquireGeneration: the kernel asks for the lease with the message's
+// generation (absent in the body: 0).
+func TestAcquireGeneration(t *testing.T) {
+	rg := newRig(t, testNames)
+	rg.phase.acq = webhook.Acquisition{Outcome: webhook.AcquireMissing}
+	rg.e.Handle(context.Background(), message(t, "m1"))
+	b, err := json.Marshal(webhook.Envelope{Key: key, Provider: "line", Tenant: "acme", Type: "follow", Generation: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg.e.Handle(context.Background(), Message{MessageID: "m2", ReceiptHandle: "rh-m2", Body: b})
+	if got := rg.phase.gens; len(got) != 2 || got[0] != 0 || got[1] != 3 {
+		t.Errorf("Acquire asked for generations %v, want [0 3]", got)
+	}
+}
+
 func TestVerdictNames(t *testing.T) {
 	seen := map[string]bool{}
-	for v := Succeeded; v <= Held; v++ {
+	for v := Succeeded; v <= Stale; v++ {
 		n := v.String()
 		if n == "unknown" || seen[n] {
 			t.Errorf("verdict %d: name %q unknown or repeated", v, n)
 		}
 		seen[n] = true
 	}
-	if Verdict(0).String() != "unknown" || (Held+1).String() != "unknown" {
+	if Verdict(0).String() != "unknown" || (Stale+1).String() != "unknown" {
 		t.Error("out of range verdicts must be unknown")
 	}
 }

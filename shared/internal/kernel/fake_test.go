@@ -26,6 +26,7 @@ type fakePhase struct {
 	begun     []*Attempt
 	settled   []error
 	beats     int
+	gens      []int64 // the generations Acquire was asked for
 }
 
 func (p *fakePhase) Check(env webhook.Envelope) error {
@@ -46,7 +47,10 @@ func (p *fakePhase) Malformed(_ context.Context, _ Message, err error, res Resul
 	return res
 }
 
-func (p *fakePhase) Acquire(_ context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+func (p *fakePhase) Acquire(_ context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
+	p.mu.Lock()
+	p.gens = append(p.gens, gen)
+	p.mu.Unlock()
 	acq := p.acq
 	if acq.Outcome == webhook.Acquired {
 		acq.Lease.Key, acq.Lease.Owner, acq.Lease.Until = key, owner, until

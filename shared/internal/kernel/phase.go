@@ -10,8 +10,10 @@ import (
 // Leases are a phase's lease calls on the events table: the processor's
 // lease, or the compensator's.
 type Leases interface {
-	// Acquire takes the lease of key for owner until the given time.
-	Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
+	// Acquire takes the lease of key for owner until the given time, for a
+	// message of generation gen ([webhook.Envelope.Generation]): a record
+	// of a newer generation is not taken (AcquireStale).
+	Acquire(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error)
 	// Heartbeat extends the lease to until; held false means it is lost.
 	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
 }
@@ -89,6 +91,9 @@ type Names struct {
 	// lease is held elsewhere; the record is missing; the lease was lost;
 	// a handler (or undo) panicked.
 	Acquire, Duplicate, Busy, Missing, LeaseLost, Panicked string
+	// Stale is the log message of a stale message (an older generation
+	// than the record's), StaleMetric its count.
+	Stale, StaleMetric string
 	// AttemptLatency, if set, times every attempt (a message whose lease
 	// was taken) until it settles; MessageLatency, if set, every message.
 	AttemptLatency, MessageLatency string

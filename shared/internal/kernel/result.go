@@ -73,10 +73,14 @@ const (
 	// was made and no attempt spent; the drain or the sweeper sends it
 	// again once released. Also the verdict on a record found HELD. Ack.
 	Held
+	// Stale: the message belongs to an older life of the event (its
+	// generation is older than the record's: the event was replayed or
+	// recovered since); nothing was run or compensated. Ack.
+	Stale
 )
 
 var verdictNames = [...]string{"", "succeeded", "failed", "dead-lettered", "unhandled", "compensated", "dead",
-	"requeued", "retried", "duplicate", "busy", "absent", "lease-lost", "malformed", "errored", "held"}
+	"requeued", "retried", "duplicate", "busy", "absent", "lease-lost", "malformed", "errored", "held", "stale"}
 
 // String returns the verdict's name.
 func (v Verdict) String() string {

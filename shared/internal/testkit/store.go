@@ -89,16 +89,17 @@ func NewFaultStore(table Store, sc *Scenario, rounds *Rounds, point func(step st
 	return &FaultStore{Store: table, sc: sc, rounds: rounds, point: point}
 }
 
-// Acquire takes the processing lease, then waits for the round.
-func (f *FaultStore) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
-	acq, err := f.Store.Acquire(ctx, key, owner, until)
+// AcquireGeneration takes the processing lease, then waits for the round.
+func (f *FaultStore) AcquireGeneration(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
+	acq, err := f.Store.AcquireGeneration(ctx, key, gen, owner, until)
 	f.rounds.Wait(ctx)
 	return acq, err
 }
 
-// AcquireCompensation takes the compensation lease, then waits for the round.
-func (f *FaultStore) AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
-	acq, err := f.Store.AcquireCompensation(ctx, key, owner, until)
+// AcquireCompensationGeneration takes the compensation lease, then waits
+// for the round.
+func (f *FaultStore) AcquireCompensationGeneration(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
+	acq, err := f.Store.AcquireCompensationGeneration(ctx, key, gen, owner, until)
 	f.rounds.Wait(ctx)
 	return acq, err
 }

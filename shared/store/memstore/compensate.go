@@ -30,11 +30,21 @@ func compensable(r *store.Record, now time.Time) bool {
 // a record that has not expired; COMPENSATING, version+1, compensations+1
 // (the lease's Attempt), the history entry. Acquired reports in Status the
 // status the record came from.
-func (s *Store) AcquireCompensation(_ context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+func (s *Store) AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+	return s.AcquireCompensationGeneration(ctx, key, webhook.AnyGeneration, owner, until)
+}
+
+// AcquireCompensationGeneration is AcquireCompensation for a dead letter of
+// generation gen, as [store.Table.AcquireCompensationGeneration]: a live
+// record of a newer generation is AcquireStale.
+func (s *Store) AcquireCompensationGeneration(_ context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	r := s.recs[key]
+	if r != nil && r.ExpiresAt >= now.Unix() && r.StaleFor(gen) {
+		return store.StaleAcquisition(r), nil
+	}
 	if !compensable(r, now) {
 		return store.LostCompensation(r, now), nil
 	}

@@ -227,11 +227,21 @@ func (s *Store) swapEnqueuedAt(key string, from, to int64) (bool, *store.Record)
 // [store.Table.Acquire]: from RECEIVED or RETRY, or from PROCESSING whose
 // lease has run out, on a record that has not expired. A failed condition
 // gives AlreadyDone, Busy, InFailedState or Missing, never an error.
-func (s *Store) Acquire(_ context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+func (s *Store) Acquire(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+	return s.AcquireGeneration(ctx, key, webhook.AnyGeneration, owner, until)
+}
+
+// AcquireGeneration is Acquire for a message of generation gen, as
+// [store.Table.AcquireGeneration]: a live record of a newer generation is
+// AcquireStale.
+func (s *Store) AcquireGeneration(_ context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	r := s.recs[key]
+	if r != nil && r.ExpiresAt >= now.Unix() && r.StaleFor(gen) {
+		return store.StaleAcquisition(r), nil
+	}
 	claimable := r != nil && r.ExpiresAt >= now.Unix() &&
 		(r.Status == webhook.StatusReceived || r.Status == webhook.StatusRetry ||
 			(r.Status == webhook.StatusProcessing && (r.LeaseUntil == 0 || r.LeaseUntil < now.UnixMilli())))
@@ -266,10 +276,11 @@ func (s *Store) takeLease(r *store.Record, now time.Time, to webhook.Status, own
 // record (no PayloadRef); AcquireCompensation sets it in any case.
 func acquired(r *store.Record, l webhook.Lease) webhook.Acquisition {
 	a := webhook.Acquisition{
-		Outcome:   webhook.Acquired,
-		Lease:     l,
-		Attempts:  int(r.Attempts),
-		LastError: r.LastError,
+		Outcome:    webhook.Acquired,
+		Lease:      l,
+		Attempts:   int(r.Attempts),
+		LastError:  r.LastError,
+		Generation: r.Generation,
 	}
 	if r.PayloadRef == "" {
 		a.Payload = slices.Clone([]byte(r.Payload))

@@ -137,6 +137,7 @@ func (s *Store) Replay(_ context.Context, key string, opts store.ReplayOptions) 
 	r.EnqueuedAt, r.UpdatedAt = now.UnixMilli(), now.UnixMilli()
 	r.SweepShard, r.SweepAt = shardName(key), now.Add(s.sweepAfter).UnixMilli()
 	r.ExpiresAt = max(r.ExpiresAt, now.Add(opts.Window).Unix())
+	r.Generation++
 	if opts.FreshSteps {
 		r.ClaimID = newClaimID()
 	}

@@ -40,6 +40,8 @@ type Store interface {
 	CompleteSteps(ctx context.Context, l webhook.Lease, retainUntil time.Time, entries []webhook.JournalEntry) (bool, error)
 
 	AcquireCompensation(ctx context.Context, key, owner string, until time.Time) (webhook.Acquisition, error)
+	AcquireGeneration(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error)
+	AcquireCompensationGeneration(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error)
 	HeartbeatCompensation(ctx context.Context, l webhook.Lease, until time.Time) (bool, error)
 	Compensated(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error)
 	Dead(ctx context.Context, l webhook.Lease, reason string, retainUntil time.Time) (bool, error)
@@ -155,6 +157,7 @@ func Run(t *testing.T, newStore NewStore, opts ...Option) {
 	group("sweep", sweepCases)
 	group("compensation", compensationCases)
 	group("replay", replayCases)
+	group("generation", generationCases)
 	group("payload", payloadCases)
 	group("progress", progressCases)
 	group("hold", holdCases)
