@@ -278,9 +278,7 @@ func (h *Handler) receive(ctx context.Context, req *webhook.Request, meta Meta) 
 		h.cfg.Logger.InfoContext(ctx, "url verification answered")
 		return d.Reply, nil
 	}
-	actx, cancel := context.WithTimeout(ctx, h.cfg.Budget)
-	defer cancel()
-	if err := h.admit(actx, req, meta, d.Events); err != nil {
+	if err := h.admit(ctx, time.Now(), req, meta, d.Events); err != nil {
 		return webhook.Reply{}, err
 	}
 	return d.Reply, nil
@@ -381,7 +379,16 @@ func (h *Handler) prepare(req *webhook.Request, meta Meta, events []webhook.Even
 // claims only what no attempt handed off yet: every retry does less than
 // the one before, and a delivery of any size under the body limit is
 // answered 200 in the end.
-func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, events []webhook.Event) error {
+//
+// The budget runs from budgetStart (the events parsed), but the first wave
+// has a budget of its own from its start (see [Handler.firstWave]): an
+// attempt whose preparation (the events checked, the delivery's progress
+// read) took the claims' share of the budget on a starved CPU still claims
+// and sends one wave, so every attempt makes progress.
+func (h *Handler) admit(ctx context.Context, budgetStart time.Time, req *webhook.Request, meta Meta, events []webhook.Event) error {
+	outer := ctx
+	ctx, cancel := context.WithDeadline(ctx, budgetStart.Add(h.cfg.Budget))
+	defer cancel()
 	items, err := h.prepare(req, meta, events)
 	if err != nil {
 		return err
@@ -404,16 +411,19 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	}
 	var prog *progress
 	if len(items) > waveEvents {
-		prog = h.loadProgress(ctx, req, items)
+		// The progress read is bounded by the budget or, when less of it is
+		// left, by half a budget of its own: on a starved CPU, a read given
+		// up would have the first wave claim again what earlier attempts
+		// handed off, and make no progress.
+		pctx, pcancel := context.WithDeadline(outer, later(budgetStart.Add(h.cfg.Budget), time.Now().Add(h.cfg.Budget/2)))
+		prog = h.loadProgress(pctx, req, items)
+		pcancel()
 	}
 	var out waveOutcome
 	// No claim starts in the budget's last quarter, kept for sending what
 	// was claimed; no wave starts that would not end by then. (The budget
 	// is wall-clock time, as ctx's deadline, whatever Config.Now says.)
-	claimBy := time.Now().Add(h.cfg.Budget - h.cfg.Budget/4)
-	if d, ok := ctx.Deadline(); ok && d.Before(claimBy.Add(h.cfg.Budget/4)) {
-		claimBy = d.Add(-h.cfg.Budget / 4)
-	}
+	claimBy := h.claimBy(ctx)
 	var longest time.Duration
 	waves := splitWaves(items)
 	ran := 0
@@ -422,7 +432,11 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 			break
 		}
 		t0 := time.Now()
-		h.admitWave(ctx, items[w[0]:w[1]], start, claimBy, &out)
+		if ran == 0 {
+			h.firstWave(outer, ctx, items[w[0]:w[1]], start, &out)
+		} else {
+			h.admitWave(ctx, items[w[0]:w[1]], start, claimBy, &out)
+		}
 		longest = max(longest, time.Since(t0))
 		ran++
 	}
@@ -458,6 +472,56 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 			left, len(items), ran, len(waves), errUnavailable)
 	}
 	return nil
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// claimBy is when claims stop under ctx's deadline: no claim starts in
+// the budget's last quarter, kept for sending what was claimed. (The
+// budget is wall-clock time, as ctx's deadline, whatever Config.Now says.)
+func (h *Handler) claimBy(ctx context.Context) time.Time {
+	claimBy := time.Now().Add(h.cfg.Budget - h.cfg.Budget/4)
+	if d, ok := ctx.Deadline(); ok && d.Before(claimBy.Add(h.cfg.Budget/4)) {
+		claimBy = d.Add(-h.cfg.Budget / 4)
+	}
+	return claimBy
+}
+
+// firstWave admits the delivery's first wave with a budget of its own:
+// Budget from the wave's start (its claims until three quarters of it),
+// or what is left of the delivery's budget (budgeted, derived from outer)
+// when that is more. So an attempt claims and sends at least one wave
+// whatever its preparation cost: a 256 MB Lambda has a fraction of a core,
+// and on a loaded CPU checking thousands of events and reading the
+// delivery's progress could use up the claims' three quarters, leaving
+// every claim skipped and the platform's retries, each as slow, with no
+// progress at all.
+//
+// The price is the answer's time, not its correctness: with its own
+// budget the wave may end after the platform's timeout (LINE's 2 s), which
+// then retries, and what the wave handed off is on its way and in the
+// saved progress, so the retry does less. The wave's context is derived
+// from outer, the invocation's (the function's Timeout, 4 s), less two
+// UndoTimeouts kept for undoing the claims it could not send and saving
+// the progress after it.
+func (h *Handler) firstWave(outer, budgeted context.Context, items []admitted, start time.Time, out *waveOutcome) {
+	ctx := budgeted
+	own := time.Now().Add(h.cfg.Budget)
+	if d, ok := outer.Deadline(); ok && d.Add(-2*h.cfg.UndoTimeout).Before(own) {
+		own = d.Add(-2 * h.cfg.UndoTimeout)
+	}
+	if d, ok := budgeted.Deadline(); !ok || own.After(d) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(outer, own)
+		defer cancel()
+	}
+	h.admitWave(ctx, items, start, h.claimBy(ctx), out)
 }
 
 // waveOutcome gathers what went wrong in the waves of one delivery.
