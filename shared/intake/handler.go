@@ -412,10 +412,10 @@ func (h *Handler) admit(ctx context.Context, budgetStart time.Time, req *webhook
 	var prog *progress
 	if len(items) > waveEvents {
 		// The progress read is bounded by the budget or, when less of it is
-		// left, by half a budget of its own: on a starved CPU, a read given
-		// up would have the first wave claim again what earlier attempts
+		// left, by a budget of its own: on a starved CPU, a read given up
+		// would have the first wave claim again what earlier attempts
 		// handed off, and make no progress.
-		pctx, pcancel := context.WithDeadline(outer, later(budgetStart.Add(h.cfg.Budget), time.Now().Add(h.cfg.Budget/2)))
+		pctx, pcancel := context.WithDeadline(outer, later(budgetStart.Add(h.cfg.Budget), time.Now().Add(h.cfg.Budget)))
 		prog = h.loadProgress(pctx, req, items)
 		pcancel()
 	}
@@ -424,21 +424,47 @@ func (h *Handler) admit(ctx context.Context, budgetStart time.Time, req *webhook
 	// was claimed; no wave starts that would not end by then. (The budget
 	// is wall-clock time, as ctx's deadline, whatever Config.Now says.)
 	claimBy := h.claimBy(ctx)
-	var longest time.Duration
-	waves := splitWaves(items)
+	wctx := ctx // the context of the waves after the first
+	// Waves after the first start only while the budget lasts, each sized
+	// to end by claimBy at 1.5 × the slowest claim rate seen so far (a wave
+	// of fewer than minWave events is not worth starting).
+	var perEvent time.Duration
 	ran := 0
-	for _, w := range waves {
-		if ran > 0 && (out.failed() || time.Now().Add(longest*3/2).After(claimBy)) {
-			break
+	for from := 0; from < len(items); ran++ {
+		n := waveEvents
+		if ran > 0 {
+			if out.failed() || perEvent <= 0 {
+				break
+			}
+			n = min(n, int(time.Until(claimBy)/(perEvent*3/2)))
+			if n < minWave {
+				break
+			}
 		}
+		to, claims := nextWave(items, from, n)
 		t0 := time.Now()
 		if ran == 0 {
-			h.firstWave(outer, ctx, items[w[0]:w[1]], start, &out)
+			// The preparation does not count against the waves: those
+			// after the first may start until three quarters of Budget
+			// from the first wave's start (the invocation's deadline, less
+			// an UndoTimeout, still bounds them).
+			claimBy = later(claimBy, t0.Add(h.cfg.Budget-h.cfg.Budget/4))
+			if d, ok := outer.Deadline(); ok && d.Add(-h.cfg.UndoTimeout).Before(claimBy) {
+				claimBy = later(h.claimBy(ctx), d.Add(-h.cfg.UndoTimeout))
+			}
+			if d, _ := ctx.Deadline(); claimBy.Add(h.cfg.Budget / 4).After(d) {
+				var cancel context.CancelFunc
+				wctx, cancel = context.WithDeadline(outer, claimBy.Add(h.cfg.Budget/4))
+				defer cancel()
+			}
+			h.firstWave(outer, ctx, items[from:to], start, &out)
 		} else {
-			h.admitWave(ctx, items[w[0]:w[1]], start, claimBy, &out)
+			h.admitWave(wctx, items[from:to], start, claimBy, &out)
 		}
-		longest = max(longest, time.Since(t0))
-		ran++
+		if claims > 0 {
+			perEvent = max(perEvent, time.Since(t0)/time.Duration(claims))
+		}
+		from = to
 	}
 	// This delivery's own hand-offs are settled (those of the waves it did
 	// not run are not on their way): tell the duplicates that wait for
@@ -468,8 +494,8 @@ func (h *Handler) admit(ctx context.Context, budgetStart time.Time, req *webhook
 		return fmt.Errorf("intake: %d event(s) still being handed off by another delivery: %w", out.inFlight, errUnavailable)
 	case left > 0:
 		h.cfg.Metrics.Count(MetricLeftForRetry, left)
-		return fmt.Errorf("intake: %d of %d events left for a retry: the budget ran out after %d of %d waves: %w",
-			left, len(items), ran, len(waves), errUnavailable)
+		return fmt.Errorf("intake: %d of %d events left for a retry: the budget ran out after %d wave(s): %w",
+			left, len(items), ran, errUnavailable)
 	}
 	return nil
 }
@@ -493,35 +519,34 @@ func (h *Handler) claimBy(ctx context.Context) time.Time {
 	return claimBy
 }
 
-// firstWave admits the delivery's first wave with a budget of its own:
-// Budget from the wave's start (its claims until three quarters of it),
-// or what is left of the delivery's budget (budgeted, derived from outer)
-// when that is more. So an attempt claims and sends at least one wave
-// whatever its preparation cost: a 256 MB Lambda has a fraction of a core,
-// and on a loaded CPU checking thousands of events and reading the
-// delivery's progress could use up the claims' three quarters, leaving
-// every claim skipped and the platform's retries, each as slow, with no
-// progress at all.
+// firstWave admits the delivery's first wave on a budget of its own: twice
+// Budget from the wave's start (its claims until a quarter of Budget before
+// its end), capped by the invocation's deadline (the function's Timeout, 4 s
+// on AWS) less an UndoTimeout kept for saving the progress after it, and
+// never less than what is left of the delivery's budget. So an attempt
+// claims and sends a wave whatever its preparation cost and however slow
+// its claims: a 256 MB Lambda has a fraction of a core, and on a loaded CPU
+// checking thousands of events and reading the delivery's progress could
+// use up the claims' three quarters of the budget, leaving every claim
+// skipped and the platform's retries, each as slow, with no progress.
 //
-// The price is the answer's time, not its correctness: with its own
-// budget the wave may end after the platform's timeout (LINE's 2 s), which
-// then retries, and what the wave handed off is on its way and in the
-// saved progress, so the retry does less. The wave's context is derived
-// from outer, the invocation's (the function's Timeout, 4 s), less two
-// UndoTimeouts kept for undoing the claims it could not send and saving
-// the progress after it.
+// The price is the answer's time, not its correctness: the wave may end
+// after the platform's timeout (LINE's 2 s), which then retries, and what
+// the wave handed off is on its way and in the saved progress, so the
+// retry does less. Claims cut by the wave's deadline are undone, as any
+// claim whose context ended.
 func (h *Handler) firstWave(outer, budgeted context.Context, items []admitted, start time.Time, out *waveOutcome) {
-	ctx := budgeted
-	own := time.Now().Add(h.cfg.Budget)
-	if d, ok := outer.Deadline(); ok && d.Add(-2*h.cfg.UndoTimeout).Before(own) {
-		own = d.Add(-2 * h.cfg.UndoTimeout)
+	own := time.Now().Add(2 * h.cfg.Budget)
+	if d, ok := outer.Deadline(); ok && d.Add(-h.cfg.UndoTimeout).Before(own) {
+		own = d.Add(-h.cfg.UndoTimeout)
 	}
-	if d, ok := budgeted.Deadline(); !ok || own.After(d) {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(outer, own)
-		defer cancel()
+	if d, ok := budgeted.Deadline(); ok && !own.After(d) {
+		h.admitWave(budgeted, items, start, h.claimBy(budgeted), out)
+		return
 	}
-	h.admitWave(ctx, items, start, h.claimBy(ctx), out)
+	ctx, cancel := context.WithDeadline(outer, own)
+	defer cancel()
+	h.admitWave(ctx, items, start, later(own.Add(-h.cfg.Budget/4), h.claimBy(budgeted)), out)
 }
 
 // waveOutcome gathers what went wrong in the waves of one delivery.
