@@ -157,13 +157,12 @@ func (a *app) resume(ctx context.Context, args []string) error {
 			Scope     string `json:"scope"`
 			WasPaused bool   `json:"wasPaused"`
 			Released  int    `json:"released"`
-		}{control.Name(sc), res.WasPaused, res.Released})
+			Waiting   int    `json:"waiting"`
+			Probing   bool   `json:"probing"`
+			Blocked   bool   `json:"blocked"`
+		}{control.Name(sc), res.WasPaused, res.Released, res.Waiting, res.Probing, res.Blocked})
 	}
-	if !res.Drained {
-		fmt.Fprintf(a.stdout, "resumed %s: the sweeper releases its held events at its next rounds\n", control.Name(sc))
-		return nil
-	}
-	fmt.Fprintf(a.stdout, "resumed %s: released %d held event(s) at the target's rate\n", control.Name(sc), res.Released)
+	fmt.Fprintln(a.stdout, res.Summary(sc))
 	return nil
 }
 
@@ -211,6 +210,9 @@ func (a *app) targetsCmd(ctx context.Context, args []string) error {
 			opened, probe := "-", "-"
 			if t.State == targets.StateOpen {
 				opened, probe = t.OpenedAt.UTC().Format(time.RFC3339), t.ProbeAt.UTC().Format(time.RFC3339)
+				if t.ProbeDue {
+					probe = "due now"
+				}
 			}
 			state := t.State
 			if t.Paused {

@@ -227,6 +227,12 @@ at its target's rate (HOOKWALL_TARGET_RATE per second), with progress on stderr.
 --no-drain the sweeper releases them at its next rounds instead. Publishes
 hookwall.control.resumed (with the count released) on EVENT_BUS_NAME.
 
+A resume that ended a pause first waits 2.5 s, until every processor has seen it, so that
+what it releases runs instead of being held again; the count is of the events that run now
+(those whose target is blocked are counted apart). For a target whose breaker is open it
+makes the probe due now and releases one held event to carry it; the rest follow once the
+probe succeeds.
+
 Examples:
   hookwall resume target/forward/acme
   hookwall resume tenant/acme --json

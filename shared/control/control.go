@@ -52,7 +52,26 @@ type Config struct {
 	Ops Publisher
 	// Now is the clock of the events (optional; default time.Now).
 	Now func() time.Time
+	// Sleep waits d or until ctx ends: a resume's [Settle] (optional;
+	// default a timer).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
+
+// Settle is how long a resume waits, after its writes and before it
+// drains, when it ended a pause or brought a probe forward. Every
+// processor trusts its copy of the pauses for at most
+// targets.PauseCacheFor and of a breaker for at most
+// targets.BreakerCacheFor, from when it read them; so once Settle has
+// passed, no processor still sees the pause (or the probe's old time), and
+// what the drain releases runs instead of being held again until the
+// sweeper's recheck (targets.PauseRecheck, 5 min). The margin covers clock
+// skew between instances and a hold decided just before the copies
+// expired and written just after. Every processor thus honours a resume
+// within Settle, and the events the drain releases run from Settle on, at
+// their target's rate.
+const Settle = targets.PauseCacheFor + settleMargin
+
+const settleMargin = 500 * time.Millisecond
 
 // publishTimeout bounds the publication of an operational event, which
 // goes out even when the action's context has ended (a drain cut off by
@@ -71,7 +90,21 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
 	return &Controller{cfg: cfg}, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
 }
 
 // Name writes sc as the CLI and the page take it: kind/name.
@@ -82,9 +115,21 @@ type Result struct {
 	// WasPaused says the scope was paused before a resume.
 	WasPaused bool
 	// Drained says a resume ran the drain, and Released is how many held
-	// records it released.
+	// records it released that run now (each counted once); Waiting is how
+	// many it released whose target is blocked (its breaker open, or the
+	// target paused): the processor holds them again on that target.
 	Drained  bool
 	Released int
+	Waiting  int
+	// Probing says the resumed target's breaker is open: its probe was
+	// made due now and one held record released to carry it (Released
+	// is 1, or 0 when nothing was held); the rest run once the probe
+	// succeeds.
+	Probing bool
+	// Blocked says the drain stopped because the scope was blocked again
+	// meanwhile (paused again, or its breaker opened): the rest stays
+	// held, released by the next resume, probe or sweep. Not an error.
+	Blocked bool
 	// OpsErr is why the operational event was not published (the action
 	// itself is done).
 	OpsErr error
@@ -111,9 +156,18 @@ type ResumeOptions struct {
 
 // Resume ends the pause of sc (if any), drains the records held on it at
 // the target's rate, and publishes hookwall.control.resumed with the count
-// released. A drain that stops early (an error, sc blocked again, records
-// it could not release, its Timeout) returns an error with the Result: the
-// pause is over and the sweeper releases the rest.
+// released.
+//
+// What it releases runs (see [Settle]): when it ended a pause, or when sc
+// is a target whose breaker is open, it waits Settle before draining, so
+// that no processor holds the released records again on a pause or a probe
+// time it read before the resume. A target whose breaker is open gets its
+// probe made due now and one held record released as its carrier (a drain
+// of everything would only be held again); the rest follow once the probe
+// succeeds. A drain that stops early on an error, on records it could not
+// release, or on its Timeout, returns an error with the Result: the pause
+// is over and the sweeper releases the rest. A scope blocked again during
+// the drain is not an error (Result.Blocked).
 func (c *Controller) Resume(ctx context.Context, sc targets.Scope, opts ResumeOptions) (Result, error) {
 	pauses, err := c.cfg.Gate.Pauses(ctx)
 	if err != nil {
@@ -125,34 +179,77 @@ func (c *Controller) Resume(ctx context.Context, sc targets.Scope, opts ResumeOp
 	}
 	var drainErr error
 	if !opts.NoDrain && c.cfg.Drain != nil {
-		res.Drained = true
-		res.Released, drainErr = c.drain(ctx, sc, opts)
+		drainErr = c.release(ctx, sc, opts, &res)
 	}
-	res.OpsErr = c.publish(ctx, bus.Op{Type: bus.DetailTypeControlResumed, Scope: sc.String(), Count: res.Released})
+	res.OpsErr = c.publish(ctx, bus.Op{Type: bus.DetailTypeControlResumed, Scope: sc.String(), Count: res.Released + res.Waiting})
 	return res, drainErr
 }
 
-// drain releases what is held on sc, within opts.Timeout.
-func (c *Controller) drain(ctx context.Context, sc targets.Scope, opts ResumeOptions) (int, error) {
+// release is a resume's drain: the probe brought forward for an open
+// breaker, Settle waited when anything changed, then the drain.
+func (c *Controller) release(ctx context.Context, sc targets.Scope, opts ResumeOptions, res *Result) error {
+	settle := res.WasPaused
+	if p, ok := c.cfg.Gate.(targets.Prober); ok && sc.Kind == targets.KindTarget {
+		open, err := p.ProbeNow(ctx, sc.Name)
+		if err != nil {
+			return fmt.Errorf("resume %s: bring its probe forward: %w", Name(sc), err)
+		}
+		res.Probing = open
+		settle = settle || open
+	}
+	if settle {
+		if err := c.cfg.Sleep(ctx, Settle); err != nil {
+			return fmt.Errorf("resume %s: before the drain: %w", Name(sc), err)
+		}
+	}
+	res.Drained = true
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	var progress func(drain.Progress)
-	if opts.Progress != nil {
-		progress = func(p drain.Progress) { opts.Progress(p.Released) }
+	dopts := drain.Options{}
+	if res.Probing {
+		dopts.Force, dopts.Limit = true, 1
 	}
-	p, err := c.cfg.Drain.Release(ctx, sc, drain.Options{Progress: progress})
+	if opts.Progress != nil {
+		dopts.Progress = func(p drain.Progress) { opts.Progress(p.Released + p.Waiting) }
+	}
+	p, err := c.cfg.Drain.Release(ctx, sc, dopts)
+	res.Released, res.Waiting, res.Blocked = p.Released, p.Waiting, p.Blocked
 	switch {
 	case err != nil:
-		return p.Released, fmt.Errorf("drain %s: %w", Name(sc), err)
-	case p.Blocked:
-		return p.Released, fmt.Errorf("%s is blocked again (paused, or its breaker open): the rest stays held", Name(sc))
+		return fmt.Errorf("drain %s: %w", Name(sc), err)
 	case p.Errors > 0:
-		return p.Released, fmt.Errorf("%d event(s) could not be released or sent (the sweeper retries them)", p.Errors)
+		return fmt.Errorf("%d event(s) could not be released or sent (the sweeper retries them)", p.Errors)
 	}
-	return p.Released, nil
+	return nil
+}
+
+// Summary says what a resume of sc did, for the CLI and the page: what it
+// released runs now; what waits and why; never "failed" for a breaker
+// that is merely still open.
+func (r Result) Summary(sc targets.Scope) string {
+	name := Name(sc)
+	if !r.Drained {
+		return "resumed " + name + ": the sweeper releases its held events at its next rounds"
+	}
+	if r.Probing {
+		if r.Released+r.Waiting == 0 {
+			return fmt.Sprintf("resumed %s: its breaker is open and its probe is due now; nothing was held on it, "+
+				"so the next event for it carries the probe", name)
+		}
+		return fmt.Sprintf("resumed %s: its breaker is open: its probe is made now, carried by 1 held event; "+
+			"the others run once the probe succeeds", name)
+	}
+	s := fmt.Sprintf("resumed %s: released %d held event(s), running now at the target's rate", name, r.Released)
+	if r.Waiting > 0 {
+		s += fmt.Sprintf("; %d more wait on their target (its breaker open, or the target paused) and run once it is back", r.Waiting)
+	}
+	if r.Blocked {
+		s += fmt.Sprintf("; then %s was blocked again (paused again, or its breaker opened): the rest stays held until it is resumed or probed", name)
+	}
+	return s
 }
 
 // publish publishes op at now, even after ctx ended, within publishTimeout.
@@ -176,7 +273,12 @@ type Target struct {
 	Calls    int       `json:"calls"`
 	Fails    int       `json:"fails"`
 	OpenedAt time.Time `json:"openedAt,omitzero"`
+	// ProbeAt is when an open breaker is probed next, never in the past:
+	// a probe already due shows now, with ProbeDue set (it is made by the
+	// next event for the target, by the sweeper's next carrier, or at
+	// once by a resume of the target).
 	ProbeAt  time.Time `json:"probeAt,omitzero"`
+	ProbeDue bool      `json:"probeDue,omitempty"`
 	Held     int       `json:"held"`
 	// Scope is the target's scope as the CLI and the page take it.
 	Scope string `json:"scope"`
@@ -256,6 +358,9 @@ func (c *Controller) Panel(ctx context.Context) (Panel, error) {
 				t.Paused, t.PausedBy = true, Name(w)
 				break
 			}
+		}
+		if now := c.cfg.Now(); b.State == targets.StateOpen && !b.ProbeAt.After(now) {
+			t.ProbeAt, t.ProbeDue = now, true
 		}
 		out.Targets = append(out.Targets, t)
 	}

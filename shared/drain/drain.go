@@ -137,8 +137,16 @@ type Progress struct {
 	Scope string
 	// Seen counts the index entries read.
 	Seen int
-	// Released were moved to RETRY and sent to the main queue.
+	// Released were moved to RETRY and sent to the main queue, each record
+	// counted once (a record held again and released again by the same
+	// drain is one), and only those that run: a record whose target is
+	// blocked (its breaker open, or the target paused) is counted in
+	// Waiting instead.
 	Released int
+	// Waiting were released and sent like the others, but their target is
+	// blocked: the processor holds them again on it, where its probe and
+	// its drain release them.
+	Waiting int
 	// MovedOn were no longer HELD (another drain, or gone) when read or written.
 	MovedOn int
 	// Errors failed (a read, a write or a send); a record whose send failed
@@ -161,7 +169,8 @@ func (d *Drainer) Release(ctx context.Context, sc targets.Scope, opts Options) (
 	if err := sc.Validate(); err != nil {
 		return Progress{}, fmt.Errorf("drain: %w", err)
 	}
-	r := &release{d: d, sc: sc, opts: opts, p: Progress{Scope: sc.String(), Started: d.cfg.Now()}, tokens: map[string]int{}}
+	r := &release{d: d, sc: sc, opts: opts, p: Progress{Scope: sc.String(), Started: d.cfg.Now()}, tokens: map[string]int{},
+		sent: map[string]bool{}, blocked: map[string]bool{}, waits: map[string]bool{}}
 	err := r.run(ctx)
 	r.p.Done = true
 	if opts.Progress != nil {
@@ -172,7 +181,7 @@ func (d *Drainer) Release(ctx context.Context, sc targets.Scope, opts Options) (
 		level = slog.LevelWarn
 	}
 	d.cfg.Logger.Log(ctx, level, "drain done", slog.String("scope", r.p.Scope), slog.Int("seen", r.p.Seen),
-		slog.Int("released", r.p.Released), slog.Int("moved_on", r.p.MovedOn), slog.Int("errors", r.p.Errors),
+		slog.Int("released", r.p.Released), slog.Int("waiting", r.p.Waiting), slog.Int("moved_on", r.p.MovedOn), slog.Int("errors", r.p.Errors),
 		slog.Bool("blocked", r.p.Blocked), slog.Bool("more", r.p.More))
 	return r.p, err
 }
@@ -186,6 +195,12 @@ type release struct {
 	tokens map[string]int // tokens taken and not used, by target
 	batch  []webhook.Envelope
 	errs   []error
+	// sent are the keys released so far (each counted once), blocked the
+	// targets found blocked (by target; read once per drain), waits the
+	// keys of the batch whose target is blocked.
+	sent    map[string]bool
+	blocked map[string]bool
+	waits   map[string]bool
 }
 
 func (r *release) fail(err error) {
@@ -197,7 +212,7 @@ func (r *release) fail(err error) {
 
 // stop reports whether no further record may be started.
 func (r *release) stop(ctx context.Context) bool {
-	if r.opts.Limit > 0 && r.p.Released+len(r.batch) >= r.opts.Limit {
+	if r.opts.Limit > 0 && r.p.Released+r.p.Waiting+len(r.batch) >= r.opts.Limit {
 		return true
 	}
 	if ctx.Err() != nil {
@@ -229,7 +244,7 @@ func (r *release) run(ctx context.Context) error {
 		}
 		page := int32(pageSize)
 		if r.opts.Limit > 0 {
-			page = int32(min(pageSize, r.opts.Limit-r.p.Released-len(r.batch)))
+			page = int32(min(pageSize, r.opts.Limit-r.p.Released-r.p.Waiting-len(r.batch)))
 		}
 		held, next, err := cfg.Store.Held(ctx, on, page, cursor)
 		if err != nil {
@@ -291,10 +306,32 @@ func (r *release) record(ctx context.Context, key string) {
 		r.p.MovedOn++
 		return
 	}
+	if r.targetBlocked(ctx, target) {
+		r.waits[key] = true
+	}
 	r.batch = append(r.batch, rec.Envelope())
 	if len(r.batch) >= sendBatch {
 		r.flush(ctx)
 	}
+}
+
+// targetBlocked reports whether target (other than the drained scope) is
+// blocked, read once per drain; an unreadable state counts as not blocked
+// (the processor decides in any case).
+func (r *release) targetBlocked(ctx context.Context, target string) bool {
+	sc := targets.Scope{Kind: targets.KindTarget, Name: target}
+	if r.opts.Force || sc == r.sc || sc.Validate() != nil {
+		return false
+	}
+	b, ok := r.blocked[target]
+	if !ok {
+		var err error
+		if b, err = r.d.cfg.Gate.Blocked(ctx, sc); err != nil {
+			b = false
+		}
+		r.blocked[target] = b
+	}
+	return b
 }
 
 // token takes one token of target's bucket, waiting for the next one when
@@ -333,8 +370,18 @@ func (r *release) flush(ctx context.Context) {
 	if err := r.d.cfg.Queue.Send(ctx, r.batch); err != nil {
 		r.fail(fmt.Errorf("send %d released event(s): %w", len(r.batch), err))
 	} else {
-		r.p.Released += len(r.batch)
+		for _, env := range r.batch {
+			switch {
+			case r.sent[env.Key]:
+			case r.waits[env.Key]:
+				r.p.Waiting++
+			default:
+				r.p.Released++
+			}
+			r.sent[env.Key] = true
+		}
 	}
+	clear(r.waits)
 	r.batch = r.batch[:0]
 	if r.opts.Progress != nil {
 		r.opts.Progress(r.p)

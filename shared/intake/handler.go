@@ -278,9 +278,7 @@ func (h *Handler) receive(ctx context.Context, req *webhook.Request, meta Meta) 
 		h.cfg.Logger.InfoContext(ctx, "url verification answered")
 		return d.Reply, nil
 	}
-	actx, cancel := context.WithTimeout(ctx, h.cfg.Budget)
-	defer cancel()
-	if err := h.admit(actx, req, meta, d.Events); err != nil {
+	if err := h.admit(ctx, time.Now(), req, meta, d.Events); err != nil {
 		return webhook.Reply{}, err
 	}
 	return d.Reply, nil
@@ -381,7 +379,16 @@ func (h *Handler) prepare(req *webhook.Request, meta Meta, events []webhook.Even
 // claims only what no attempt handed off yet: every retry does less than
 // the one before, and a delivery of any size under the body limit is
 // answered 200 in the end.
-func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, events []webhook.Event) error {
+//
+// The budget runs from budgetStart (the events parsed), but the first wave
+// has a budget of its own from its start (see [Handler.firstWave]): an
+// attempt whose preparation (the events checked, the delivery's progress
+// read) took the claims' share of the budget on a starved CPU still claims
+// and sends one wave, so every attempt makes progress.
+func (h *Handler) admit(ctx context.Context, budgetStart time.Time, req *webhook.Request, meta Meta, events []webhook.Event) error {
+	outer := ctx
+	ctx, cancel := context.WithDeadline(ctx, budgetStart.Add(h.cfg.Budget))
+	defer cancel()
 	items, err := h.prepare(req, meta, events)
 	if err != nil {
 		return err
@@ -404,27 +411,60 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 	}
 	var prog *progress
 	if len(items) > waveEvents {
-		prog = h.loadProgress(ctx, req, items)
+		// The progress read is bounded by the budget or, when less of it is
+		// left, by a budget of its own: on a starved CPU, a read given up
+		// would have the first wave claim again what earlier attempts
+		// handed off, and make no progress.
+		pctx, pcancel := context.WithDeadline(outer, later(budgetStart.Add(h.cfg.Budget), time.Now().Add(h.cfg.Budget)))
+		prog = h.loadProgress(pctx, req, items)
+		pcancel()
 	}
 	var out waveOutcome
 	// No claim starts in the budget's last quarter, kept for sending what
 	// was claimed; no wave starts that would not end by then. (The budget
 	// is wall-clock time, as ctx's deadline, whatever Config.Now says.)
-	claimBy := time.Now().Add(h.cfg.Budget - h.cfg.Budget/4)
-	if d, ok := ctx.Deadline(); ok && d.Before(claimBy.Add(h.cfg.Budget/4)) {
-		claimBy = d.Add(-h.cfg.Budget / 4)
-	}
-	var longest time.Duration
-	waves := splitWaves(items)
+	claimBy := h.claimBy(ctx)
+	wctx := ctx // the context of the waves after the first
+	// Waves after the first start only while the budget lasts, each sized
+	// to end by claimBy at 1.5 × the slowest claim rate seen so far (a wave
+	// of fewer than minWave events is not worth starting).
+	var perEvent time.Duration
 	ran := 0
-	for _, w := range waves {
-		if ran > 0 && (out.failed() || time.Now().Add(longest*3/2).After(claimBy)) {
-			break
+	for from := 0; from < len(items); ran++ {
+		n := waveEvents
+		if ran > 0 {
+			if out.failed() || perEvent <= 0 {
+				break
+			}
+			n = min(n, int(time.Until(claimBy)/(perEvent*3/2)))
+			if n < minWave {
+				break
+			}
 		}
+		to, claims := nextWave(items, from, n)
 		t0 := time.Now()
-		h.admitWave(ctx, items[w[0]:w[1]], start, claimBy, &out)
-		longest = max(longest, time.Since(t0))
-		ran++
+		if ran == 0 {
+			// The preparation does not count against the waves: those
+			// after the first may start until three quarters of Budget
+			// from the first wave's start (the invocation's deadline, less
+			// an UndoTimeout, still bounds them).
+			claimBy = later(claimBy, t0.Add(h.cfg.Budget-h.cfg.Budget/4))
+			if d, ok := outer.Deadline(); ok && d.Add(-h.cfg.UndoTimeout).Before(claimBy) {
+				claimBy = later(h.claimBy(ctx), d.Add(-h.cfg.UndoTimeout))
+			}
+			if d, _ := ctx.Deadline(); claimBy.Add(h.cfg.Budget / 4).After(d) {
+				var cancel context.CancelFunc
+				wctx, cancel = context.WithDeadline(outer, claimBy.Add(h.cfg.Budget/4))
+				defer cancel()
+			}
+			h.firstWave(outer, ctx, items[from:to], start, &out)
+		} else {
+			h.admitWave(wctx, items[from:to], start, claimBy, &out)
+		}
+		if claims > 0 {
+			perEvent = max(perEvent, time.Since(t0)/time.Duration(claims))
+		}
+		from = to
 	}
 	// This delivery's own hand-offs are settled (those of the waves it did
 	// not run are not on their way): tell the duplicates that wait for
@@ -454,10 +494,59 @@ func (h *Handler) admit(ctx context.Context, req *webhook.Request, meta Meta, ev
 		return fmt.Errorf("intake: %d event(s) still being handed off by another delivery: %w", out.inFlight, errUnavailable)
 	case left > 0:
 		h.cfg.Metrics.Count(MetricLeftForRetry, left)
-		return fmt.Errorf("intake: %d of %d events left for a retry: the budget ran out after %d of %d waves: %w",
-			left, len(items), ran, len(waves), errUnavailable)
+		return fmt.Errorf("intake: %d of %d events left for a retry: the budget ran out after %d wave(s): %w",
+			left, len(items), ran, errUnavailable)
 	}
 	return nil
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// claimBy is when claims stop under ctx's deadline: no claim starts in
+// the budget's last quarter, kept for sending what was claimed. (The
+// budget is wall-clock time, as ctx's deadline, whatever Config.Now says.)
+func (h *Handler) claimBy(ctx context.Context) time.Time {
+	claimBy := time.Now().Add(h.cfg.Budget - h.cfg.Budget/4)
+	if d, ok := ctx.Deadline(); ok && d.Before(claimBy.Add(h.cfg.Budget/4)) {
+		claimBy = d.Add(-h.cfg.Budget / 4)
+	}
+	return claimBy
+}
+
+// firstWave admits the delivery's first wave on a budget of its own: twice
+// Budget from the wave's start (its claims until a quarter of Budget before
+// its end), capped by the invocation's deadline (the function's Timeout, 4 s
+// on AWS) less an UndoTimeout kept for saving the progress after it, and
+// never less than what is left of the delivery's budget. So an attempt
+// claims and sends a wave whatever its preparation cost and however slow
+// its claims: a 256 MB Lambda has a fraction of a core, and on a loaded CPU
+// checking thousands of events and reading the delivery's progress could
+// use up the claims' three quarters of the budget, leaving every claim
+// skipped and the platform's retries, each as slow, with no progress.
+//
+// The price is the answer's time, not its correctness: the wave may end
+// after the platform's timeout (LINE's 2 s), which then retries, and what
+// the wave handed off is on its way and in the saved progress, so the
+// retry does less. Claims cut by the wave's deadline are undone, as any
+// claim whose context ended.
+func (h *Handler) firstWave(outer, budgeted context.Context, items []admitted, start time.Time, out *waveOutcome) {
+	own := time.Now().Add(2 * h.cfg.Budget)
+	if d, ok := outer.Deadline(); ok && d.Add(-h.cfg.UndoTimeout).Before(own) {
+		own = d.Add(-h.cfg.UndoTimeout)
+	}
+	if d, ok := budgeted.Deadline(); ok && !own.After(d) {
+		h.admitWave(budgeted, items, start, h.claimBy(budgeted), out)
+		return
+	}
+	ctx, cancel := context.WithDeadline(outer, own)
+	defer cancel()
+	h.admitWave(ctx, items, start, later(own.Add(-h.cfg.Budget/4), h.claimBy(budgeted)), out)
 }
 
 // waveOutcome gathers what went wrong in the waves of one delivery.

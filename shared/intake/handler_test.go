@@ -306,3 +306,46 @@ func TestReceiveAnswers503WithinBudgetWhenTheStoreHangs(t *testing.T) {
 		t.Fatal("enqueued without a claim")
 	}
 }
+
+// slowProgress is a store whose progress read takes delay, as a starved
+// CPU (a 256 MB Lambda beside a load) makes the preparation of a large
+// delivery take most of the budget.
+type slowProgress struct {
+	*memStore
+	delay time.Duration
+}
+
+func (s *slowProgress) LoadProgress(ctx context.Context, id string) (store.Progress, error) {
+	time.Sleep(s.delay)
+	return s.memStore.LoadProgress(ctx, id)
+}
+
+// Issue 29 item 9: an attempt whose preparation took more than the claims'
+// three quarters of the budget still claims and sends its first wave (it
+// has a budget of its own), so that every attempt makes progress; before,
+// every claim of the first wave was skipped and the attempt did nothing.
+func TestEveryAttemptClaimsAWaveWhenPreparationAteTheBudget(t *testing.T) {
+	st := &slowProgress{memStore: newMemStore(), delay: DefaultBudget * 7 / 8}
+	q := &memQueue{}
+	h := newTestHandler(t, st, q)
+	ids := make([]string, waveEvents+100)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("01SLOWPREP%016d", i)
+	}
+	body := lineBody(ids...)
+	for attempt := 1; attempt <= 2; attempt++ {
+		before := q.count()
+		status := h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{}).Status
+		sent := q.count() - before
+		total := q.count()
+		if attempt == 1 && (sent < waveEvents || (status == 200) != (total == len(ids))) {
+			t.Fatalf("attempt 1: %d with %d events sent, want at least a wave (%d) sent", status, sent, waveEvents)
+		}
+		if status == 200 {
+			break
+		}
+		if attempt == 2 && (status != 200 || total != len(ids)) {
+			t.Fatalf("attempt 2: %d with %d of %d events sent in all, want 200 with every event sent once", status, total, len(ids))
+		}
+	}
+}

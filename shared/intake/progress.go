@@ -20,6 +20,26 @@ import (
 // and the workers better; smaller ones waste less of the budget's end.
 const waveEvents = 256
 
+// minWave is the smallest wave started after the first: fewer claims
+// than that are left for the retry.
+const minWave = 32
+
+// nextWave returns the end of the wave that starts at items[from] with at
+// most n events that need a claim (those answered from memory or from
+// progress ride along), and how many need one.
+func nextWave(items []admitted, from, n int) (to, claims int) {
+	for to = from; to < len(items); to++ {
+		if !items[to].needsClaim() {
+			continue
+		}
+		if claims == n {
+			break
+		}
+		claims++
+	}
+	return to, claims
+}
+
 // splitWaves returns the waves of items, as [from, to) index pairs: each
 // holds at most waveEvents events that need a claim (those answered from
 // memory or from progress cost nothing and ride along).

@@ -55,7 +55,7 @@ func (r *run) drain(ctx context.Context, log *slog.Logger, sc targets.Scope, opt
 	r.drained[sc] = true
 	p, err := r.s.cfg.Drain.Release(ctx, sc, opts)
 	r.drainedAll[sc] = err == nil && opts.Limit == 0 && !p.More && !p.Blocked && p.Errors == 0
-	r.rep.Released += p.Released
+	r.rep.Released += p.Released + p.Waiting
 	if err != nil {
 		r.failed(ctx, log, sc.String(), "drain", err)
 	}

@@ -57,8 +57,12 @@ func (t *Table) Resume(ctx context.Context, sc Scope) error {
 	if _, err := t.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &t.name, Key: pauseKey(sc)}); err != nil {
 		return fmt.Errorf("targets: resume %s: %w", sc, err)
 	}
+	// The resume's own process drops its copy of the pauses: its next
+	// admission or drain reads them again, this resume (and any other
+	// instance's since the last read) seen at once.
 	t.mu.Lock()
 	delete(t.pauses.set, sc)
+	t.pauses.at = time.Time{}
 	t.pauses.gen++
 	t.mu.Unlock()
 	return nil

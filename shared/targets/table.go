@@ -281,6 +281,29 @@ func (t *Table) probe(ctx context.Context, target string, st breaker.State, now 
 			":owner": s(owner), ":one": n(1)})
 }
 
+// ProbeNow implements [Prober]: an open breaker whose next probe is later
+// than now has it moved to now (a conditional write on the version read),
+// so that the next admission takes the probe slot. It reports whether the
+// breaker is open (a closed or unknown one is left alone).
+func (t *Table) ProbeNow(ctx context.Context, target string) (bool, error) {
+	for range maxConflicts {
+		st, err := t.readBreaker(ctx, target)
+		if err != nil || !st.Open {
+			return false, err
+		}
+		ms := t.cfg.Now().UnixMilli()
+		if st.ProbeAt <= ms {
+			return true, nil
+		}
+		_, ok, err := t.update(ctx, target, "probe now", "SET #probe = :now ADD #ver :one", "#st = :open AND #ver = :v",
+			pick("#st", "#probe", "#ver"), map[string]types.AttributeValue{":open": s(StateOpen), ":now": n(ms), ":v": n(st.Version), ":one": n(1)})
+		if err != nil || ok {
+			return err == nil, err
+		}
+	}
+	return false, fmt.Errorf("targets: probe %s now: lost %d races in a row", target, maxConflicts)
+}
+
 // registerTarget adds target to the list Breakers reads (idempotent).
 func (t *Table) registerTarget(ctx context.Context, target string) error {
 	_, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &t.name, Item: map[string]types.AttributeValue{

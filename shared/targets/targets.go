@@ -96,6 +96,17 @@ type Gate interface {
 	Blocked(ctx context.Context, sc Scope) (bool, error)
 }
 
+// Prober is implemented by the gates whose open breaker's probe an
+// operator can bring forward: a resume makes it due now, so that the probe
+// is made at once instead of at the next interval.
+type Prober interface {
+	// ProbeNow makes target's next probe due now if its breaker is open
+	// and its probe later, and reports whether the breaker is open.
+	ProbeNow(ctx context.Context, target string) (open bool, err error)
+}
+
+var _ Prober = (*Table)(nil)
+
 // Scope kinds.
 const (
 	KindHandler = "handler"

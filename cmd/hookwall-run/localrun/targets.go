@@ -97,16 +97,12 @@ func (p *Page) control(w http.ResponseWriter, r *http.Request, resume bool) {
 		return
 	}
 	p.logOps(ctx, res)
-	a := ControlAnswer{Outcome: "resumed", Scope: name, Released: res.Released,
-		Message: "resumed " + name + "; the sweeper releases its held events"}
+	a := ControlAnswer{Outcome: "resumed", Scope: name, Released: res.Released, Message: res.Summary(sc)}
 	switch {
-	case !res.Drained:
 	case errors.Is(err, context.DeadlineExceeded):
-		a.Message = fmt.Sprintf("resumed %s: released %d held event(s) in %s; the sweeper releases the rest", name, res.Released, DrainTimeout)
+		a.Message += fmt.Sprintf("; the drain stopped at its %s limit: the sweeper releases the rest", DrainTimeout)
 	case err != nil:
-		a.Message = fmt.Sprintf("resumed %s: released %d held event(s), then the drain failed (the sweeper releases the rest): %v", name, res.Released, err)
-	default:
-		a.Message = fmt.Sprintf("resumed %s: released %d held event(s) at the target's rate", name, res.Released)
+		a.Message += fmt.Sprintf("; %v (the sweeper releases the rest)", err)
 	}
 	p.Log.LogAttrs(ctx, slog.LevelInfo, "resumed", slog.String("scope", name), slog.Int("released", a.Released))
 	answer(http.StatusOK, a)

@@ -94,7 +94,7 @@ func (s *System) Resume(ctx context.Context, sc targets.Scope) (int, error) {
 	}
 	p, err := op.drain.Release(ctx, sc, drain.Options{})
 	if err != nil {
-		return p.Released, fmt.Errorf("storm: drain %s: %w", sc, err)
+		return p.Released + p.Waiting, fmt.Errorf("storm: drain %s: %w", sc, err)
 	}
-	return p.Released, nil
+	return p.Released + p.Waiting, nil
 }

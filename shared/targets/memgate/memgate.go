@@ -217,6 +217,22 @@ func (g *Gate) Resume(_ context.Context, sc targets.Scope) error {
 	return nil
 }
 
+// ProbeNow implements [targets.Prober].
+func (g *Gate) ProbeNow(_ context.Context, target string) (bool, error) {
+	g.st.mu.Lock()
+	defer g.st.mu.Unlock()
+	b, ok := g.st.breakers[target]
+	if !ok || !b.Open {
+		return false, nil
+	}
+	if now := g.cfg.Now().UnixMilli(); b.ProbeAt > now {
+		b.ProbeAt = now
+		g.st.breakers[target] = b
+		g.st.writes++
+	}
+	return true, nil
+}
+
 // Pauses implements [targets.Gate.Pauses].
 func (g *Gate) Pauses(context.Context) ([]targets.Pause, error) {
 	g.st.mu.Lock()
