@@ -37,18 +37,23 @@ func (q *Queue) SendDeadLetter(ctx context.Context, key string, body []byte, rea
 	if len(body) == 0 {
 		body = []byte("{}") // SQS rejects an empty body
 	}
-	var group *string
-	if _, tenant, _, ok := webhook.SplitKey(key); ok && webhook.ValidTenant(tenant) {
-		group = Group(tenant)
-	}
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:          &q.url,
 		MessageBody:       aws.String(string(body)),
 		MessageAttributes: attrs,
-		MessageGroupId:    group,
+		MessageGroupId:    keyGroup(key),
 	})
 	if err != nil {
 		return fmt.Errorf("queue: send dead letter %s: %w", key, err)
+	}
+	return nil
+}
+
+// keyGroup is the message group of an event key's tenant ([Group]); nil for
+// a message without a valid key.
+func keyGroup(key string) *string {
+	if _, tenant, _, ok := webhook.SplitKey(key); ok && webhook.ValidTenant(tenant) {
+		return Group(tenant)
 	}
 	return nil
 }

@@ -63,9 +63,7 @@ func GroupOf(m types.Message) *string {
 		return aws.String(g)
 	}
 	if v, ok := m.MessageAttributes[AttrEventKey]; ok {
-		if _, tenant, _, ok := webhook.SplitKey(aws.ToString(v.StringValue)); ok && webhook.ValidTenant(tenant) {
-			return Group(tenant)
-		}
+		return keyGroup(aws.ToString(v.StringValue))
 	}
 	return nil
 }
