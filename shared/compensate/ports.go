@@ -44,5 +44,5 @@ type Store interface {
 	RetryCompensation(ctx context.Context, l webhook.Lease, lastError string) (held bool, err error)
 	// Journal reads the journal of the lease's claim; SaveStep writes one
 	// entry.
-	kernel.Journal
+	kernel.JournalStore
 }

@@ -3,6 +3,7 @@ package compensate
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
-	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -41,11 +41,12 @@ type todo struct {
 func (r *run) Run(ctx context.Context, res *kernel.Result) error {
 	defer func() { res.Undone, res.Skipped = r.undone, r.skipped }()
 	a, cfg := r.a, &r.c.cfg
-	entries, err := cfg.Store.Journal(ctx, a.Lease)
+	j := a.Journal(cfg.Store)
+	entries, err := j.Read(ctx)
 	if err != nil {
-		return fmt.Errorf("load journal: %w", err)
+		return err
 	}
-	plan, done := r.plan(ctx, entries)
+	plan := r.plan(ctx, entries)
 	if len(plan) == 0 {
 		r.nothing = true
 		return nil
@@ -55,7 +56,7 @@ func (r *run) Run(ctx context.Context, res *kernel.Result) error {
 			return registry.ErrLeaseLost
 		}
 		id := td.entry.Handler + "/" + td.entry.Step
-		if done[td.entry.Handler+"#"+td.entry.Step] {
+		if j.Undone(td.entry) {
 			cfg.Metrics.Count(MetricUndoSkipped, 1)
 			r.skipped = append(r.skipped, id)
 			a.Log.DebugContext(ctx, "undo already journaled; skipped", slog.String("handler", td.entry.Handler), slog.String("step", td.entry.Step))
@@ -68,15 +69,12 @@ func (r *run) Run(ctx context.Context, res *kernel.Result) error {
 			}
 			return fmt.Errorf("undo %s: %w", id, err)
 		}
-		held, err := cfg.Store.SaveStep(ctx, a.Lease, webhook.JournalEntry{
-			Handler: td.entry.Handler, Step: registry.UndoStep(td.entry.Step), CompletedAt: cfg.Now(), Run: td.entry.Run})
-		if err != nil {
+		if err := j.Save(ctx, webhook.JournalEntry{Handler: td.entry.Handler, Step: registry.UndoStep(td.entry.Step), Run: td.entry.Run}); err != nil {
 			r.failed = id
+			if errors.Is(err, registry.ErrLeaseLost) {
+				return err
+			}
 			return fmt.Errorf("journal undo %s: %w", id, err)
-		}
-		if !held {
-			a.MarkLost()
-			return registry.ErrLeaseLost
 		}
 		cfg.Metrics.Count(MetricUndone, 1)
 		r.undone = append(r.undone, id)
@@ -87,27 +85,14 @@ func (r *run) Run(ctx context.Context, res *kernel.Result) error {
 
 // plan returns the forward steps to undo, newest first (by CompletedAt,
 // ties by reverse journal order), of the handlers that registered a
-// compensation, and the set of those already undone ("handler#step"): an
-// undo is journaled for the step's run or a later one. A step run again
-// after its undo (a replay of a compensated event) is a new run, to be
-// undone again.
-func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo, map[string]bool) {
+// compensation (those already undone among them: [kernel.Journal.Undone]).
+func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) []todo {
 	table := (*registry.Table)(r.c.cfg.Registry)
-	undoRun := map[string]int{} // "handler#step" → the run its journaled undo undid
-	for _, e := range entries {
-		if fwd, ok := registry.IsUndoStep(e.Step); ok {
-			undoRun[e.Handler+"#"+fwd] = e.Run
-		}
-	}
-	done := map[string]bool{}
 	var plan []todo
 	without := map[string]int{} // handler → steps left as they are
 	for i, e := range entries {
-		if e.Step == "" || e.Step[0] == '$' { // undo steps, DoneStep and any other marker
+		if kernel.IsMarker(e.Step) {
 			continue
-		}
-		if u, ok := undoRun[e.Handler+"#"+e.Step]; ok && u >= e.Run {
-			done[e.Handler+"#"+e.Step] = true
 		}
 		reg := table.Handler(e.Handler)
 		if reg == nil || reg.Undo == nil {
@@ -127,18 +112,15 @@ func (r *run) plan(ctx context.Context, entries []webhook.JournalEntry) ([]todo,
 		}
 		return cmp.Compare(b.index, a.index)
 	})
-	return plan, done
+	return plan
 }
 
 // undo runs one undo function under the handler's timeout, a panic turned
 // into an error to try again.
 func (r *run) undo(ctx context.Context, td todo) error {
 	a := r.a
-	log := a.Log.With(slog.String("handler", td.entry.Handler), slog.String("step", td.entry.Step))
-	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.Env.Key), slog.String("handler", td.entry.Handler),
-		slog.String("step", td.entry.Step))
-	return a.Guard(ctx, td.reg.Timeout, log, func(ctx context.Context) error {
+	return a.Call(ctx, td.reg.Timeout, func(ctx context.Context, log *slog.Logger) error {
 		return td.reg.Undo(ctx, registry.UndoCall{Envelope: a.Env, Entry: td.entry, Attempt: a.Lease.Attempt, Log: log,
 			Transport: r.c.cfg.Transport})
-	})
+	}, slog.String("handler", td.entry.Handler), slog.String("step", td.entry.Step))
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
-	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -25,10 +24,9 @@ type attempt struct {
 	hold    *held             // the admission that held the event, if one did
 	target  string            // the target of the handler run (or held) last
 
-	mu      sync.Mutex
-	loaded  bool
-	journal map[string]webhook.JournalEntry // by handler + "#" + step
-	pending []webhook.JournalEntry          // done, waiting for the attempt's next write
+	j *kernel.Journal // the event's step journal, as this attempt sees it
+
+	mu sync.Mutex // guards target
 }
 
 func (t *attempt) failedName() string {
@@ -44,7 +42,7 @@ func (t *attempt) failedName() string {
 func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 	defer func() {
 		if err != nil {
-			err = t.flushed(ctx, err)
+			err = t.j.Flushed(ctx, err)
 		}
 	}()
 	a, cfg := t.a, &t.d.cfg
@@ -63,7 +61,7 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 		// Completed handlers are to be skipped: read the journal now (load
 		// skips the read on a fresh claim's first attempt; an event held
 		// and released starts again at attempt 1, at a later version).
-		if err := t.load(ctx); err != nil {
+		if err := t.j.Load(ctx); err != nil {
 			return err
 		}
 	}
@@ -71,7 +69,7 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 		if a.Lost() {
 			return registry.ErrLeaseLost
 		}
-		if t.handlerDone(reg.Name) {
+		if t.j.HandlerDone(reg.Name) {
 			cfg.Metrics.Count(MetricStepSkipped, 1)
 			a.Log.DebugContext(ctx, "handler already completed; skipped", slog.String("handler", reg.Name))
 			continue
@@ -117,7 +115,7 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 		}
 		if i < len(t.regs)-1 {
 			// Mark the handler done so a retry caused by a later handler skips it.
-			if _, err := t.save(ctx, webhook.JournalEntry{Handler: reg.Name, Step: webhook.DoneStep}); err != nil {
+			if err := t.j.Save(ctx, webhook.JournalEntry{Handler: reg.Name, Step: webhook.DoneStep}); err != nil {
 				t.failed = reg
 				return err
 			}
@@ -130,13 +128,11 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 // error to retry.
 func (t *attempt) runHandler(ctx context.Context, reg *registry.Entry) error {
 	a := t.a
-	log := a.Log.With(slog.String("handler", reg.Name))
-	ctx = obs.WithAttrs(ctx, slog.String(obs.KeyEventKey, a.Env.Key), slog.String("handler", reg.Name))
-	return a.Guard(ctx, reg.Timeout, log, func(ctx context.Context) error {
+	return a.Call(ctx, reg.Timeout, func(ctx context.Context, log *slog.Logger) error {
 		run := &handlerRun{att: t, handler: reg.Name, used: map[string]bool{}}
 		return reg.Run(ctx, registry.Call{Envelope: a.Env, Attempt: a.Lease.Attempt, Log: log, Steps: run,
 			Transport: t.calls.transport(t.d.cfg.Transport, reg.TargetOf(a.Env.Tenant))})
-	})
+	}, slog.String("handler", reg.Name))
 }
 
 // lease is the attempt's lease with the calls its handlers made and the

@@ -98,7 +98,7 @@ func (p phase) Refused(ctx context.Context, a *kernel.Attempt, res Result) (Resu
 // Begin completes the envelope with its payload when the message was sent
 // without it, matches the handlers and starts the attempt.
 func (p phase) Begin(ctx context.Context, a *kernel.Attempt) kernel.Task {
-	t := &attempt{d: p.Dispatcher, a: a, calls: callLog{now: p.cfg.Now}}
+	t := &attempt{d: p.Dispatcher, a: a, j: a.Journal(p.cfg.Store), calls: callLog{now: p.cfg.Now}}
 	if env := &a.Env; env.PayloadInRecord {
 		payload := a.Acq.Payload
 		if len(payload) == 0 {

@@ -24,7 +24,7 @@ type Store interface {
 	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
 	// Journal reads the journal of the lease's claim; SaveStep writes one
 	// entry.
-	kernel.Journal
+	kernel.JournalStore
 	// Complete moves the record to SUCCEEDED, to be kept until retainUntil.
 	Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (held bool, err error)
 	// Retry moves the record to RETRY with lastError.

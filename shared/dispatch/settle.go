@@ -34,7 +34,7 @@ func (t *attempt) complete() kernel.Settlement {
 	a, cfg := t.a, &t.d.cfg
 	s := kernel.Settlement{Op: "complete",
 		Write: func(ctx context.Context) (bool, error) {
-			return t.completeWrite(ctx, t.lease(), a.Now.Add(cfg.Retention))
+			return t.j.Complete(ctx, t.lease(), a.Now.Add(cfg.Retention), cfg.Store.Complete)
 		},
 		Verdict: Unhandled, Ack: true,
 		Then: func(ctx, _ context.Context, res Result) Result {

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -67,6 +68,19 @@ func (a *Attempt) Guard(ctx context.Context, timeout time.Duration, log *slog.Lo
 		err = errLeaseLost
 	}
 	return err
+}
+
+// Call runs fn, one function of a team's (a handler, an undo), under
+// [Attempt.Guard] within timeout: its log and its context's log attributes
+// carry the event key and attrs (the handler, the step).
+func (a *Attempt) Call(ctx context.Context, timeout time.Duration, fn func(ctx context.Context, log *slog.Logger) error, attrs ...slog.Attr) error {
+	args := make([]any, len(attrs))
+	for i, at := range attrs {
+		args[i] = at
+	}
+	log := a.Log.With(args...)
+	ctx = obs.WithAttrs(ctx, append([]slog.Attr{slog.String(obs.KeyEventKey, a.Env.Key)}, attrs...)...)
+	return a.Guard(ctx, timeout, log, func(ctx context.Context) error { return fn(ctx, log) })
 }
 
 // run runs the task under the heartbeat.

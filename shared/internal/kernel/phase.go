@@ -18,10 +18,10 @@ type Leases interface {
 	Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (held bool, err error)
 }
 
-// Journal is the step journal of an event's claim, as both engines use it
-// (fenced on the lease: held false means it was lost and nothing was
-// written).
-type Journal interface {
+// JournalStore is the step journal of an event's claim in the events table,
+// as both engines use it through [Journal] (fenced on the lease: held false
+// means it was lost and nothing was written).
+type JournalStore interface {
 	// Journal returns the journal entries of the lease's claim (one read).
 	Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error)
 	// SaveStep writes one journal entry (one write).
