@@ -25,6 +25,7 @@ import (
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -153,7 +154,7 @@ func (b *backend) openControl(cfg aws.Config, dbEndpoint func(*dynamodb.Options)
 		return err
 	}
 	b.held = t
-	gate, err := targets.New(targets.TableConfig{Client: db, TableName: s.TableName, Config: targets.Config{}.With(s.Targets)})
+	gate, err := targetsdb.New(targetsdb.TableConfig{Client: db, TableName: s.TableName, Config: targets.Config{}.With(s.Targets)})
 	if err != nil {
 		return &configError{problems: []string{fmt.Sprintf("the targets' settings: %v", err)}}
 	}

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	fnbackend "github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/control"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -115,7 +115,7 @@ func TestPausedEventsAreHeldThenDrainedByResume(t *testing.T) {
 	s := newStack(t)
 	p := newProcessor(t, s)
 	p.broken.Store(false)
-	gate, err := targets.New(targets.TableConfig{Client: s.db, TableName: s.env["TABLE_NAME"]})
+	gate, err := targetsdb.New(targetsdb.TableConfig{Client: s.db, TableName: s.env["TABLE_NAME"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func gatedDispatcher(t *testing.T, s *stack, p *processor, gate targets.Gate) *d
 		t.Fatal(err)
 	}
 	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: dlq, Kernel: dispatch.Kernel{Queue: mainQ},
-		Gate: fnbackend.Gate(gate)})
+		Gate: gate})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
 
@@ -72,7 +73,7 @@ type Backend struct {
 	Bus *bus.Publisher
 	// Gate is the targets' shared state (breakers, buckets, pauses) in the
 	// events table.
-	Gate *targets.Table
+	Gate *targetsdb.Table
 
 	tableName string
 }
@@ -112,7 +113,7 @@ func Load(ctx context.Context, c Config, logger *slog.Logger, optFns ...func(*co
 	if pub != nil { // a nil *bus.Publisher in the interface would not be nil
 		b.Publisher, b.Bus = pub, pub
 	}
-	if b.Gate, err = targets.New(targets.TableConfig{Client: b.DynamoDB, TableName: c.TableName, Config: c.Targets}); err != nil {
+	if b.Gate, err = targetsdb.New(targetsdb.TableConfig{Client: b.DynamoDB, TableName: c.TableName, Config: c.Targets}); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -77,7 +79,7 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 		// The breaker (and the holds it makes) is the tenant's own: the
 		// target's key with the tenant when the target does not name it.
 		target := reg.TargetOf(a.Env.Tenant)
-		sub := Subject{Handler: reg.Name, Tenant: a.Env.Tenant, Target: reg.BreakerOf(a.Env.Tenant)}
+		sub := targets.Subject{Handler: reg.Name, Tenant: a.Env.Tenant, Target: reg.BreakerOf(a.Env.Tenant)}
 		t.mu.Lock()
 		t.target = target
 		t.mu.Unlock()
@@ -86,7 +88,7 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 			t.failed = reg
 			return err
 		}
-		if adm.Verdict == Hold {
+		if adm.Verdict == targets.Hold {
 			t.hold = &held{adm: adm, sub: sub, target: target}
 			return errHeld
 		}
@@ -106,7 +108,7 @@ func (t *attempt) Run(ctx context.Context, _ *Result) (err error) {
 				// dead-lettered on its last attempt), so that an open
 				// breaker never keeps an event alive past its attempts
 				// and one more call.
-				t.hold = &held{adm: openAdmission(sub.Target), sub: sub, target: target, givesBack: true}
+				t.hold = &held{adm: targets.HoldOpen(sub.Target, time.Time{}), sub: sub, target: target, givesBack: true}
 				a.Log.WarnContext(ctx, "call failed while the circuit opened; event held, its attempt given back once",
 					slog.String("handler", reg.Name), slog.String("target", sub.Target), slog.Any("error", err))
 				return errHeld
@@ -152,8 +154,8 @@ func (t *attempt) lease() webhook.Lease {
 // made the call that opened the breaker (its attempt is given back, once
 // per event: webhook.Hold.GiveBack).
 type held struct {
-	adm       Admission
-	sub       Subject
+	adm       targets.Admission
+	sub       targets.Subject
 	target    string
 	givesBack bool
 }
@@ -162,17 +164,17 @@ type held struct {
 var errHeld = errors.New("held by the gate")
 
 // admit asks the gate (if any) whether sub may run.
-func (t *attempt) admit(ctx context.Context, sub Subject) (Admission, error) {
+func (t *attempt) admit(ctx context.Context, sub targets.Subject) (targets.Admission, error) {
 	g := t.d.cfg.Gate
 	if g == nil {
-		return Admission{Verdict: Allow}, nil
+		return targets.Admission{Verdict: targets.Allow}, nil
 	}
 	adm, err := g.Admit(ctx, sub)
 	if err != nil {
 		t.a.Log.ErrorContext(ctx, "gate admit", slog.String("handler", sub.Handler), slog.String("target", sub.Target), slog.Any("error", err))
-		return Admission{}, fmt.Errorf("admit %s to %s: %w", sub.Handler, sub.Target, err)
+		return targets.Admission{}, fmt.Errorf("admit %s to %s: %w", sub.Handler, sub.Target, err)
 	}
-	if adm.Verdict == Probe {
+	if adm.Verdict == targets.Probe {
 		t.a.Log.InfoContext(ctx, "probing an open circuit", slog.String("handler", sub.Handler), slog.String("target", sub.Target))
 	}
 	return adm, nil
@@ -187,7 +189,7 @@ func (t *attempt) admit(ctx context.Context, sub Subject) (Admission, error) {
 //
 // It returns whether this failed run opened the target's breaker (a failed
 // probe keeps it open: that is not an opening, and spends the attempt).
-func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr error) (opened bool) {
+func (t *attempt) report(ctx context.Context, adm targets.Admission, sub targets.Subject, herr error) (opened bool) {
 	cfg := &t.d.cfg
 	if cfg.Gate == nil {
 		return false
@@ -214,14 +216,6 @@ func (t *attempt) report(ctx context.Context, adm Admission, sub Subject, herr e
 	t.d.circuitGauge(ctx, t.a.Log, tr.Target, tr.Opened)
 	t.d.publishOps(ctx, t.a.Log, op)
 	return opened
-}
-
-// openAdmission is the hold of an event whose call failed as target's
-// breaker opened: the same reason and scope the gate
-// gives the events it holds for an open breaker; the sweeper rechecks it
-// at the default time (the probe carrier is chosen among the held).
-func openAdmission(target string) Admission {
-	return Admission{Verdict: Hold, Reason: "circuit open: " + target, On: "target#" + target}
 }
 
 // lastErrorOf is lastError of err, "" for nil.

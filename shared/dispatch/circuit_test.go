@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
@@ -35,7 +34,7 @@ func TestCircuitGaugeFollowsTheBreaker(t *testing.T) {
 		return nil
 	}, process.Target("b.example/{tenant}"))
 	r := &holdRig{st: memstore.New(memstore.Config{Now: clk.Now})}
-	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: backend.Gate(gate),
+	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: gate,
 		Kernel: dispatch.Kernel{Queue: holdQueue{}, MaxAttempts: 1, Now: clk.Now,
 			Metrics: obs.NewMetrics(&emf, "Hookwall", map[string]string{"Function": "processor"})}}); err != nil {
 		t.Fatal(err)

@@ -3,61 +3,27 @@ package dispatch
 import (
 	"context"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/targets"
 )
 
 // Gate is the shared state of the handlers' targets as the dispatcher uses
-// it: asked before each handler run, told its outcome. shared/targets is
-// its implementation (the circuit breakers, the pauses), adapted by the
-// wiring (shared/backend.Gate), so that this package imports no AWS SDK.
+// it: asked before each handler run, told its outcome. targets.Gate
+// (shared/targets: the circuit breakers, the pauses; its DynamoDB table in
+// shared/targets/targetsdb) satisfies it.
 type Gate interface {
 	// Admit is asked before a handler run: Hold when a scope covering it
 	// (its handler, the event's tenant, its target) is paused or the
 	// target's breaker is open; Probe for the one run that probes an open
-	// breaker; otherwise Allow.
-	Admit(ctx context.Context, s Subject) (Admission, error)
+	// breaker; otherwise Allow. The subject's Target is the breaker key of
+	// the handler's target (registry Entry.BreakerOf).
+	Admit(ctx context.Context, s targets.Subject) (targets.Admission, error)
 	// Report records the outcome of an admitted run: failed means the
 	// target was unavailable. It may open or close the breaker.
-	Report(ctx context.Context, a Admission, s Subject, failed bool) (Transition, error)
+	Report(ctx context.Context, a targets.Admission, s targets.Subject, failed bool) (targets.Transition, error)
 }
 
-// Subject is what a handler run is about to call: the handler, the event's
-// tenant and the breaker key of the handler's target (registry
-// Entry.BreakerOf: the target, with "/@<tenant>" when it names no tenant).
-type Subject struct{ Handler, Tenant, Target string }
-
-// AdmitVerdict is [Gate.Admit]'s answer.
-type AdmitVerdict int
-
-// Admission verdicts.
-const (
-	// Allow: run the handler.
-	Allow AdmitVerdict = iota
-	// Probe: run the handler as the probe of an open breaker.
-	Probe
-	// Hold: do not run the handler; hold the event.
-	Hold
-)
-
-// Admission is [Gate.Admit]'s answer. For Hold, Reason says why, On is the
-// scope the event waits for ("target#forward/acme": the record's heldOn)
-// and RecheckAt when the sweeper looks at it again.
-type Admission struct {
-	Verdict   AdmitVerdict
-	Reason    string
-	On        string
-	RecheckAt time.Time
-	// Ticket is the gate's own record of the admission, handed back to
-	// [Gate.Report] as it is.
-	Ticket any
-}
-
-// Transition is what [Gate.Report] changed: Target's breaker opened or
-// closed at At (neither: nothing changed).
-type Transition struct {
-	Target         string
-	Opened, Closed bool
-	At             time.Time
-}
+var _ Gate = targets.Gate(nil)
 
 // Ops publishes the processor's operational events (shared/bus on AWS,
 // adapted by the wiring). A failure is logged and counted

@@ -16,12 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 	"github.com/hookwall/hookwall/shared/webhook"
 	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
@@ -64,7 +64,7 @@ func TestHeldWhileTheTargetIsDownThenDrained(t *testing.T) {
 	s := newStack(t)
 	clk := webhooktest.NewClock(time.Now())
 	const minCalls, events = 5, 30
-	gate, err := targets.New(targets.TableConfig{Client: s.db, TableName: s.name,
+	gate, err := targetsdb.New(targetsdb.TableConfig{Client: s.db, TableName: s.name,
 		Config: targets.Config{MinCalls: minCalls, ProbeInterval: time.Hour, Rate: 100, Now: clk.Now}})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestHeldWhileTheTargetIsDownThenDrained(t *testing.T) {
 	target := newOutage(t)
 	reg := process.NewRegistry()
 	process.Handle(reg, "crm.lead", followType, stepsHandler(target.srv.URL, "post"), process.Target("crm/{tenant}"))
-	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: nopQueue{}, Gate: backend.Gate(gate),
+	d, err := dispatch.New(dispatch.Config{Registry: reg, Store: s.table, DLQ: nopQueue{}, Gate: gate,
 		Kernel: dispatch.Kernel{Queue: nopQueue{}, MaxAttempts: 3}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
@@ -73,7 +72,7 @@ func newHoldRig(t *testing.T, maxAttempts int) *holdRig {
 			return r.fail[name]
 		}, process.Target(name+".example/{tenant}"))
 	}
-	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: backend.Gate(r.gate), Ops: r.ops,
+	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: r.gate, Ops: r.ops,
 		Kernel: dispatch.Kernel{Queue: holdQueue{}, MaxAttempts: maxAttempts}}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/backend"
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
@@ -72,7 +71,7 @@ func newPoisonRig(t *testing.T, maxAttempts, minCalls int) *poisonRig {
 		}
 		return nil
 	})
-	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: backend.Gate(r.gate),
+	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: r.gate,
 		Kernel: dispatch.Kernel{Queue: holdQueue{}, MaxAttempts: maxAttempts}}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -89,7 +90,7 @@ func (t *attempt) held() kernel.Settlement {
 	if !recheck.After(a.Now) {
 		recheck = a.Now.Add(DefaultRecheck)
 	}
-	hold := webhook.Hold{Reason: h.adm.Reason, On: h.adm.On, Target: h.target, RecheckAt: recheck,
+	hold := webhook.Hold{Reason: h.adm.Reason, On: heldOn(h.adm.On), Target: h.target, RecheckAt: recheck,
 		RetainUntil: a.Now.Add(cfg.Retention), GiveBack: h.givesBack}
 	return kernel.Settlement{Op: "hold",
 		Write: func(ctx context.Context) (bool, error) {
@@ -154,4 +155,13 @@ func (t *attempt) maxAttempts() int {
 
 func lastError(err error) string {
 	return webhook.CleanText(err.Error(), maxLastError)
+}
+
+// heldOn is the record's heldOn for the scope an event is held on ("" for
+// none).
+func heldOn(sc targets.Scope) string {
+	if sc.IsZero() {
+		return ""
+	}
+	return sc.String()
 }

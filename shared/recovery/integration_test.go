@@ -25,6 +25,7 @@ import (
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -427,7 +428,7 @@ func TestRecoverAtTheGateRate(t *testing.T) {
 	w := newWorld(t)
 	since := time.Now().Add(-time.Minute)
 	keys := append(w.failed(t, w.table, "a", "acme", "forward/acme", 40), w.failed(t, w.table, "g", "globex", "forward/globex", 20)...)
-	gate, err := targets.New(targets.TableConfig{Client: w.db, TableName: w.name, Config: targets.Config{Rate: 20}})
+	gate, err := targetsdb.New(targetsdb.TableConfig{Client: w.db, TableName: w.name, Config: targets.Config{Rate: 20}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package targets is the shared state of the targets Hookwall's handlers
 // call: a circuit breaker and a token bucket per target, and the pauses of
 // handlers, tenants and targets. Every processor instance, the sweeper and
-// the CLI see the same state, kept in the events table ([Table], through
+// the CLI see the same state, kept in the events table (package targetsdb, through
 // DynamoDB conditional writes); package memgate holds it in memory for
 // unit tests, and package targetstest is the contract suite both pass.
 //

@@ -8,37 +8,40 @@ import (
 	"github.com/hookwall/hookwall/shared/targets/internal/breaker"
 )
 
-// Params returns c's breaker arithmetic in milliseconds (for the Gate
-// implementations of this module; c has its defaults).
-func (c Config) params() breaker.Params {
+// BreakerParams returns c's breaker arithmetic in milliseconds, for the
+// Gate implementations of this module (targetsdb, memgate); c has its
+// defaults.
+func (c Config) BreakerParams() breaker.Params {
 	return breaker.Params{
 		MinCalls: int64(c.MinCalls), FailureRate: c.FailureRate,
 		WindowMs: c.Window.Milliseconds(), ProbeMs: c.ProbeInterval.Milliseconds(), RatePerSecond: c.Rate,
 	}
 }
 
-// newOwner returns a random probe owner.
-func newOwner() string { return rand.Text() }
+// NewProbeOwner returns a random probe owner.
+func NewProbeOwner() string { return rand.Text() }
 
-// pausedAdmission is the Hold of an admission covered by the pause of sc.
-func pausedAdmission(sc Scope, now time.Time) Admission {
+// HoldPaused is the Hold of an admission covered by the pause of sc.
+func HoldPaused(sc Scope, now time.Time) Admission {
 	return Admission{Verdict: Hold, Reason: "paused " + sc.Kind + " " + sc.Name, On: sc, RecheckAt: now.Add(PauseRecheck)}
 }
 
-// openAdmission is the Hold of an admission to the open breaker of target.
-func openAdmission(target string, probeAt time.Time) Admission {
+// HoldOpen is the Hold of an admission to the open breaker of target, to
+// be looked at again at probeAt (zero: the sweeper's default): the one
+// place its reason is spelled.
+func HoldOpen(target string, probeAt time.Time) Admission {
 	return Admission{Verdict: Hold, Reason: "circuit open: " + target, On: Scope{KindTarget, target}, RecheckAt: probeAt}
 }
 
-// waitedAdmission is the Hold of an admission that waited Wait for pending
+// HoldDeciding is the Hold of an admission that waited wait for pending
 // outcomes of target in vain.
-func waitedAdmission(target string, now time.Time, wait time.Duration) Admission {
+func HoldDeciding(target string, now time.Time, wait time.Duration) Admission {
 	return Admission{Verdict: Hold, Reason: "circuit deciding: " + target, On: Scope{KindTarget, target}, RecheckAt: now.Add(max(wait, PollEvery))}
 }
 
-// covering returns the first scope of s that paused holds: handler, tenant,
+// Covering returns the first scope of s that paused holds: handler, tenant,
 // then target (see [Covers]).
-func covering(s Subject, paused func(Scope) bool) (Scope, bool) {
+func Covering(s Subject, paused func(Scope) bool) (Scope, bool) {
 	for _, sc := range Covers(s) {
 		if paused(sc) {
 			return sc, true
@@ -88,8 +91,8 @@ func BreakerKey(target, tenant string) string { return registry.BreakerKey(targe
 // [BreakerKey] made; any other key is its own target, tenant "".
 func SplitBreakerKey(key string) (target, tenant string) { return registry.SplitBreakerKey(key) }
 
-// view is the Breaker of s.
-func view(target string, s breaker.State) Breaker {
+// BreakerView is the Breaker of target in state s.
+func BreakerView(target string, s breaker.State) Breaker {
 	b := Breaker{Target: target, State: StateClosed, Calls: int(s.Calls), Fails: int(s.Fails), Oks: int(s.Oks)}
 	if s.Open {
 		b.State = StateOpen

@@ -105,8 +105,6 @@ type Prober interface {
 	ProbeNow(ctx context.Context, target string) (open bool, err error)
 }
 
-var _ Prober = (*Table)(nil)
-
 // Scope kinds.
 const (
 	KindHandler = "handler"

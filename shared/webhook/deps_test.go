@@ -11,6 +11,9 @@ import (
 // of ours: its arithmetic and its settings.
 const targetsPkg = "shared/targets"
 
+// targetsDB is the targets' table in DynamoDB (the SDK side of targets).
+const targetsDB = "shared/targets/targetsdb"
+
 var targetsDeps = []string{"shared/targets/internal/breaker", "shared/settings"}
 
 // TestImportRules enforces the layering of style.md §2.1: imports flow
@@ -40,9 +43,10 @@ func TestImportRules(t *testing.T) {
 		{"shared/internal/registry", []string{"github.com/"}, []string{"shared/webhook"}},
 		// The processor engine: no AWS SDK and no adapter; a phase on the
 		// kernel, it declares the interfaces it needs and store, queue and
-		// bus satisfy them.
+		// bus satisfy them; it speaks the SDK-free targets' types (the gate
+		// is targets.Gate).
 		{"shared/dispatch", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry",
-			"shared/process", "shared/internal/kernel"}},
+			"shared/process", "shared/internal/kernel", targetsPkg, targetsDeps[0], targetsDeps[1]}},
 		{"shared/internal/fanout", []string{"github.com/"}, []string{}},
 		// The leased-attempt kernel both engines run on: the domain, obs, the
 		// fan-out and the registry's error vocabulary; no SDK, no Lambda library.
@@ -61,7 +65,7 @@ func TestImportRules(t *testing.T) {
 		// use it, and the kernel's message and verdicts.
 		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/webhook/webhooktest", "shared/store", "shared/store/memstore",
 			"shared/awstest", "shared/internal/kernel", "shared/internal/registry", "shared/obs", "shared/internal/fanout",
-			"shared/dispatch", "shared/compensate", "shared/process"}},
+			"shared/dispatch", "shared/compensate", "shared/process", targetsPkg, targetsDeps[0], targetsDeps[1]}},
 		// Adapters import the domain and the SDK, never the engine or each other.
 		{"shared/batch", []string{"github.com/"}, []string{}},
 		{"shared/store", nil, []string{"shared/webhook"}},
@@ -85,7 +89,7 @@ func TestImportRules(t *testing.T) {
 		// adapters and the engines' ports, never an engine's wiring.
 		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel", "shared/process", "shared/dispatch",
 			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch",
-			targetsPkg, targetsDeps[0], targetsDeps[1]}, providerDeps...)},
+			targetsPkg, targetsDeps[0], targetsDeps[1], targetsDB}, providerDeps...)},
 		{"shared/awslog", nil, []string{}},
 		// The functions' shared cold start: their settings (and what settings
 		// reads its defaults from) and the logger.
@@ -103,10 +107,13 @@ func TestImportRules(t *testing.T) {
 		// receiver included, can import it.
 		{"shared/settings", []string{"github.com/", "gopkg.in/"}, []string{"shared/webhook", "shared/internal/kernel", "shared/obs",
 			"shared/internal/fanout", "shared/internal/registry"}},
-		// The targets' shared state (breakers, buckets, pauses): the SDK, the
-		// settings it is configured from and obs's EMF; never an engine. Its
-		// arithmetic imports nothing; memgate is the same without the table.
-		{"shared/targets", nil, []string{"shared/targets/internal/breaker", "shared/settings", "shared/obs",
+		// The targets' shared state (breakers, buckets, pauses): its types,
+		// the settings it is configured from and obs's EMF, no SDK and never
+		// an engine. Its arithmetic imports nothing; its table (targetsdb)
+		// adds the SDK; memgate is the same in memory.
+		{"shared/targets", []string{"github.com/aws/"}, []string{"shared/targets/internal/breaker", "shared/settings", "shared/obs",
+			"shared/webhook", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
+		{targetsDB, nil, []string{"shared/targets", "shared/targets/internal/breaker", "shared/settings", "shared/obs",
 			"shared/webhook", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
 		{"shared/targets/internal/breaker", []string{"github.com/"}, []string{}},
 		{"shared/targets/memgate", nil, []string{"shared/targets", "shared/targets/internal/breaker", "shared/settings", "shared/obs",
@@ -139,7 +146,7 @@ func TestImportRules(t *testing.T) {
 	// or wiring (it runs no handler).
 	checkRule(t, mod, "cmd/hookwall", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
-		"shared/internal/kernel", "shared/internal/registry", "shared/bus", "shared/targets", "shared/targets/internal/breaker",
+		"shared/internal/kernel", "shared/internal/registry", "shared/bus", "shared/targets", "shared/targets/internal/breaker", targetsDB,
 		"shared/drain", "shared/recovery", "shared/control",
 		"cmd/internal/runfile", "cmd/internal/repo", "cmd/internal/scaffold"}, providerDeps...))
 	// The local tools' main helper: the standard library only.

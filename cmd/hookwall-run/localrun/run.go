@@ -37,6 +37,7 @@ import (
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 )
 
 // ReceiverTimeout is the receiver's timeout, as template.yaml sets it: each
@@ -277,7 +278,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if err != nil {
 		return err
 	}
-	gate, err := targets.New(targets.TableConfig{Client: db, TableName: rs.TableName, Config: targets.Config{}.With(ts)})
+	gate, err := targetsdb.New(targetsdb.TableConfig{Client: db, TableName: rs.TableName, Config: targets.Config{}.With(ts)})
 	if err != nil {
 		return err
 	}

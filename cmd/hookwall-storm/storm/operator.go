@@ -9,13 +9,14 @@ import (
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 )
 
 // operator is what an operator's `hookwall pause` / `hookwall resume` use
 // on the storm's table and queue: the targets' gate and the drain, on the
 // stack's own endpoints (the CLI does not go through the fault proxy).
 type operator struct {
-	gate  *targets.Table
+	gate  *targetsdb.Table
 	drain *drain.Drainer
 }
 
@@ -49,7 +50,7 @@ func (s *System) operator(ctx context.Context) (*operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	gate, err := targets.New(targets.TableConfig{Client: db, TableName: s.res.Table, Config: cfg})
+	gate, err := targetsdb.New(targetsdb.TableConfig{Client: db, TableName: s.res.Table, Config: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("storm: gate: %w", err)
 	}

@@ -41,7 +41,7 @@ func buildStepsProcessor(ctx context.Context, s settings.Processor, log *slog.Lo
 	var opts []process.Option
 	var gate dispatch.Gate
 	if shared != "" {
-		opts, gate = append(opts, process.Target(shared)), backend.Gate(b.Gate)
+		opts, gate = append(opts, process.Target(shared)), b.Gate
 	}
 	process.HandleAll(reg, StepsHandler, func(ctx context.Context, ev *process.Event[webhook.Envelope]) error {
 		for i := range n {

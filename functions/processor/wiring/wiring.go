@@ -38,7 +38,7 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 	}
 	logger.Info("handlers registered", slog.Any("handlers", names))
 	d, err := dispatch.New(dispatch.Config{Registry: e.Registry, Store: e.Table, DLQ: e.DLQ, UnhandledToDLQ: s.UnhandledToDLQ,
-		Gate: backend.Gate(e.Gate), Ops: backend.Ops(e.Bus),
+		Gate: e.Gate, Ops: backend.Ops(e.Bus),
 		Kernel: dispatch.Kernel{Queue: e.Queue, Publisher: e.Publisher, Outcomes: s.OutcomeEvents, Logger: logger, Metrics: e.Metrics,
 			LeaseDuration: s.Lease, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryCap: s.RetryCap,
 			Retention: s.Retention}})

@@ -7,7 +7,6 @@ package memgate
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,10 +63,7 @@ func newGate(st *state, cfg targets.Config) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memgate: %w", err)
 	}
-	return &Gate{st: st, cfg: cfg, p: breaker.Params{
-		MinCalls: int64(cfg.MinCalls), FailureRate: cfg.FailureRate,
-		WindowMs: cfg.Window.Milliseconds(), ProbeMs: cfg.ProbeInterval.Milliseconds(), RatePerSecond: cfg.Rate,
-	}}, nil
+	return &Gate{st: st, cfg: cfg, p: cfg.BreakerParams()}, nil
 }
 
 // SetRate sets the rate of target's bucket, overriding Config.Rate (0:
@@ -92,8 +88,7 @@ func (g *Gate) Admit(ctx context.Context, s targets.Subject) (targets.Admission,
 			return a, nil
 		}
 		if time.Duration(polls)*targets.PollEvery >= g.cfg.Wait {
-			return targets.Admission{Verdict: targets.Hold, Reason: "circuit deciding: " + s.Target,
-				On: targets.Scope{Kind: targets.KindTarget, Name: s.Target}, RecheckAt: g.cfg.Now().Add(max(g.cfg.Wait, targets.PollEvery))}, nil
+			return targets.HoldDeciding(s.Target, g.cfg.Now(), g.cfg.Wait), nil
 		}
 		if err := targets.Poll(ctx); err != nil {
 			return targets.Admission{}, err
@@ -106,10 +101,8 @@ func (g *Gate) admit(s targets.Subject) (a targets.Admission, wait bool) {
 	g.st.mu.Lock()
 	defer g.st.mu.Unlock()
 	now := g.cfg.Now()
-	for _, sc := range targets.Covers(s) {
-		if _, paused := g.st.pauses[sc]; paused {
-			return targets.Admission{Verdict: targets.Hold, Reason: "paused " + sc.Kind + " " + sc.Name, On: sc, RecheckAt: now.Add(targets.PauseRecheck)}, false
-		}
+	if sc, paused := targets.Covering(s, func(sc targets.Scope) bool { _, ok := g.st.pauses[sc]; return ok }); paused {
+		return targets.HoldPaused(sc, now), false
 	}
 	if s.Target == "" {
 		return targets.Admission{Verdict: targets.Allow}, false
@@ -130,13 +123,12 @@ func (g *Gate) admit(s targets.Subject) (a targets.Admission, wait bool) {
 	case breaker.Free:
 		return targets.Admission{Verdict: targets.Allow, Token: breaker.FreeToken}, false
 	case breaker.TryProbe:
-		owner := rand.Text()
+		owner := targets.NewProbeOwner()
 		g.st.breakers[s.Target] = g.p.Probing(b, ms, owner)
 		g.st.writes++
 		return targets.Admission{Verdict: targets.Probe, Token: breaker.ProbeToken(owner)}, false
 	case breaker.Hold:
-		return targets.Admission{Verdict: targets.Hold, Reason: "circuit open: " + s.Target,
-			On: targets.Scope{Kind: targets.KindTarget, Name: s.Target}, RecheckAt: time.UnixMilli(b.ProbeAt)}, false
+		return targets.HoldOpen(s.Target, time.UnixMilli(b.ProbeAt)), false
 	}
 	return targets.Admission{}, true // breaker.Wait
 }
@@ -248,7 +240,7 @@ func (g *Gate) Breakers(context.Context) ([]targets.Breaker, error) {
 	defer g.st.mu.Unlock()
 	var bs []targets.Breaker
 	for _, name := range slices.Sorted(maps.Keys(g.st.breakers)) {
-		bs = append(bs, view(name, g.st.breakers[name]))
+		bs = append(bs, targets.BreakerView(name, g.st.breakers[name]))
 	}
 	return bs, nil
 }
@@ -266,20 +258,4 @@ func (g *Gate) Blocked(_ context.Context, sc targets.Scope) (bool, error) {
 		}
 	}
 	return sc.Kind == targets.KindTarget && g.st.breakers[sc.Name].Open, nil
-}
-
-// view is the Breaker of s.
-func view(target string, s breaker.State) targets.Breaker {
-	b := targets.Breaker{Target: target, State: targets.StateClosed, WindowStart: time.UnixMilli(s.WindowStart),
-		Calls: int(s.Calls), Fails: int(s.Fails), Oks: int(s.Oks)}
-	if s.Open {
-		b.State = targets.StateOpen
-	}
-	if s.OpenedAt != 0 {
-		b.OpenedAt = time.UnixMilli(s.OpenedAt)
-	}
-	if s.ProbeAt != 0 {
-		b.ProbeAt = time.UnixMilli(s.ProbeAt)
-	}
-	return b
 }

@@ -1,4 +1,4 @@
-package targets
+package targetsdb
 
 import (
 	"cmp"
@@ -12,28 +12,30 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookwall/hookwall/shared/targets"
 )
 
 // pauseCache is an instance's copy of the pauses. gen counts this
 // instance's own pauses and resumes, so that a read that began before one
 // does not overwrite it.
 type pauseCache struct {
-	set map[Scope]Pause
+	set map[targets.Scope]targets.Pause
 	at  time.Time // when read; zero: never
 	gen int
 }
 
-func pauseKey(sc Scope) map[string]types.AttributeValue {
+func pauseKey(sc targets.Scope) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: s(pkControl), attrSK: s(skPausePrefix + sc.String())}
 }
 
-// Pause implements [Gate.Pause]. Pausing a paused scope replaces its by,
+// Pause implements [targets.Gate.Pause]. Pausing a paused scope replaces its by,
 // reason and time.
-func (t *Table) Pause(ctx context.Context, sc Scope, by, reason string) error {
+func (t *Table) Pause(ctx context.Context, sc targets.Scope, by, reason string) error {
 	if err := sc.Validate(); err != nil {
 		return err
 	}
-	p := Pause{Scope: sc, By: by, Reason: reason, At: time.UnixMilli(t.cfg.Now().UnixMilli())}
+	p := targets.Pause{Scope: sc, By: by, Reason: reason, At: time.UnixMilli(t.cfg.Now().UnixMilli())}
 	item := pauseKey(sc)
 	item[attrKind], item[attrName], item[attrBy], item[attrReason], item[attrAt] = s(sc.Kind), s(sc.Name), s(by), s(reason), n(p.At.UnixMilli())
 	if _, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &t.name, Item: item}); err != nil {
@@ -41,7 +43,7 @@ func (t *Table) Pause(ctx context.Context, sc Scope, by, reason string) error {
 	}
 	t.mu.Lock()
 	if t.pauses.set == nil {
-		t.pauses.set = map[Scope]Pause{}
+		t.pauses.set = map[targets.Scope]targets.Pause{}
 	}
 	t.pauses.set[sc] = p
 	t.pauses.gen++
@@ -49,8 +51,8 @@ func (t *Table) Pause(ctx context.Context, sc Scope, by, reason string) error {
 	return nil
 }
 
-// Resume implements [Gate.Resume].
-func (t *Table) Resume(ctx context.Context, sc Scope) error {
+// Resume implements [targets.Gate.Resume].
+func (t *Table) Resume(ctx context.Context, sc targets.Scope) error {
 	if err := sc.Validate(); err != nil {
 		return err
 	}
@@ -68,37 +70,37 @@ func (t *Table) Resume(ctx context.Context, sc Scope) error {
 	return nil
 }
 
-// Pauses implements [Gate.Pauses]: it reads them (and refreshes the
+// Pauses implements [targets.Gate.Pauses]: it reads them (and refreshes the
 // instance's copy).
-func (t *Table) Pauses(ctx context.Context) ([]Pause, error) {
+func (t *Table) Pauses(ctx context.Context) ([]targets.Pause, error) {
 	set, err := t.readPauses(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ps := slices.Collect(maps.Values(set))
-	slices.SortFunc(ps, func(a, b Pause) int { return cmp.Compare(a.Scope.String(), b.Scope.String()) })
+	slices.SortFunc(ps, func(a, b targets.Pause) int { return cmp.Compare(a.Scope.String(), b.Scope.String()) })
 	return ps, nil
 }
 
 // readPauses queries the pauses and keeps them as the instance's copy,
 // unless the instance paused or resumed meanwhile.
-func (t *Table) readPauses(ctx context.Context) (map[Scope]Pause, error) {
+func (t *Table) readPauses(ctx context.Context) (map[targets.Scope]targets.Pause, error) {
 	t.mu.Lock()
 	gen := t.pauses.gen
 	t.mu.Unlock()
 	at := t.cfg.Now()
-	set := map[Scope]Pause{}
+	set := map[targets.Scope]targets.Pause{}
 	err := t.eachControl(ctx, skPausePrefix, "read pauses", func(item map[string]types.AttributeValue) {
-		sc := Scope{Kind: str(item, attrKind), Name: str(item, attrName)}
+		sc := targets.Scope{Kind: str(item, attrKind), Name: str(item, attrName)}
 		if sc.Validate() != nil {
 			// Not a pause this version wrote: read its key.
-			parsed, err := ParseScope(strings.TrimPrefix(str(item, attrSK), skPausePrefix))
+			parsed, err := targets.ParseScope(strings.TrimPrefix(str(item, attrSK), skPausePrefix))
 			if err != nil {
 				return
 			}
 			sc = parsed
 		}
-		set[sc] = Pause{Scope: sc, By: str(item, attrBy), Reason: str(item, attrReason), At: time.UnixMilli(num(item, attrAt))}
+		set[sc] = targets.Pause{Scope: sc, By: str(item, attrBy), Reason: str(item, attrReason), At: time.UnixMilli(num(item, attrAt))}
 	})
 	if err != nil {
 		return nil, err
@@ -140,9 +142,9 @@ func (t *Table) eachControl(ctx context.Context, prefix, what string, fn func(ma
 
 // paused reports whether sc is paused, as the instance's copy says if it
 // is at most PauseCacheFor old, else as read now.
-func (t *Table) paused(ctx context.Context, now time.Time) (func(Scope) bool, error) {
+func (t *Table) paused(ctx context.Context, now time.Time) (func(targets.Scope) bool, error) {
 	t.mu.Lock()
-	fresh := !t.pauses.at.IsZero() && now.Sub(t.pauses.at) <= PauseCacheFor && !now.Before(t.pauses.at)
+	fresh := !t.pauses.at.IsZero() && now.Sub(t.pauses.at) <= targets.PauseCacheFor && !now.Before(t.pauses.at)
 	set := t.pauses.set
 	t.mu.Unlock()
 	if !fresh {
@@ -155,23 +157,23 @@ func (t *Table) paused(ctx context.Context, now time.Time) (func(Scope) bool, er
 		set = maps.Clone(t.pauses.set)
 		t.mu.Unlock()
 	}
-	return func(sc Scope) bool { _, ok := set[sc]; return ok }, nil
+	return func(sc targets.Scope) bool { _, ok := set[sc]; return ok }, nil
 }
 
 // covered returns the paused scope of sub that holds it, if any.
-func (t *Table) covered(ctx context.Context, sub Subject, now time.Time) (Scope, bool, error) {
+func (t *Table) covered(ctx context.Context, sub targets.Subject, now time.Time) (targets.Scope, bool, error) {
 	paused, err := t.paused(ctx, now)
 	if err != nil {
-		return Scope{}, false, err
+		return targets.Scope{}, false, err
 	}
-	sc, ok := covering(sub, paused)
+	sc, ok := targets.Covering(sub, paused)
 	return sc, ok, nil
 }
 
-// Blocked implements [Gate.Blocked]: the pauses (of sc, and of the shared
-// target of a tenant's share, [Within]) as the instance's copy says (at most PauseCacheFor old; its own resumes at once), a target's
+// Blocked implements [targets.Gate.Blocked]: the pauses (of sc, and of the shared
+// target of a tenant's share, [targets.Within]) as the instance's copy says (at most PauseCacheFor old; its own resumes at once), a target's
 // breaker as read now.
-func (t *Table) Blocked(ctx context.Context, sc Scope) (bool, error) {
+func (t *Table) Blocked(ctx context.Context, sc targets.Scope) (bool, error) {
 	if err := sc.Validate(); err != nil {
 		return false, err
 	}
@@ -179,21 +181,21 @@ func (t *Table) Blocked(ctx context.Context, sc Scope) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, w := range Within(sc) {
+	for _, w := range targets.Within(sc) {
 		if paused(w) {
 			return true, nil
 		}
 	}
-	if sc.Kind != KindTarget {
+	if sc.Kind != targets.KindTarget {
 		return false, nil
 	}
 	st, err := t.readBreaker(ctx, sc.Name)
 	return st.Open, err
 }
 
-// Breakers implements [Gate.Breakers]: every target admitted so far, read
+// Breakers implements [targets.Gate.Breakers]: every target admitted so far, read
 // now.
-func (t *Table) Breakers(ctx context.Context) ([]Breaker, error) {
+func (t *Table) Breakers(ctx context.Context) ([]targets.Breaker, error) {
 	var names []string
 	err := t.eachControl(ctx, skTargetPrefix, "list targets", func(item map[string]types.AttributeValue) {
 		names = append(names, strings.TrimPrefix(str(item, attrSK), skTargetPrefix))
@@ -201,7 +203,7 @@ func (t *Table) Breakers(ctx context.Context) ([]Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	bs := make([]Breaker, 0, len(names))
+	bs := make([]targets.Breaker, 0, len(names))
 	for chunk := range slices.Chunk(names, 100) {
 		keys := make([]map[string]types.AttributeValue, len(chunk))
 		for i, name := range chunk {
@@ -213,7 +215,7 @@ func (t *Table) Breakers(ctx context.Context) ([]Breaker, error) {
 				return nil, fmt.Errorf("targets: read breakers: keys still unprocessed after %d tries", tries)
 			}
 			if tries > 0 {
-				if err := Poll(ctx); err != nil {
+				if err := targets.Poll(ctx); err != nil {
 					return nil, err
 				}
 			}
@@ -223,11 +225,11 @@ func (t *Table) Breakers(ctx context.Context) ([]Breaker, error) {
 			}
 			for _, item := range out.Responses[t.name] {
 				name := strings.TrimPrefix(str(item, attrPK), pkTargetPrefix)
-				bs = append(bs, view(name, decodeState(item)))
+				bs = append(bs, targets.BreakerView(name, decodeState(item)))
 			}
 			req = out.UnprocessedKeys
 		}
 	}
-	slices.SortFunc(bs, func(a, b Breaker) int { return cmp.Compare(a.Target, b.Target) })
+	slices.SortFunc(bs, func(a, b targets.Breaker) int { return cmp.Compare(a.Target, b.Target) })
 	return bs, nil
 }

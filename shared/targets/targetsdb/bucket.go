@@ -1,4 +1,4 @@
-package targets
+package targetsdb
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/internal/breaker"
 )
 
@@ -26,7 +27,7 @@ func decodeBucket(item map[string]types.AttributeValue) breaker.Bucket {
 	return b
 }
 
-// Take implements [Gate.Take]: one conditional write when it grants
+// Take implements [targets.Gate.Take]: one conditional write when it grants
 // tokens, none when it grants none. The instance's copy of the bucket is
 // used as it is (another instance's takes only leave fewer tokens, which
 // the conditional write finds out), but re-read before answering none if
@@ -48,7 +49,7 @@ func (t *Table) Take(ctx context.Context, target string, want int) (int, time.Ti
 		now := t.cfg.Now()
 		granted, after, next := breaker.Take(b, now.UnixMilli(), cmp.Or(b.Rate, t.cfg.Rate), want)
 		if granted == 0 {
-			if now.Sub(c.at) > BreakerCacheFor {
+			if now.Sub(c.at) > targets.BreakerCacheFor {
 				var err error
 				if b, err = readTarget(ctx, t, &t.buckets, target, skBucket, "bucket", decodeBucket); err != nil {
 					return 0, time.Time{}, err

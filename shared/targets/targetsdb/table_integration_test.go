@@ -1,6 +1,6 @@
 //go:build integration
 
-package targets_test
+package targetsdb_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 	"github.com/hookwall/hookwall/shared/targets/targetstest"
 	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
@@ -35,7 +36,7 @@ func TestTableContract(t *testing.T) {
 		writes := 0
 		return targetstest.Env{
 			Gate: func(t *testing.T, cfg targets.Config) targets.Gate {
-				g, err := targets.New(targets.TableConfig{Client: db, TableName: name, Config: cfg})
+				g, err := targetsdb.New(targetsdb.TableConfig{Client: db, TableName: name, Config: cfg})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,8 +68,8 @@ func TestTableWriteCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate := func() *targets.Table {
-		g, err := targets.New(targets.TableConfig{Client: db, TableName: name, Config: cfg})
+	gate := func() *targetsdb.Table {
+		g, err := targetsdb.New(targetsdb.TableConfig{Client: db, TableName: name, Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +79,7 @@ func TestTableWriteCost(t *testing.T) {
 	sub := targets.Subject{Handler: "forward.all", Tenant: "acme", Target: "forward/acme"}
 
 	// Healthy: 4 instances, 600 calls per window (10/s), 5 windows.
-	gates := []*targets.Table{gate(), gate(), gate(), gate()}
+	gates := []*targetsdb.Table{gate(), gate(), gate(), gate()}
 	const windows, perWindow = 5, 600
 	for range windows {
 		for i := range perWindow {
@@ -106,7 +107,7 @@ func TestTableWriteCost(t *testing.T) {
 	var wg sync.WaitGroup
 	var calls atomic.Int64
 	for i := range 20 {
-		g := []*targets.Table{a, b}[i%2]
+		g := []*targetsdb.Table{a, b}[i%2]
 		wg.Go(func() {
 			for range 3 {
 				adm, err := g.Admit(ctx, dead)

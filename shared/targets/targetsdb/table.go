@@ -1,4 +1,4 @@
-package targets
+package targetsdb
 
 import (
 	"context"
@@ -12,18 +12,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/internal/breaker"
 )
 
-// Table is the [Gate] kept in the events table, shared by every instance
+// Table is the [targets.Gate] kept in the events table, shared by every instance
 // over the same table through conditional writes. Each Table is one
-// instance: it caches what it read (breakers for [BreakerCacheFor], pauses
-// for [PauseCacheFor]), one entry per target it has seen. It is safe for
+// instance: it caches what it read (breakers for [targets.BreakerCacheFor], pauses
+// for [targets.PauseCacheFor]), one entry per target it has seen. It is safe for
 // concurrent use.
 type Table struct {
 	db   *dynamodb.Client
 	name string
-	cfg  Config
+	cfg  targets.Config
 	p    breaker.Params
 
 	breakers perTarget[breaker.State]
@@ -33,7 +34,10 @@ type Table struct {
 	pauses pauseCache
 }
 
-var _ Gate = (*Table)(nil)
+var (
+	_ targets.Gate   = (*Table)(nil)
+	_ targets.Prober = (*Table)(nil)
+)
 
 // cached is a value read (or written) at at.
 type cached[T any] struct {
@@ -95,7 +99,7 @@ type TableConfig struct {
 	// TableName is the events table (required).
 	TableName string
 	// Config is the breakers' and buckets' behaviour.
-	Config Config
+	Config targets.Config
 }
 
 // Item keys and attributes of the targets' items in the events table.
@@ -145,7 +149,7 @@ func New(cfg TableConfig) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Table{db: cfg.Client, name: cfg.TableName, cfg: c, p: c.params()}, nil
+	return &Table{db: cfg.Client, name: cfg.TableName, cfg: c, p: c.BreakerParams()}, nil
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -177,7 +181,7 @@ func decodeState(item map[string]types.AttributeValue) breaker.State {
 		return breaker.State{}
 	}
 	return breaker.State{
-		Exists: true, Open: str(item, attrState) == StateOpen,
+		Exists: true, Open: str(item, attrState) == targets.StateOpen,
 		WindowStart: num(item, attrWindowStart), Calls: num(item, attrCalls), Fails: num(item, attrFails), Oks: num(item, attrOks),
 		LastCallAt: num(item, attrLastCallAt), OpenedAt: num(item, attrOpenedAt), ProbeAt: num(item, attrProbeAt),
 		ProbeOwner: str(item, attrProbeOwner), Version: num(item, attrVersion),
@@ -203,7 +207,7 @@ func (t *Table) readBreaker(ctx context.Context, target string) (breaker.State, 
 // BreakerCacheFor ago, else as read now (fresh).
 func (t *Table) breakerState(ctx context.Context, target string, now time.Time) (st breaker.State, fresh bool, err error) {
 	c, ok := t.breakers.get(target)
-	if ok && now.Sub(c.at) <= BreakerCacheFor && !now.Before(c.at) {
+	if ok && now.Sub(c.at) <= targets.BreakerCacheFor && !now.Before(c.at) {
 		return c.v, false, nil
 	}
 	st, err = t.readBreaker(ctx, target)
@@ -254,7 +258,7 @@ func pick(keys ...string) map[string]string {
 // the state.
 func (t *Table) roll(ctx context.Context, target string, st breaker.State, now int64) (breaker.State, bool, error) {
 	cond := "attribute_not_exists(#ver)"
-	values := map[string]types.AttributeValue{":closed": s(StateClosed), ":now": n(now), ":one": n(1), ":zero": n(0), ":t": s(target)}
+	values := map[string]types.AttributeValue{":closed": s(targets.StateClosed), ":now": n(now), ":one": n(1), ":zero": n(0), ":t": s(target)}
 	if st.Exists {
 		cond = "#ver = :v"
 		values[":v"] = n(st.Version)
@@ -270,18 +274,18 @@ func (t *Table) roll(ctx context.Context, target string, st breaker.State, now i
 func (t *Table) reserve(ctx context.Context, target string, st breaker.State, now int64) (breaker.State, bool, error) {
 	return t.update(ctx, target, "reserve call", "SET #last = :now ADD #calls :one, #ver :one",
 		"#st = :closed AND #ws = :ws AND #calls = :calls", pick("#st", "#ws", "#calls", "#last", "#ver"),
-		map[string]types.AttributeValue{":closed": s(StateClosed), ":ws": n(st.WindowStart), ":calls": n(st.Calls), ":now": n(now), ":one": n(1)})
+		map[string]types.AttributeValue{":closed": s(targets.StateClosed), ":ws": n(st.WindowStart), ":calls": n(st.Calls), ":now": n(now), ":one": n(1)})
 }
 
 // probe takes the probe slot of the interval for owner, if no one took it.
 func (t *Table) probe(ctx context.Context, target string, st breaker.State, now int64, owner string) (breaker.State, bool, error) {
 	return t.update(ctx, target, "take probe", "SET #probe = :next, #owner = :owner ADD #ver :one",
 		"#st = :open AND #probe = :old", pick("#st", "#probe", "#owner", "#ver"),
-		map[string]types.AttributeValue{":open": s(StateOpen), ":old": n(st.ProbeAt), ":next": n(now + t.p.ProbeMs),
+		map[string]types.AttributeValue{":open": s(targets.StateOpen), ":old": n(st.ProbeAt), ":next": n(now + t.p.ProbeMs),
 			":owner": s(owner), ":one": n(1)})
 }
 
-// ProbeNow implements [Prober]: an open breaker whose next probe is later
+// ProbeNow implements [targets.Prober]: an open breaker whose next probe is later
 // than now has it moved to now (a conditional write on the version read),
 // so that the next admission takes the probe slot. It reports whether the
 // breaker is open (a closed or unknown one is left alone).
@@ -296,7 +300,7 @@ func (t *Table) ProbeNow(ctx context.Context, target string) (bool, error) {
 			return true, nil
 		}
 		_, ok, err := t.update(ctx, target, "probe now", "SET #probe = :now ADD #ver :one", "#st = :open AND #ver = :v",
-			pick("#st", "#probe", "#ver"), map[string]types.AttributeValue{":open": s(StateOpen), ":now": n(ms), ":v": n(st.Version), ":one": n(1)})
+			pick("#st", "#probe", "#ver"), map[string]types.AttributeValue{":open": s(targets.StateOpen), ":now": n(ms), ":v": n(st.Version), ":one": n(1)})
 		if err != nil || ok {
 			return err == nil, err
 		}
@@ -315,22 +319,22 @@ func (t *Table) registerTarget(ctx context.Context, target string) error {
 	return nil
 }
 
-// Admit implements [Gate.Admit].
-func (t *Table) Admit(ctx context.Context, sub Subject) (Admission, error) {
+// Admit implements [targets.Gate.Admit].
+func (t *Table) Admit(ctx context.Context, sub targets.Subject) (targets.Admission, error) {
 	now := t.cfg.Now()
 	sc, paused, err := t.covered(ctx, sub, now)
 	if err != nil {
-		return Admission{}, err
+		return targets.Admission{}, err
 	}
 	if paused {
-		return pausedAdmission(sc, now), nil
+		return targets.HoldPaused(sc, now), nil
 	}
 	if sub.Target == "" {
-		return Admission{Verdict: Allow}, nil
+		return targets.Admission{Verdict: targets.Allow}, nil
 	}
 	st, fresh, err := t.breakerState(ctx, sub.Target, now)
 	if err != nil {
-		return Admission{}, err
+		return targets.Admission{}, err
 	}
 	for conflicts, polls := 0, 0; conflicts < maxConflicts; {
 		now = t.cfg.Now()
@@ -340,7 +344,7 @@ func (t *Table) Admit(ctx context.Context, sub Subject) (Admission, error) {
 			// A write decided on a cached state would likely lose its
 			// condition (a unit spent); a read costs less than a write.
 			if st, err = t.readBreaker(ctx, sub.Target); err != nil {
-				return Admission{}, err
+				return targets.Admission{}, err
 			}
 			fresh = true
 			continue
@@ -348,53 +352,53 @@ func (t *Table) Admit(ctx context.Context, sub Subject) (Admission, error) {
 		var ok bool
 		switch d {
 		case breaker.Free:
-			return Admission{Verdict: Allow, Token: breaker.FreeToken}, nil
+			return targets.Admission{Verdict: targets.Allow, Token: breaker.FreeToken}, nil
 		case breaker.Hold:
-			return openAdmission(sub.Target, time.UnixMilli(st.ProbeAt)), nil
+			return targets.HoldOpen(sub.Target, time.UnixMilli(st.ProbeAt)), nil
 		case breaker.Wait:
-			if time.Duration(polls)*PollEvery >= t.cfg.Wait {
-				return waitedAdmission(sub.Target, now, t.cfg.Wait), nil
+			if time.Duration(polls)*targets.PollEvery >= t.cfg.Wait {
+				return targets.HoldDeciding(sub.Target, now, t.cfg.Wait), nil
 			}
 			polls++
-			if err := Poll(ctx); err != nil {
-				return Admission{}, err
+			if err := targets.Poll(ctx); err != nil {
+				return targets.Admission{}, err
 			}
 			if st, err = t.readBreaker(ctx, sub.Target); err != nil {
-				return Admission{}, err
+				return targets.Admission{}, err
 			}
 			continue
 		case breaker.Roll:
 			if !st.Exists {
 				if err := t.registerTarget(ctx, sub.Target); err != nil {
-					return Admission{}, err
+					return targets.Admission{}, err
 				}
 			}
 			if st, ok, err = t.roll(ctx, sub.Target, st, ms); ok {
-				return Admission{Verdict: Allow, Token: breaker.ReservedToken(st.WindowStart)}, nil
+				return targets.Admission{Verdict: targets.Allow, Token: breaker.ReservedToken(st.WindowStart)}, nil
 			}
 		case breaker.Reserve:
 			if st, ok, err = t.reserve(ctx, sub.Target, st, ms); ok {
-				return Admission{Verdict: Allow, Token: breaker.ReservedToken(st.WindowStart)}, nil
+				return targets.Admission{Verdict: targets.Allow, Token: breaker.ReservedToken(st.WindowStart)}, nil
 			}
 		case breaker.TryProbe:
-			owner := newOwner()
+			owner := targets.NewProbeOwner()
 			if st, ok, err = t.probe(ctx, sub.Target, st, ms, owner); ok {
-				return Admission{Verdict: Probe, Token: breaker.ProbeToken(owner)}, nil
+				return targets.Admission{Verdict: targets.Probe, Token: breaker.ProbeToken(owner)}, nil
 			}
 		}
 		if err != nil {
-			return Admission{}, err
+			return targets.Admission{}, err
 		}
 		conflicts++
 	}
-	return Admission{}, fmt.Errorf("targets: admit %s: lost %d races in a row", sub.Target, maxConflicts)
+	return targets.Admission{}, fmt.Errorf("targets: admit %s: lost %d races in a row", sub.Target, maxConflicts)
 }
 
-// Report implements [Gate.Report].
-func (t *Table) Report(ctx context.Context, a Admission, sub Subject, failed bool) (Transition, error) {
+// Report implements [targets.Gate.Report].
+func (t *Table) Report(ctx context.Context, a targets.Admission, sub targets.Subject, failed bool) (targets.Transition, error) {
 	now := t.cfg.Now()
-	tr := Transition{Target: sub.Target, At: now}
-	if sub.Target == "" || a.Verdict == Hold {
+	tr := targets.Transition{Target: sub.Target, At: now}
+	if sub.Target == "" || a.Verdict == targets.Hold {
 		return tr, nil
 	}
 	ms := now.UnixMilli()
@@ -404,7 +408,7 @@ func (t *Table) Report(ctx context.Context, a Admission, sub Subject, failed boo
 		_, ok, err := t.update(ctx, sub.Target, "close", "SET #st = :closed, #ws = :now, #calls = :zero, #fails = :zero, #oks = :zero, "+
 			"#last = :zero REMOVE #owner ADD #ver :one", "#st = :open AND #owner = :owner",
 			pick("#st", "#ws", "#calls", "#fails", "#oks", "#last", "#owner", "#ver"),
-			map[string]types.AttributeValue{":closed": s(StateClosed), ":open": s(StateOpen), ":owner": s(owner), ":now": n(ms), ":zero": n(0), ":one": n(1)})
+			map[string]types.AttributeValue{":closed": s(targets.StateClosed), ":open": s(targets.StateOpen), ":owner": s(owner), ":now": n(ms), ":zero": n(0), ":one": n(1)})
 		tr.Closed = ok
 		return tr, err
 	case kind == 'p', kind == 'f' && !failed, kind == 0:
@@ -423,13 +427,13 @@ func (t *Table) Report(ctx context.Context, a Admission, sub Subject, failed boo
 			return tr, nil
 		case breaker.CountOk:
 			st, ok, err = t.update(ctx, sub.Target, "count success", "ADD #oks :one, #ver :one", "#st = :closed AND #ws = :ws",
-				pick("#st", "#ws", "#oks", "#ver"), map[string]types.AttributeValue{":closed": s(StateClosed), ":ws": n(window), ":one": n(1)})
+				pick("#st", "#ws", "#oks", "#ver"), map[string]types.AttributeValue{":closed": s(targets.StateClosed), ":ws": n(window), ":one": n(1)})
 		case breaker.CountFail:
 			st, ok, err = t.update(ctx, sub.Target, "count failure", "ADD #fails :one, #ver :one", "#st = :closed AND #ws = :ws",
-				pick("#st", "#ws", "#fails", "#ver"), map[string]types.AttributeValue{":closed": s(StateClosed), ":ws": n(window), ":one": n(1)})
+				pick("#st", "#ws", "#fails", "#ver"), map[string]types.AttributeValue{":closed": s(targets.StateClosed), ":ws": n(window), ":one": n(1)})
 		case breaker.AddFail:
 			st, ok, err = t.update(ctx, sub.Target, "count failure", "ADD #calls :one, #fails :one, #ver :one", "#st = :closed",
-				pick("#st", "#calls", "#fails", "#ver"), map[string]types.AttributeValue{":closed": s(StateClosed), ":one": n(1)})
+				pick("#st", "#calls", "#fails", "#ver"), map[string]types.AttributeValue{":closed": s(targets.StateClosed), ":one": n(1)})
 		}
 		if err != nil {
 			return tr, err
@@ -446,7 +450,7 @@ func (t *Table) Report(ctx context.Context, a Admission, sub Subject, failed boo
 		var err error
 		st, ok, err = t.update(ctx, sub.Target, "open", "SET #st = :open, #opened = :now, #probe = :next REMOVE #owner ADD #ver :one",
 			"#ver = :v", pick("#st", "#opened", "#probe", "#owner", "#ver"),
-			map[string]types.AttributeValue{":open": s(StateOpen), ":now": n(ms), ":next": n(ms + t.p.ProbeMs), ":v": n(st.Version), ":one": n(1)})
+			map[string]types.AttributeValue{":open": s(targets.StateOpen), ":now": n(ms), ":next": n(ms + t.p.ProbeMs), ":v": n(st.Version), ":one": n(1)})
 		if err != nil || ok {
 			tr.Opened = ok
 			return tr, err
