@@ -1,10 +1,11 @@
-// Package provider is the provider registry: what Hookwall needs to know of
-// one webhook platform, as one [Provider] value its package registers.
+// Package provider is what Hookwall needs to know of one webhook platform,
+// as one [Provider] value its package builds with [New].
 //
 // A provider is one package under shared/provider (line, wecom, wechat,
-// standard, slack, ...) that calls [Register] from an init function, plus
-// one blank import of it in the list package shared/providers. Every
-// consumer iterates the registry, never a switch of its own:
+// standard, slack, ...) whose Provider function returns it, plus one line
+// naming that function in the list of shared/providers (a [List]), as team
+// handlers are one line in the processor's list. Every consumer iterates
+// the list, never a switch of its own:
 //
 //   - the receiver (shared/intake) builds one [webhook.Parser] per tenant
 //     and provider from [Settings.Parser];
@@ -18,5 +19,5 @@
 //   - `make run` and hookwall-storm send the made-up events of [Demo].
 //
 // Consumers import shared/providers (which links every provider in) and
-// read the registry through it.
+// read the list through it.
 package provider

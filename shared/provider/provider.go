@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -36,7 +35,7 @@ type Provider struct {
 	// NewSettings returns a new, empty tenant section (a pointer to a struct
 	// with JSON tags): the tenants loader decodes a tenant's
 	// "<Name>": {...} object into it, refusing unknown fields, and then
-	// calls its Validate. The tenant-secret schema. [Register] sets it from
+	// calls its Validate. The tenant-secret schema. [New] sets it from
 	// its type argument; leave it nil.
 	NewSettings func() Settings
 	// DedupKey says, in words, which part of a delivery is the dedup key of
@@ -200,7 +199,7 @@ type Demo struct {
 	// change the events' payload hashes.
 	Body func(ids []string, at time.Time, retry bool) []byte
 	// Key returns the dedup key the receiver derives for the event id of a
-	// Body. Optional: nil means the id itself, and [Register] sets it so.
+	// Body. Optional: nil means the id itself, and [New] sets it so.
 	Key func(id string) string
 	// MultiEvent says one delivery may carry several events.
 	MultiEvent bool
@@ -230,48 +229,76 @@ var (
 	ErrNotConfigured = errors.New("not configured for this tenant")
 )
 
-var (
-	mu       sync.RWMutex
-	registry = map[string]*Provider{}
-	sorted   []*Provider
-)
-
 var nameRule = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
 
 // reserved are the names a provider cannot take: the tenants document's
 // other keys of a tenant.
 var reserved = []string{"forward"}
 
-// Register adds p to the registry, with S as its tenant section: p's
-// NewSettings returns a new(S) (so *S implements [Settings]), and a nil
-// Demo.Key the id itself. A provider package calls it from its init
-// function, provider.Register[Settings](provider.Provider{...});
-// shared/providers imports the package. It panics (a programmer's error,
-// found by any test that imports shared/providers) if p lacks a required
-// field, sets NewSettings, or its name is taken.
-func Register[S any, PS interface {
+// New returns p with S as its tenant section: p's NewSettings returns a
+// new(S) (so *S implements [Settings]), and a nil Demo.Key the id itself.
+// A provider package's Provider function returns
+// provider.New[Settings](provider.Provider{...}); the list package
+// shared/providers names it. It panics (a programmer's error, found by any
+// test that imports shared/providers) if p lacks a required field or sets
+// NewSettings.
+func New[S any, PS interface {
 	*S
 	Settings
-}](p Provider) {
+}](p Provider) *Provider {
 	if p.NewSettings != nil {
-		panic(fmt.Sprintf("provider: register %q: NewSettings is set by Register", p.Name))
+		panic(fmt.Sprintf("provider: new %q: NewSettings is set by New", p.Name))
 	}
 	p.NewSettings = func() Settings { return PS(new(S)) }
 	if p.Demo.Key == nil {
 		p.Demo.Key = func(id string) string { return id }
 	}
 	if err := p.check(); err != nil {
-		panic(fmt.Sprintf("provider: register %q: %v", p.Name, err))
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := registry[p.Name]; dup {
-		panic(fmt.Sprintf("provider: register %q: name taken", p.Name))
+		panic(fmt.Sprintf("provider: new %q: %v", p.Name, err))
 	}
 	p.Modes = slices.Clone(p.Modes)
-	registry[p.Name] = &p
-	sorted = append(sorted, &p)
-	slices.SortFunc(sorted, func(a, b *Provider) int { return cmp.Compare(a.Name, b.Name) })
+	return &p
+}
+
+// List is a set of providers by route name (shared/providers holds the
+// one Hookwall serves).
+type List struct {
+	byName map[string]*Provider
+	sorted []*Provider
+}
+
+// NewList returns the list of ps, sorted by name. It panics (a
+// programmer's error) if two share a name.
+func NewList(ps ...*Provider) *List {
+	l := &List{byName: make(map[string]*Provider, len(ps))}
+	for _, p := range ps {
+		if _, dup := l.byName[p.Name]; dup {
+			panic(fmt.Sprintf("provider: list: name %q taken", p.Name))
+		}
+		l.byName[p.Name] = p
+		l.sorted = append(l.sorted, p)
+	}
+	slices.SortFunc(l.sorted, func(a, b *Provider) int { return cmp.Compare(a.Name, b.Name) })
+	return l
+}
+
+// Lookup returns the provider of l named name.
+func (l *List) Lookup(name string) (*Provider, bool) {
+	p, ok := l.byName[name]
+	return p, ok
+}
+
+// All returns l's providers, sorted by name. The caller must not modify
+// them.
+func (l *List) All() []*Provider { return slices.Clone(l.sorted) }
+
+// Names returns l's route names, sorted.
+func (l *List) Names() []string {
+	names := make([]string, len(l.sorted))
+	for i, p := range l.sorted {
+		names[i] = p.Name
+	}
+	return names
 }
 
 // check reports the first required field p lacks.
@@ -292,31 +319,4 @@ func (p *Provider) check() error {
 		return errors.New("Demo.Settings, ID and Body are required")
 	}
 	return nil
-}
-
-// Lookup returns the provider registered as name.
-func Lookup(name string) (*Provider, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	p, ok := registry[name]
-	return p, ok
-}
-
-// All returns the registered providers, sorted by name. The caller must
-// not modify them.
-func All() []*Provider {
-	mu.RLock()
-	defer mu.RUnlock()
-	return slices.Clone(sorted)
-}
-
-// Names returns the registered route names, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	names := make([]string, len(sorted))
-	for i, p := range sorted {
-		names[i] = p.Name
-	}
-	return names
 }

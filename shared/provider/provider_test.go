@@ -44,29 +44,29 @@ func mustPanic(t *testing.T, want string, fn func()) {
 	fn()
 }
 
-func TestRegisterListsSortedAndRefusesDuplicates(t *testing.T) {
-	Register[fakeSettings](fake("zfake"))
-	Register[fakeSettings](fake("afake"))
-	names := strings.Join(Names(), ",")
-	if !strings.Contains(names, "afake") || strings.Index(names, "afake") > strings.Index(names, "zfake") {
-		t.Fatalf("names = %s, want afake before zfake", names)
+func TestListIsSortedAndRefusesDuplicates(t *testing.T) {
+	l := NewList(New[fakeSettings](fake("zfake")), New[fakeSettings](fake("afake")))
+	if names := strings.Join(l.Names(), ","); names != "afake,zfake" {
+		t.Fatalf("names = %s, want afake,zfake", names)
 	}
-	if p, ok := Lookup("zfake"); !ok || p.Label != "Fake" {
+	if all := l.All(); len(all) != 2 || all[0].Name != "afake" {
+		t.Fatalf("All() = %v, want afake then zfake", all)
+	}
+	if p, ok := l.Lookup("zfake"); !ok || p.Label != "Fake" {
 		t.Fatalf("Lookup(zfake) = %v, %v", p, ok)
 	}
-	if _, ok := Lookup("nope"); ok {
+	if _, ok := l.Lookup("nope"); ok {
 		t.Fatal("Lookup(nope) found a provider")
 	}
-	mustPanic(t, "name taken", func() { Register[fakeSettings](fake("zfake")) })
+	mustPanic(t, "name \"zfake\" taken", func() { NewList(New[fakeSettings](fake("zfake")), New[fakeSettings](fake("zfake"))) })
 }
 
-// Register gives the provider its settings constructor, a new *S each call,
+// New gives the provider its settings constructor, a new *S each call,
 // and, by default, the identity as its demo key.
-func TestRegisterSetsNewSettingsAndTheDefaultKey(t *testing.T) {
+func TestNewSetsNewSettingsAndTheDefaultKey(t *testing.T) {
 	p := fake("defaults")
 	p.Demo.ID = func(tag string, n uint64) string { return tag }
-	Register[fakeSettings](p)
-	got, _ := Lookup("defaults")
+	got := New[fakeSettings](p)
 	a, b := got.NewSettings(), got.NewSettings()
 	if _, ok := a.(*fakeSettings); !ok || a == b {
 		t.Errorf("NewSettings gives %T %p and %p, want a new *fakeSettings each call", a, a, b)
@@ -76,17 +76,17 @@ func TestRegisterSetsNewSettingsAndTheDefaultKey(t *testing.T) {
 	}
 	p = fake("ownkey")
 	p.Demo.Key = func(id string) string { return "msg:" + id }
-	Register[fakeSettings](p)
-	if got, _ := Lookup("ownkey"); got.Demo.Key("1") != "msg:1" {
+	if got := New[fakeSettings](p); got.Demo.Key("1") != "msg:1" {
 		t.Errorf("Demo.Key(1) = %q, want the provider's own msg:1", got.Demo.Key("1"))
 	}
 }
 
-func TestRegisterRefusesIncompleteProviders(t *testing.T) {
+func TestNewRefusesIncompleteProviders(t *testing.T) {
 	cases := map[string]func(p *Provider){
 		"Name must match":   func(p *Provider) { p.Name = "Bad#Name" },
+		"Name is reserved":  func(p *Provider) { p.Name = "forward" },
 		"Label, Docs":       func(p *Provider) { p.Docs = "" },
-		"set by Register":   func(p *Provider) { p.NewSettings = func() Settings { return new(fakeSettings) } },
+		"set by New":        func(p *Provider) { p.NewSettings = func() Settings { return new(fakeSettings) } },
 		"Reply.Status":      func(p *Provider) { p.Reply = webhook.Reply{} },
 		"AnswerWithin":      func(p *Provider) { p.AnswerWithin = 0 },
 		"Demo.Settings, ID": func(p *Provider) { p.Demo.Body = nil },
@@ -94,10 +94,7 @@ func TestRegisterRefusesIncompleteProviders(t *testing.T) {
 	for want, breakIt := range cases {
 		p := fake("incomplete")
 		breakIt(&p)
-		mustPanic(t, want, func() { Register[fakeSettings](p) })
-	}
-	if _, ok := Lookup("incomplete"); ok {
-		t.Fatal("an incomplete provider was registered")
+		mustPanic(t, want, func() { New[fakeSettings](p) })
 	}
 }
 

@@ -1,6 +1,6 @@
-// Package providers is the list of the providers Hookwall serves: one
-// blank import per provider package, each of which registers itself with
-// package provider. Adding a provider is its package plus one line here.
+// Package providers is the list of the providers Hookwall serves: one line
+// per provider package, naming its Provider function. Adding a provider is
+// its package plus one line here.
 //
 // Consumers (the receiver, the tenants loader, the signer, audit, the CLI,
 // the local runner, the storm) import this package, not the provider
@@ -9,20 +9,29 @@ package providers
 
 import (
 	"github.com/hookwall/hookwall/shared/provider"
+	"github.com/hookwall/hookwall/shared/provider/feishu"
+	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/provider/slack"
+	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/provider/wechat"
+	"github.com/hookwall/hookwall/shared/provider/wecom"
+)
 
-	_ "github.com/hookwall/hookwall/shared/provider/feishu"
-	_ "github.com/hookwall/hookwall/shared/provider/line"
-	_ "github.com/hookwall/hookwall/shared/provider/slack"
-	_ "github.com/hookwall/hookwall/shared/provider/standard"
-	_ "github.com/hookwall/hookwall/shared/provider/wechat"
-	_ "github.com/hookwall/hookwall/shared/provider/wecom"
+// list is every provider Hookwall serves.
+var list = provider.NewList(
+	feishu.Provider(),
+	line.Provider(),
+	slack.Provider(),
+	standard.Provider(),
+	wechat.Provider(),
+	wecom.Provider(),
 )
 
 // All returns every provider, sorted by name.
-func All() []*provider.Provider { return provider.All() }
+func All() []*provider.Provider { return list.All() }
 
 // Names returns every provider's route name, sorted.
-func Names() []string { return provider.Names() }
+func Names() []string { return list.Names() }
 
 // Lookup returns the provider whose route name is name.
-func Lookup(name string) (*provider.Provider, bool) { return provider.Lookup(name) }
+func Lookup(name string) (*provider.Provider, bool) { return list.Lookup(name) }

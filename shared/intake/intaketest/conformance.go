@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/provider"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -28,7 +29,7 @@ const conformanceTenant = "conformance"
 // nothing.
 func Conformance(t *testing.T, name string) {
 	t.Helper()
-	p, ok := provider.Lookup(name)
+	p, ok := providers.Lookup(name)
 	if !ok {
 		t.Fatalf("provider %q is not registered", name)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/provider"
+	"github.com/hookwall/hookwall/shared/providers"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -77,7 +77,7 @@ func LoadVectors(t testing.TB, path string) *VectorsFile {
 	if err := dec.Decode(&f); err != nil {
 		t.Fatalf("vectors %s: %v", path, err)
 	}
-	if _, ok := provider.Lookup(f.Provider); !ok || len(f.Cases) == 0 {
+	if _, ok := providers.Lookup(f.Provider); !ok || len(f.Cases) == 0 {
 		t.Fatalf("vectors %s: provider %q registered: %v; %d cases", path, f.Provider, ok, len(f.Cases))
 	}
 	return &f

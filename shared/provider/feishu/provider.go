@@ -17,8 +17,9 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-func init() {
-	provider.Register[Settings](provider.Provider{
+// Provider returns the provider (its line in shared/providers).
+func Provider() *provider.Provider {
+	return provider.New[Settings](provider.Provider{
 		Name:  Name,
 		Label: "Feishu / Lark",
 		Docs:  "https://open.feishu.cn/document/ukTMukTMukTM/uYDNxYjL2QTM24iN0EjN/event-subscription-configure-/encrypt-key-encryption-configuration-case",

@@ -77,7 +77,7 @@ func TestTenantsDocument(t *testing.T) {
 // same event with another token → 401, nothing stored; Feishu's retry 15 s
 // later → 200, nothing new; the handshake → its JSON echo, nothing stored.
 func TestSignerThroughReceiver(t *testing.T) {
-	p, _ := provider.Lookup(feishu.Name)
+	p := feishu.Provider()
 	for _, section := range []string{`{"verificationToken":"v-token"}`, `{"verificationToken":"v-token","encryptKey":"k-key"}`} {
 		t.Run(section, func(t *testing.T) {
 			now := time.Unix(1700000000, 0)

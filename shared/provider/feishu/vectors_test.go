@@ -172,7 +172,7 @@ func TestSignReproducesVectors(t *testing.T) {
 // are a valid section; the demo body signs and parses to the demo key;
 // a retry hashes the same.
 func TestRegistered(t *testing.T) {
-	p, ok := provider.Lookup(feishu.Name)
+	p, ok := feishu.Provider(), true
 	if !ok {
 		t.Fatal("feishu is not registered")
 	}

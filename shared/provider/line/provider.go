@@ -18,8 +18,9 @@ import (
 // Name is LINE's route name: /webhooks/line/{tenant}.
 const Name = "line"
 
-func init() {
-	provider.Register[Settings](provider.Provider{
+// Provider returns the provider (its line in shared/providers).
+func Provider() *provider.Provider {
+	return provider.New[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "LINE",
 		Docs:         "https://developers.line.biz/en/docs/messaging-api/receiving-messages/",

@@ -15,8 +15,9 @@ import (
 // Name is Slack's route name: /webhooks/slack/{tenant}.
 const Name = "slack"
 
-func init() {
-	provider.Register[Settings](provider.Provider{
+// Provider returns the provider (its line in shared/providers).
+func Provider() *provider.Provider {
+	return provider.New[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "Slack",
 		Docs:         "https://api.slack.com/apis/events-api",

@@ -20,8 +20,9 @@ import (
 // Name is Standard Webhooks' route name: /webhooks/standard/{tenant}.
 const Name = "standard"
 
-func init() {
-	provider.Register[Settings](provider.Provider{
+// Provider returns the provider (its line in shared/providers).
+func Provider() *provider.Provider {
+	return provider.New[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "Standard Webhooks",
 		Docs:         "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",

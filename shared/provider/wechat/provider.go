@@ -30,8 +30,9 @@ const (
 	ModePlain = "plain"
 )
 
-func init() {
-	provider.Register[Settings](provider.Provider{
+// Provider returns the provider (its line in shared/providers).
+func Provider() *provider.Provider {
+	return provider.New[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "WeChat",
 		Docs:         "https://developers.weixin.qq.com/doc/offiaccount/Basic_Information/Access_Overview.html",

@@ -21,8 +21,9 @@ const (
 	demoAgentID = "1000002"
 )
 
-func init() {
-	provider.Register[Settings](provider.Provider{
+// Provider returns the provider (its line in shared/providers).
+func Provider() *provider.Provider {
+	return provider.New[Settings](provider.Provider{
 		Name:         Name,
 		Label:        "WeCom",
 		Docs:         "https://developer.work.weixin.qq.com/document/path/90238",
