@@ -90,7 +90,8 @@ var Timeout = process.Setting{
 	}
 	slices.Sort(changed)
 	want := []string{"README.md", "functions/processor/handlers/handlers.go", "functions/processor/handlers/ledger/doc.go",
-		"functions/processor/handlers/ledger/ledger.go", "functions/processor/handlers/ledger/ledger_test.go", "template.yaml"}
+		"functions/processor/handlers/ledger/ledger.go", "functions/processor/handlers/ledger/ledger_test.go",
+		"functions/processor/handlers/ledger/testdata/sample.json", "template.yaml"}
 	if !slices.Equal(changed, want) {
 		t.Errorf("changed files %q, want %q", changed, want)
 	}
@@ -110,6 +111,58 @@ var Timeout = process.Setting{
 		return strings.Count(joined, "LEDGER_API_URL: !Ref LedgerApiUrl") == 2 && strings.Count(joined, "LEDGER_TIMEOUT: !Ref LedgerTimeout") == 2 &&
 			strings.Contains(joined, "  LedgerApiUrl:\n") && strings.Contains(joined, "  LedgerTimeout:\n")
 	})
+}
+
+// Every provider's new team runs its test on a real delivery of its event
+// (testdata/sample.*, from events/bodies) and passes; the test of the test:
+// with a delivery carrying no event of the type, or an event with none of
+// its fields, the new team's test fails.
+func TestNewHandlerTestsRunOnARealSample(t *testing.T) {
+	src, err := repo.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "hookwall")
+	copyModule(t, src, dst)
+	t.Setenv("GOFLAGS", "-mod=mod")
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOWORK", "off")
+	t.Chdir(dst)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	teams := map[string]string{"ona": "line/message", "onb": "wecom/text", "onc": "wechat/subscribe", "ond": "slack/app_mention",
+		"one": "feishu/im.message.receive_v1", "onf": "standard/order.paid", "ong": "wecom/sys_approval_change"}
+	var pkgs []string
+	for _, team := range slices.Sorted(maps.Keys(teams)) {
+		if _, err := scaffold.NewHandler(scaffold.Options{Root: dst, Team: team, Event: teams[team]}); err != nil {
+			t.Fatalf("new handler --event %s %s: %v", teams[team], team, err)
+		}
+		pkgs = append(pkgs, "./"+filepath.ToSlash(filepath.Join(scaffold.HandlersDir, team))+"/")
+	}
+	goCmd(ctx, t, dst, "go", append([]string{"test", "-count=1"}, pkgs...)...)
+
+	// The test of the test: a LINE delivery with no message event; then the
+	// real sample again, and a handler that leaves the event out of its call.
+	dir := filepath.Join(dst, scaffold.HandlersDir, "ona")
+	sample := filepath.Join(dir, "testdata", "sample.json")
+	orig := readFile(t, sample)
+	mustFail := func(what string) {
+		t.Helper()
+		c := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", "TestTheAPIHearsOfTheEvent", pkgs[0])
+		c.Dir = dst
+		if out, err := c.CombinedOutput(); err == nil {
+			t.Errorf("the new team's test passed with %s:\n%s", what, out)
+		}
+	}
+	if err := os.WriteFile(sample, []byte(`{"destination":"U00000000000000000000000000000001","events":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustFail("a delivery carrying no event")
+	if err := os.WriteFile(sample, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit(t, filepath.Join(dir, "ona.go"), `"event": ev.Data,`, `"event": nil,`)
+	mustFail("a handler that ignores the event's data")
 }
 
 // copyModule copies the files of the module at src that git tracks, or

@@ -25,7 +25,8 @@ func smallModule(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dst := t.TempDir()
-	for _, f := range []string{"go.mod", filepath.Join(scaffold.HandlersDir, "handlers.go"), filepath.Join(scaffold.ProvidersDir, "line", "events.go")} {
+	for _, f := range []string{"go.mod", filepath.Join(scaffold.HandlersDir, "handlers.go"), filepath.Join(scaffold.ProvidersDir, "line", "events.go"),
+		filepath.Join(scaffold.SamplesDir, "line-message.json"), filepath.Join(scaffold.SamplesDir, "line-follow.json")} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +86,7 @@ func TestNewHandlerJSONAndDir(t *testing.T) {
 		t.Fatalf("stdout is not the JSON alone: %v\n%s", err, out)
 	}
 	if got.Team != "ledger" || got.Handler != "ledger.from-line-follow" || got.Event != "line/follow" || got.Setting != "LEDGER_API_URL" ||
-		len(got.Created) != 3 || !slices.Equal(got.Changed, []string{"functions/processor/handlers/handlers.go"}) ||
+		len(got.Created) != 4 || !slices.Equal(got.Changed, []string{"functions/processor/handlers/handlers.go"}) ||
 		!slices.Equal(got.Generated, []string{"template.yaml", "README.md"}) {
 		t.Errorf("got %+v", got)
 	}

@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -153,4 +154,35 @@ func typedEvents(root string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// SamplesDir holds the real deliveries of each provider's events, one file
+// per event type: <provider>-<type>.json or .xml, the type in lower case
+// with every other run of characters as '-' (events/bodies/line-message.json).
+// `hookwall sign` sends them; a new team's test runs on its event's.
+const SamplesDir = "events/bodies"
+
+// sampleFile is the sample of an event type, read from SamplesDir.
+type sampleFile struct {
+	path, ext string // path from the root
+	body      []byte
+}
+
+// findSample reads the sample delivery of ev: a new team's test runs its
+// handler on it, so an event type without one cannot be scaffolded (the
+// error says where to add the platform's documented example).
+func findSample(root string, ev event) (sampleFile, error) {
+	base := ev.provider + "-" + slug(ev.typ)
+	for _, ext := range []string{"json", "xml"} {
+		path := filepath.Join(SamplesDir, base+"."+ext)
+		b, err := os.ReadFile(filepath.Join(root, path))
+		if err == nil {
+			return sampleFile{path: path, ext: ext, body: b}, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return sampleFile{}, fmt.Errorf("scaffold: %w", err)
+		}
+	}
+	return sampleFile{}, fmt.Errorf("%w event %s/%s: no sample delivery %s/%s.json (or .xml): add the platform's documented example of the event there, with {{id}} and {{now}} where its id and time go, so that the new team's test runs on a real one",
+		ErrInvalid, ev.provider, ev.typ, SamplesDir, base)
 }

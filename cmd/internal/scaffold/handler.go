@@ -113,7 +113,9 @@ type view struct {
 	Local                  bool   // the payload type is declared in the new package
 	TypeExpr, DataType     string // in the team package: line.Message, line.MessageEvent (or EventType, Payload)
 	TestTypeExpr           string // in the test package: line.Message (or billing.EventType)
-	PayloadExpr            string // the test's payload: line.MessageEvent{} (or billing.Payload{})
+	TestDataType           string // in the test package: line.MessageEvent (or billing.Payload)
+	SampleFile             string // the real delivery the test runs on: events/bodies/line-message.json
+	SampleExt              string // its extension in testdata/: json or xml
 }
 
 // NewHandler writes the package of a new team under [HandlersDir] and adds
@@ -141,6 +143,11 @@ func NewHandler(o Options) (Result, error) {
 		return Result{}, err
 	}
 	v := newView(o.Team, ev)
+	sample, err := findSample(o.Root, ev)
+	if err != nil {
+		return Result{}, err
+	}
+	v.SampleFile, v.SampleExt = filepath.ToSlash(sample.path), sample.ext
 	out := map[string][]byte{}
 	var created []string
 	for _, f := range files {
@@ -152,6 +159,9 @@ func NewHandler(o Options) (Result, error) {
 		out[name] = b
 		created = append(created, name)
 	}
+	sampleName := filepath.Join(dir, "testdata", "sample."+sample.ext)
+	out[sampleName] = sample.body
+	created = append(created, sampleName)
 	handlersGo := filepath.Join(HandlersDir, "handlers.go")
 	old, err := os.ReadFile(filepath.Join(o.Root, handlersGo))
 	if err != nil {
@@ -162,6 +172,9 @@ func NewHandler(o Options) (Result, error) {
 		return Result{}, fmt.Errorf("scaffold: %s: %w", handlersGo, err)
 	}
 	if err := os.Mkdir(filepath.Join(o.Root, dir), 0o755); err != nil {
+		return Result{}, fmt.Errorf("scaffold: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(o.Root, dir, "testdata"), 0o755); err != nil {
 		return Result{}, fmt.Errorf("scaffold: %w", err)
 	}
 	for _, name := range created {
@@ -184,11 +197,11 @@ func newView(team string, ev event) view {
 	if ev.typeVar == "" {
 		v.Local = true
 		v.TypeExpr, v.DataType = "EventType", "Payload"
-		v.TestTypeExpr, v.PayloadExpr = team+".EventType", team+".Payload{}"
+		v.TestTypeExpr, v.TestDataType = team+".EventType", team+".Payload"
 		return v
 	}
 	v.TypeExpr, v.DataType = ev.pkg+"."+ev.typeVar, ev.pkg+"."+ev.dataType
-	v.TestTypeExpr, v.PayloadExpr = v.TypeExpr, v.DataType+"{}"
+	v.TestTypeExpr, v.TestDataType = v.TypeExpr, v.DataType
 	return v
 }
 

@@ -162,7 +162,8 @@ func TestFindEvent(t *testing.T) {
 func module(t *testing.T) string {
 	t.Helper()
 	src, dst := root(t), t.TempDir()
-	for _, f := range []string{"go.mod", filepath.Join(HandlersDir, "handlers.go"), filepath.Join(ProvidersDir, "line", "events.go")} {
+	for _, f := range []string{"go.mod", filepath.Join(HandlersDir, "handlers.go"), filepath.Join(ProvidersDir, "line", "events.go"),
+		filepath.Join(SamplesDir, "line-message.json"), filepath.Join(SamplesDir, "line-follow.json"), filepath.Join(SamplesDir, "line-beacon.json")} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
@@ -192,13 +193,13 @@ func TestNewHandlerWritesTheTeamAndItsEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantFiles := []string{"functions/processor/handlers/billing/doc.go", "functions/processor/handlers/billing/billing.go",
-				"functions/processor/handlers/billing/billing_test.go"}
+				"functions/processor/handlers/billing/billing_test.go", "functions/processor/handlers/billing/testdata/sample.json"}
 			if !slices.Equal(res.Created, wantFiles) || !slices.Equal(res.Changed, []string{"functions/processor/handlers/handlers.go"}) ||
 				res.Handler != tc.wantHandler || res.Setting != "BILLING_API_URL" {
 				t.Errorf("got %+v", res)
 			}
 			fset := token.NewFileSet()
-			for _, f := range res.Created {
+			for _, f := range res.Created[:3] {
 				file, err := parser.ParseFile(fset, filepath.Join(dir, f), nil, parser.ParseComments)
 				if err != nil {
 					t.Fatalf("%s: %v", f, err)

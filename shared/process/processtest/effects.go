@@ -120,3 +120,18 @@ func (s *EffectServer) AssertOnce(t testing.TB) {
 		}
 	}
 }
+
+// Bodies returns the bodies of the requests received, one per idempotency
+// key (the first request under each, in key order), then the unkeyed ones.
+func (s *EffectServer) Bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out [][]byte
+	for _, k := range slices.Sorted(maps.Keys(s.byKey)) {
+		out = append(out, s.byKey[k][0].body)
+	}
+	for _, r := range s.unkeyed {
+		out = append(out, r.body)
+	}
+	return out
+}
