@@ -207,7 +207,7 @@ func TestRecoverParsesItsWindowAndRefusesWhatItCannotDo(t *testing.T) {
 		{[]string{"recover"}, "--since is required"},
 		{[]string{"recover", "--since", "2h", "--status", "SUCCEEDED"}, "never sends back an event whose handlers ran to the end"},
 		{[]string{"recover", "--since", "2h", "--status", "NOPE"}, "--status \"NOPE\""},
-		{[]string{"recover", "--since", "1h", "--until", "2h"}, "--since must be before --until"},
+		{[]string{"recover", "--since", "1h", "--until", "2h"}, "--since must be before until"},
 		{[]string{"recover", "--since", "1h", "--resume", "20261201-120000-abcdef"}, "give either a window"},
 		{[]string{"recover", "--list", "--cancel", "x"}, "give either a window"},
 		{[]string{"recover", "--resume", "a#b"}, "is not a job id"},

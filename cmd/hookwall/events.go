@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/audit"
+	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/tenants"
@@ -52,19 +52,11 @@ func parseStatuses(cmd, v string) ([]webhook.Status, error) {
 // parseSince reads --since: a Go duration ("90m", "1h"), days ("7d") or an
 // RFC 3339 time; it returns the earliest time meant.
 func parseSince(cmd, v string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	if days, ok := strings.CutSuffix(v, "d"); ok {
-		if n, err := strconv.Atoi(days); err == nil && n > 0 {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
+	t, err := recovery.ParseSince(v, now)
+	if err != nil {
 		return time.Time{}, usagef(cmd, "--since %q: want a duration such as 90m, 1h or 7d, or an RFC 3339 time", v)
 	}
-	return now.Add(-d), nil
+	return t, nil
 }
 
 // parseKey reads an event key argument.

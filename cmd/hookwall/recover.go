@@ -12,7 +12,6 @@ import (
 
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // recoverer runs recovery jobs (recovery.Jobs).
@@ -77,31 +76,8 @@ func (a *app) recover(ctx context.Context, args []string) error {
 	}
 	var f recovery.Filter
 	if modes == 0 {
-		now := a.now()
-		if f.Since, err = parseSince(cmd, *since, now); err != nil {
-			return err
-		}
-		f.Until = now
-		if *until != "" {
-			if f.Until, err = parseSince(cmd, *until, now); err != nil {
-				return usagef(cmd, "--until %q: want a duration such as 30m or an RFC 3339 time", *until)
-			}
-		}
-		if !f.Since.Before(f.Until) {
-			return usagef(cmd, "--since must be before --until")
-		}
-		sts, err := parseStatuses(cmd, *status)
-		if err != nil {
-			return err
-		}
-		for _, s := range sts {
-			if s == webhook.StatusSucceeded {
-				return usagef(cmd, "--status SUCCEEDED: recovery never sends back an event whose handlers ran to the end (use 'hookwall replay --force KEY')")
-			}
-		}
-		f.Statuses, f.Tenant, f.Handler = sts, *tenant, *handler
-		if f.Tenant != "" && !webhook.ValidTenant(f.Tenant) {
-			return usagef(cmd, "--tenant %q: not a tenant name", f.Tenant)
+		if f, err = recovery.ParseFilter(recovery.Words{Since: *since, Until: *until, Status: *status, Tenant: *tenant, Handler: *handler}, a.now()); err != nil {
+			return usagef(cmd, "--%v", err)
 		}
 	}
 	_, b, err := a.backend(ctx, settings.CLINeeds{Table: true, Queue: true})

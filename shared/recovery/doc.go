@@ -27,7 +27,9 @@
 // So a job is resumable (Ctrl-C saves the cursor and leaves it
 // interrupted; a crash leaves it running under a lease that runs out),
 // cancellable from anywhere ([Jobs.Cancel]: the runner stops at its next
-// save, and a cancelled job can be resumed), and idempotent (a second run
+// save, and a wait for a token saves at least once a second, so nothing is
+// replayed more than a second after a cancel; a cancelled job can be
+// resumed), and idempotent (a second run
 // of the same window finds nothing in the states selected, and a record
 // replayed just before a crash is no longer FAILED when the job resumes).
 //

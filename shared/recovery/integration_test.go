@@ -556,3 +556,37 @@ func TestHandlerSelectsDeadEventsNeverHeld(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelDuringASlowWaitReplaysNothingMore: a job slowed by its rate
+// (one replay every 4 s) waits for its next token saving at least once a
+// second, so a cancel that lands while it waits stops it before another
+// replay: it ends cancelled with the one replay made before the cancel.
+func TestCancelDuringASlowWaitReplaysNothingMore(t *testing.T) {
+	w := newWorld(t)
+	since := time.Now().Add(-time.Minute)
+	w.failed(t, w.table, "slow", "acme", "crm.lead", 5)
+	js, other := w.jobs(t, "page"), w.jobs(t, "cli")
+	job, err := js.Create(w.ctx, recovery.Filter{Since: since, Until: time.Now().Add(time.Minute)}, 0.25, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled := false
+	start := time.Now()
+	done, err := js.Run(w.ctx, job.ID, func(j recovery.Job) {
+		if j.Counts.Replayed == 1 && !cancelled {
+			cancelled = true
+			go func() { // while the run waits for its next replay
+				time.Sleep(500 * time.Millisecond)
+				if _, changed, err := other.Cancel(w.ctx, job.ID); err != nil || !changed {
+					t.Errorf("cancel: %v %v", changed, err)
+				}
+			}()
+		}
+	})
+	if err != nil || done.State != recovery.StateCancelled || done.Counts.Replayed != 1 {
+		t.Fatalf("run: %+v %v, want cancelled after 1 replay", done, err)
+	}
+	if d := time.Since(start); d > 3500*time.Millisecond {
+		t.Errorf("the run took %s to learn of the cancel, want it within about a second of it", d)
+	}
+}

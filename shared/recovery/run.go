@@ -323,7 +323,9 @@ func (r *run) run(ctx context.Context) error {
 		}
 		r.tokens = map[string]int{}
 		for i, c := range page {
-			if err := r.recover(ctx, page[i:], c); err != nil {
+			if err := r.recover(ctx, page[i:], c); errors.Is(err, errCancelled) {
+				return r.flush(ctx)
+			} else if err != nil {
 				return err
 			}
 			if r.job.State == StateCancelled {
@@ -634,10 +636,27 @@ func (r *run) wait(ctx context.Context, at time.Time) error {
 	if !r.stopAt.IsZero() && at.After(r.stopAt) {
 		return errBudget
 	}
-	if len(r.pending) > 0 || r.js.cfg.Now().Sub(r.lastSave) >= saveEvery {
-		if err := r.flush(ctx); err != nil {
+	left := max(at.Sub(r.js.cfg.Now()), minWait)
+	for {
+		if len(r.pending) > 0 || r.js.cfg.Now().Sub(r.lastSave) >= saveEvery {
+			if err := r.flush(ctx); err != nil {
+				return err
+			}
+			if r.job.State == StateCancelled {
+				return errCancelled
+			}
+		}
+		// A long wait (a low rate) saves, and so learns of a cancel, at
+		// least once a second: a cancelled job replays nothing after it.
+		step := min(left, saveEvery)
+		if err := batch.Sleep(ctx, step); err != nil {
 			return err
 		}
+		if left -= step; left <= 0 {
+			return nil
+		}
 	}
-	return batch.Sleep(ctx, max(at.Sub(r.js.cfg.Now()), minWait))
 }
+
+// errCancelled ends a wait that learned the job was cancelled.
+var errCancelled = errors.New("recovery: the job was cancelled")

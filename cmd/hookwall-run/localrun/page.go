@@ -101,6 +101,13 @@ type Page struct {
 	// do (shared/control: the drain, the operational events). Optional:
 	// without it the panel is empty and the buttons answer 501.
 	Control *control.Controller
+	// Jobs back the recover panel: start a recovery job (as `hookwall
+	// recover` does: the same filter, its progress and ETA, Cancel), run by
+	// this process (see pageJobs). Optional: without it the panel is
+	// hidden and its routes answer 501.
+	Jobs RecoveryJobs
+
+	jobs pageJobs
 }
 
 // EventView is one event as the page shows it.
@@ -158,8 +165,10 @@ func (p *Page) now() time.Time {
 
 // ServeHTTP serves the page (GET PagePath), its rows (GET PagePath+"events"), the
 // events as JSON (GET PagePath+"api/events"), replays (POST PagePath+"replay"),
-// the targets panel (GET PagePath+"targets", as JSON PagePath+"api/targets")
-// and its pause and resume (POST PagePath+"pause", PagePath+"resume").
+// the targets panel (GET PagePath+"targets", as JSON PagePath+"api/targets"),
+// its pause and resume (POST PagePath+"pause", PagePath+"resume"), and the
+// recover panel (GET PagePath+"jobs", as JSON PagePath+"api/jobs"; POST
+// PagePath+"recover" starts a job, PagePath+"recover/cancel" cancels one).
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch rest := strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(PagePath, "/")); rest {
 	case "", "/":
@@ -198,6 +207,18 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveJSON(w, panel, err)
 	case "/pause", "/resume":
 		p.control(w, r, rest == "/resume")
+	case "/recover", "/recover/cancel":
+		p.recover(w, r, rest == "/recover/cancel")
+	case "/jobs", "/api/jobs":
+		if !readOnly(w, r) {
+			return
+		}
+		if rest == "/jobs" {
+			p.render(w, r, "jobs")
+			return
+		}
+		js, err := p.jobsList(r.Context())
+		serveJSON(w, js, err)
 	default:
 		http.NotFound(w, r)
 	}
@@ -226,15 +247,22 @@ func serveJSON(w http.ResponseWriter, v any, err error) {
 }
 
 func (p *Page) render(w http.ResponseWriter, r *http.Request, name string) {
-	data := map[string]any{"Info": p.Info, "Now": p.now(), "Max": MaxPageEvents, "Controls": p.Control != nil}
-	if name != "targets" {
+	data := map[string]any{"Info": p.Info, "Now": p.now(), "Max": MaxPageEvents, "Controls": p.Control != nil, "Recover": p.Jobs != nil}
+	if name == "page" || name == "jobs" {
+		js, err := p.jobsList(r.Context())
+		data["Jobs"] = js
+		if err != nil {
+			data["JobsError"] = err.Error()
+		}
+	}
+	if name == "page" || name == "rows" {
 		l, err := p.List(r.Context())
 		data["Events"], data["Note"] = l.Events, l.Note
 		if err != nil {
 			data["Error"] = err.Error()
 		}
 	}
-	if name != "rows" {
+	if name == "page" || name == "targets" {
 		panel, err := p.panel(r.Context())
 		data["Panel"] = panel
 		if err != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
@@ -300,9 +301,20 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if err != nil {
 		return err
 	}
+	// The page's recover panel runs the jobs `hookwall recover` runs, at
+	// the targets' rate, publishing hookwall.event.recovered.
+	jc := recovery.Config{DB: db, TableName: rs.TableName, Store: table, Queue: mainQueue, Limiter: gate, Window: rs.DedupWindow}
+	if ops != nil {
+		jc.Ops = ops
+	}
+	jobs, err := recovery.New(jc)
+	if err != nil {
+		return err
+	}
 	page := &Page{DB: db, Table: rs.TableName, Recent: recent, Replay: table, Queue: mainQueue, Window: rs.DedupWindow, Log: log,
 		Info:    [][2]string{{"table", rs.TableName}, {"queue", queueName(ps.QueueURL)}, {"outcomes", outcomes}, {"forward target", forwardURL}},
-		Control: controls}
+		Control: controls, Jobs: jobs}
+	defer page.Close()
 	port := mainLn.Addr().(*net.TCPAddr).Port
 	mux := Handler(port, recv.HandleAPIGateway, rs.MaxBody, recvLog, page)
 	servers := &Servers{Timeouts: cfg.Timeouts}
