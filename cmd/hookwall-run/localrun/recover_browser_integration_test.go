@@ -42,7 +42,7 @@ func (r *runner) seedFailed(n int, tag string) []string {
 	for i := range n {
 		id := fmt.Sprintf("%s-%d-%d", tag, time.Now().UnixNano(), i)
 		payload, _ := json.Marshal(map[string]any{"type": "message", "webhookEventId": id, "timestamp": time.Now().UnixMilli(),
-			"source": map[string]string{"type": "user", "userId": "U4af4980629aaaaaaaaaaaaaaaaaaaaaaa"},
+			"source":  map[string]string{"type": "user", "userId": "U4af4980629aaaaaaaaaaaaaaaaaaaaaaa"},
 			"message": map[string]string{"type": "text", "id": id, "text": "recover me"}})
 		sum := sha256.Sum256(payload)
 		keys[i] = webhook.Key("line", "demo", id)
