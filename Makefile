@@ -328,8 +328,17 @@ STORM_OUT ?= $(ROOT)/.local/storm
 CHAOS_N ?= 10000
 CHAOS_SCENARIOS ?=
 CHAOS_ARGS ?=
+# `make storm-noisy`: the noisy-tenant storm (4 quiet tenants at NOISY_RATE items/s each and
+# one at 10 times that, interleaved for NOISY_FOR), NOISY_ROUNDS pairs with and without the
+# noisy tenant, alternated: per-tenant latencies, the quiet tenants' p99 ratio and the message
+# group check in STORM_OUT/noisy.json (docs/PERFORMANCE.md, "Noisy tenants"); NOISY_ARGS adds
+# flags (e.g. NOISY_ARGS='-noisy-factor 20 -quiet-tenants 8').
+NOISY_RATE ?= 4
+NOISY_FOR ?= 30s
+NOISY_ROUNDS ?= 3
+NOISY_ARGS ?=
 STORM_BIN := $(ROOT)/.local/bin/hookwall-storm
-.PHONY: storm chaos storm-bin
+.PHONY: storm storm-noisy chaos storm-bin
 
 storm-bin:
 	@mkdir -p $(dir $(STORM_BIN)) $(STORM_OUT)
@@ -337,6 +346,10 @@ storm-bin:
 
 storm: services-up storm-bin ## storm of STORM_N deliveries (30% twice, 10% 3x) on the local stack: report in STORM_OUT (.local/storm/storm.json + .svg); STORM_ARGS adds flags
 	$(STACK_ENV) STACK_RUN_DIR=$${STACK_RUN_DIR:-$(ROOT)/.local/run} $(STORM_BIN) -n $(STORM_N) -json $(STORM_OUT)/storm.json $(STORM_ARGS)
+
+storm-noisy: services-up storm-bin ## noisy-tenant storm: 4 quiet tenants + 1 at 10x (NOISY_RATE, NOISY_FOR), NOISY_ROUNDS pairs with/without it: per-tenant p50/p99, quiet p99 ratio, group check (STORM_OUT/noisy.json)
+	$(STACK_ENV) STACK_RUN_DIR=$${STACK_RUN_DIR:-$(ROOT)/.local/run} $(STORM_BIN) -noisy-tenant -tenant-rate $(NOISY_RATE) -for $(NOISY_FOR) \
+		-rounds $(NOISY_ROUNDS) -json $(STORM_OUT)/noisy.json $(NOISY_ARGS)
 
 chaos: storm-bin ## chaos scenarios (toxiproxy, pause, kill…) on a private stack, CHAOS_N items each (CI: CHAOS_N=1000); CHAOS_SCENARIOS=a,b picks some
 	$(IAM_RECORD_ENV) $(STORM_BIN) chaos -n $(CHAOS_N) $(if $(CHAOS_SCENARIOS),-scenarios $(CHAOS_SCENARIOS)) -json $(STORM_OUT)/chaos.json $(CHAOS_ARGS)

@@ -36,6 +36,8 @@ type flags struct {
 	scenarios           string
 	quiet               bool
 	logs                string
+	noisy               bool
+	noisyOpts           storm.NoisyOptions
 }
 
 func (f *flags) register(fs *flag.FlagSet, chaos bool) {
@@ -75,6 +77,14 @@ func (f *flags) register(fs *flag.FlagSet, chaos bool) {
 		fs.StringVar(&f.scenarios, "scenarios", "", "scenarios to run, comma-separated (default all: "+scenarioList()+")")
 	} else {
 		fs.IntVar(&o.Visibility, "visibility", o.Visibility, "main queue visibility timeout, seconds")
+		n := &f.noisyOpts
+		fs.BoolVar(&f.noisy, "noisy-tenant", false, "the noisy-tenant storm: -quiet-tenants tenants at -tenant-rate items/s each and one at -noisy-factor times that, "+
+			"interleaved for -for, in -rounds pairs with and without the noisy tenant (-n is not used); reports each tenant's latencies and the quiet tenants' p99 ratio")
+		fs.IntVar(&n.Quiet, "quiet-tenants", n.Quiet, "noisy-tenant storm: quiet tenants")
+		fs.IntVar(&n.Factor, "noisy-factor", n.Factor, "noisy-tenant storm: the noisy tenant's rate over one quiet tenant's")
+		fs.Float64Var(&n.Rate, "tenant-rate", n.Rate, "noisy-tenant storm: each quiet tenant's items (first deliveries) per second, duplicates on top")
+		fs.DurationVar(&n.For, "for", n.For, "noisy-tenant storm: how long the tenants send")
+		fs.IntVar(&n.Rounds, "rounds", n.Rounds, "noisy-tenant storm: pairs of storms with and without the noisy tenant, alternated (0: one storm with it)")
 		fs.StringVar(&f.ddbPIDFile, "ddb-pid-file", defaultPIDFile(), "DynamoDB Local's PID file, for its CPU time")
 	}
 }
@@ -100,7 +110,7 @@ func run(ctx context.Context, args []string) error {
 	if chaos {
 		args, name = args[1:], "hookwall-storm chaos"
 	}
-	f := &flags{o: storm.Defaults()}
+	f := &flags{o: storm.Defaults(), noisyOpts: storm.DefaultNoisy()}
 	if chaos {
 		f.o.N, f.o.Deadline, f.o.Settle = 10000, 4*time.Minute, 4*time.Minute
 	}
@@ -173,8 +183,19 @@ func run(ctx context.Context, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	var reports []*storm.Report
+	var noisy *storm.NoisyReport
 	var runErr error
-	if chaos {
+	if f.noisy && !chaos {
+		if o.DDBPID == 0 && f.ddbPIDFile != "" {
+			o.DDBPID = readPID(f.ddbPIDFile)
+		}
+		if o.Label == "storm" {
+			o.Label = "noisy"
+		}
+		if noisy, runErr = storm.RunNoisy(ctx, *o, f.noisyOpts, os.Stderr); noisy != nil {
+			reports = noisy.Runs
+		}
+	} else if chaos {
 		reports, runErr = storm.RunChaos(ctx, storm.ChaosOptions{Base: *o, Scenarios: splitList(f.scenarios), Progress: o.Progress})
 	} else {
 		if o.DDBPID == 0 && f.ddbPIDFile != "" {
@@ -192,11 +213,15 @@ func run(ctx context.Context, args []string) error {
 			mf.Close()
 		}
 	}
-	if err := output(f, reports); err != nil {
+	if err := output(f, reports, noisy); err != nil {
 		return err
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if noisy != nil && !noisy.OK {
+		fmt.Fprintln(os.Stderr, "hookwall-storm: FAILED (lost, doubled, never accepted, a message outside its tenant's group, or a tenant's events not all processed)")
+		return exitError{"failed"}
 	}
 	var failed []string
 	for _, r := range reports {
@@ -211,8 +236,10 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// output prints the reports as text, and as JSON and SVG when asked.
-func output(f *flags, reports []*storm.Report) error {
+// output prints the reports as text, and as JSON and SVG when asked; a
+// noisy-tenant storm's summary comes after its storms' reports, and its
+// JSON is the one written.
+func output(f *flags, reports []*storm.Report, noisy *storm.NoisyReport) error {
 	var text io.Writer = os.Stdout
 	if f.jsonOut == "-" {
 		text = os.Stderr
@@ -221,7 +248,10 @@ func output(f *flags, reports []*storm.Report) error {
 		fmt.Fprintln(text)
 		r.Text(text)
 	}
-	if len(reports) > 1 {
+	if noisy != nil {
+		fmt.Fprintln(text)
+		noisy.Text(text)
+	} else if len(reports) > 1 {
 		fmt.Fprintln(text, "\n== summary")
 		for _, r := range reports {
 			fmt.Fprintf(text, "%-24s ok=%-5t lost=%d doubled=%d never-accepted=%d needed-rescue=%d rescued-by: %s\n",
@@ -256,7 +286,10 @@ func output(f *flags, reports []*storm.Report) error {
 		r.SVG = ""
 	}
 	var v any = reports
-	if len(reports) == 1 {
+	switch {
+	case noisy != nil:
+		v = noisy
+	case len(reports) == 1:
 		v = reports[0]
 	}
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -29,6 +30,9 @@ type Facts struct {
 	FirstEffect map[string]time.Time
 	// Steps is how many effects each event has (the forward step: 1).
 	Steps int
+	// FirstReceive maps event keys to when the processor's pollers first
+	// received their message (nil: not observed).
+	FirstReceive map[string]time.Time
 }
 
 // Rescue names: what brought an event that needed it to its end.
@@ -70,6 +74,42 @@ type Outcome struct {
 	NeverKeys      []string `json:"never_accepted_keys,omitempty"`
 	// EndToEnd are the accept → first effect latencies.
 	EndToEnd []time.Duration `json:"-"`
+	// ByTenant are the counts and latencies by tenant (the demo tenant's
+	// name for items of none).
+	ByTenant map[string]*TenantReport `json:"-"`
+}
+
+// TenantReport is one tenant's part of a storm.
+type TenantReport struct {
+	// Items, Events and Deliveries are the tenant's items (first
+	// deliveries), unique events and platform deliveries.
+	Items      int `json:"items"`
+	Events     int `json:"unique_events"`
+	Deliveries int `json:"deliveries"`
+	// Processed counts its events with an effect at the target (the
+	// processor's outcome); Lost and Doubled as in [Outcome].
+	Processed int `json:"processed"`
+	Lost      int `json:"lost"`
+	Doubled   int `json:"doubled"`
+	// EndToEnd is accept → first effect (the processed outcome), with its
+	// histogram; ReceiverLatency is every answered HTTP request's.
+	EndToEnd        Percentiles `json:"end_to_end_latency"`
+	Histogram       []Bucket    `json:"end_to_end_histogram"`
+	ReceiverLatency Percentiles `json:"receiver_latency"`
+	// QueueWait is the part of end to end before the processor's pollers
+	// first received the event's message (accept → receive): the queue's
+	// backlog and the pollers' batching window; the rest is the processor.
+	QueueWait Percentiles `json:"queue_wait"`
+
+	e2e, wait []time.Duration
+}
+
+// tenantName is the tenant an item is sent for.
+func tenantName(it Item) string {
+	if it.Tenant == "" {
+		return localrun.DefaultTenant
+	}
+	return it.Tenant
 }
 
 // maxSampleKeys bounds the keys listed in the report.
@@ -147,7 +187,7 @@ func inFlight503(a Attempt) bool {
 
 // Analyze classifies every event of the facts.
 func Analyze(f Facts) Outcome {
-	o := Outcome{Statuses: map[string]int{}, Rescued: map[string]int{}}
+	o := Outcome{Statuses: map[string]int{}, Rescued: map[string]int{}, ByTenant: map[string]*TenantReport{}}
 	byItem := make(map[int][]Attempt, len(f.Items))
 	for _, a := range f.Attempts {
 		byItem[a.Item] = append(byItem[a.Item], a)
@@ -171,8 +211,16 @@ func Analyze(f Facts) Outcome {
 	}
 	for _, it := range f.Items {
 		acc, ok := accepted[it.Index]
+		tr := o.ByTenant[tenantName(it)]
+		if tr == nil {
+			tr = &TenantReport{}
+			o.ByTenant[tenantName(it)] = tr
+		}
+		tr.Items++
+		tr.Deliveries += it.Copies
 		for _, key := range it.Keys {
 			o.UniqueEvents++
+			tr.Events++
 			rec := f.Records[key]
 			eff := f.Effects[key]
 			if rec != nil {
@@ -188,12 +236,14 @@ func Analyze(f Facts) Outcome {
 			}
 			if len(eff) > 0 {
 				o.WithEffect++
+				tr.Processed++
 			}
 			for _, n := range eff {
 				o.SameKeyRepeats += max(0, n-1)
 			}
 			if Doubled(eff, f.Steps) {
 				o.Doubled++
+				tr.Doubled++
 				sample(&o.DoubledKeys, key)
 			}
 			if !ok {
@@ -207,6 +257,7 @@ func Analyze(f Facts) Outcome {
 			}
 			if Lost(eff, rec, f.Steps) {
 				o.Lost++
+				tr.Lost++
 				sample(&o.LostKeys, key)
 			} else if len(eff) < f.Steps || (f.Steps == 0 && rec.Status != webhook.StatusSucceeded) {
 				o.FailedReason++
@@ -223,6 +274,10 @@ func Analyze(f Facts) Outcome {
 			}
 			if t, ok := f.FirstEffect[key]; ok {
 				o.EndToEnd = append(o.EndToEnd, max(0, t.Sub(acc)))
+				tr.e2e = append(tr.e2e, max(0, t.Sub(acc)))
+			}
+			if t, ok := f.FirstReceive[key]; ok {
+				tr.wait = append(tr.wait, max(0, t.Sub(acc)))
 			}
 		}
 	}

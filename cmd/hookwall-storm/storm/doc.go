@@ -37,4 +37,14 @@
 // every event SUCCEEDED, that the target saw at most the breaker's minimum
 // plus one probe per interval during the outage ([OutageCheck.Allowed]),
 // and that the drain after it kept to the rate limit ([BucketPeak]).
+//
+// [RunNoisy] runs the noisy-tenant storm (issue 30): quiet tenants and one
+// noisy tenant sending Factor times as much, paced and interleaved over the
+// same time ([NoisyWorkload]), in pairs of storms with and without the
+// noisy tenant, alternated, each on its own table and queues; it reports
+// every tenant's accept → effect latencies and the quiet tenants' p99 with
+// the noisy tenant over their p99 without it. Every storm checks the
+// MessageGroupId of every message its pollers receive from the real queues
+// against the tenant it sent the event for ([GroupReport]: a mismatch fails
+// the storm).
 package storm

@@ -1,10 +1,12 @@
 package storm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,8 +60,13 @@ type generator struct {
 }
 
 // send runs the jobs on c workers and returns when every delivery is
-// accepted or the deadline passed.
-func (g *generator) send(ctx context.Context, jobs []Job, c int) {
+// accepted or the deadline passed. Paced jobs (an At) are sent each at its
+// time from start instead, whatever the others are doing (see [sendPaced]).
+func (g *generator) send(ctx context.Context, jobs []Job, c int, start time.Time) {
+	if slices.ContainsFunc(jobs, func(j Job) bool { return j.At > 0 }) {
+		g.sendPaced(ctx, jobs, start)
+		return
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range max(1, min(c, len(jobs))) {
@@ -69,20 +76,47 @@ func (g *generator) send(ctx context.Context, jobs []Job, c int) {
 				if i >= len(jobs) || ctx.Err() != nil {
 					return
 				}
-				j := jobs[i]
-				if j.Copies == 1 {
-					g.deliver(ctx, j.Item)
-					continue
-				}
-				var cw sync.WaitGroup // the copies at the same moment
-				for range j.Copies {
-					cw.Go(func() { g.deliver(ctx, j.Item) })
-				}
-				cw.Wait()
+				g.job(ctx, jobs[i])
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// sendPaced starts each job at start + its At, in the order of At, on its
+// own goroutine: an open loop, as platforms send, so one tenant's slow or
+// many deliveries never hold back another's arrival.
+func (g *generator) sendPaced(ctx context.Context, jobs []Job, start time.Time) {
+	jobs = slices.Clone(jobs)
+	slices.SortStableFunc(jobs, func(a, b Job) int { return cmp.Compare(a.At, b.At) })
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		if wait := time.Until(start.Add(j.At)); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() { g.job(ctx, j) })
+	}
+	wg.Wait()
+}
+
+// job sends one job: its item's copies, all at the same moment when more
+// than one.
+func (g *generator) job(ctx context.Context, j Job) {
+	if j.Copies == 1 {
+		g.deliver(ctx, j.Item)
+		return
+	}
+	var cw sync.WaitGroup
+	for range j.Copies {
+		cw.Go(func() { g.deliver(ctx, j.Item) })
+	}
+	cw.Wait()
 }
 
 // deliver is one platform delivery of item i: attempts until a 2xx, with

@@ -10,8 +10,9 @@ import (
 // Bucket is one bar of a latency histogram: the count of values in
 // [Lo, Hi) milliseconds.
 type Bucket struct {
-	Lo, Hi float64
-	Count  int
+	Lo    float64 `json:"lo_ms"`
+	Hi    float64 `json:"hi_ms"`
+	Count int     `json:"count"`
 }
 
 // Histogram buckets d on a log scale from 0.5 ms, doubling with every

@@ -88,6 +88,11 @@ type Options struct {
 	// that names no tenant (shared by every tenant: one breaker per tenant),
 	// and gives its dispatcher the targets' gate (breakers, holds).
 	SharedTarget string
+	// Plan, if set, builds the items and their send order in place of
+	// [Workload] and [SpreadTenants] (N is then the number of items it
+	// built): the noisy-tenant storm's paced tenants ([NoisyWorkload]).
+	// prefix tags the event ids, start is the storm's start.
+	Plan func(prefix string, start time.Time) ([]Item, []Job)
 	// Lead picks items sent first, alone, each accepted before the next and
 	// before the storm (its other items); AfterLead then runs (a scenario
 	// waiting for what the lead did) before the storm starts.

@@ -41,12 +41,31 @@ type Report struct {
 	Outage *OutageReport `json:"outage,omitempty"`
 	// Breaker is the breaker scenarios' part (flaky target, poison events).
 	Breaker *BreakerReport `json:"breaker,omitempty"`
-	SVG     string         `json:"svg,omitempty"`
-	OK      bool           `json:"ok"`
+	// Tenants are the storm's tenants' parts, by name (a storm of more
+	// than one tenant: -tenants, the noisy-tenant storm).
+	Tenants map[string]*TenantReport `json:"tenants,omitempty"`
+	// Groups is the check of every received message's group.
+	Groups *GroupReport `json:"message_groups,omitempty"`
+	// QueueDepthMax is the most messages (visible and in flight) seen on
+	// the main queue, sampled every 2 s: the processing backlog.
+	QueueDepthMax int `json:"queue_depth_max"`
+	// Load is the machine's 1-minute load average over the storm.
+	Load *LoadReport `json:"load_average,omitempty"`
+	SVG  string      `json:"svg,omitempty"`
+	OK   bool        `json:"ok"`
 
 	// records are the event records read at the end, by key (for a
 	// scenario's Inspect).
 	records map[string]*RecordFacts
+}
+
+// LoadReport is the machine's 1-minute load average (/proc/loadavg)
+// sampled every 2 s over a storm.
+type LoadReport struct {
+	Start float64 `json:"start"`
+	Mean  float64 `json:"mean"`
+	Max   float64 `json:"max"`
+	End   float64 `json:"end"`
 }
 
 // CallsReport are the AWS calls of the functions (SDK middleware).
@@ -93,6 +112,9 @@ func (r *Report) Failures() []string {
 	}
 	if r.Breaker != nil {
 		f = append(f, r.Breaker.Failures...)
+	}
+	if r.Groups != nil && r.Groups.Mismatched > 0 {
+		f = append(f, fmt.Sprintf("message groups mismatched=%d %v", r.Groups.Mismatched, r.Groups.Samples))
 	}
 	if r.Outcome.Lost > 0 {
 		f = append(f, fmt.Sprintf("lost=%d %v", r.Outcome.Lost, r.Outcome.LostKeys))
@@ -193,6 +215,22 @@ func (r *Report) Text(w io.Writer) {
 		for _, k := range sortedKeys(b.Figures) {
 			p("  %-24s %v", k+":", b.Figures[k])
 		}
+	}
+	if g := r.Groups; g != nil {
+		p("message groups:    %d messages received (%d receives) on the queues, %d with a group that is not their tenant's; by group: %s",
+			g.Messages, g.Receives, g.Mismatched, fmtCounts(g.ByGroup))
+	}
+	if r.QueueDepthMax > 0 || r.Load != nil {
+		load := "n/a"
+		if l := r.Load; l != nil {
+			load = fmt.Sprintf("%.2f at the start, mean %.2f, max %.2f, %.2f at the end", l.Start, l.Mean, l.Max, l.End)
+		}
+		p("backlog, load:     queue depth at most %d; load average (1 min) %s", r.QueueDepthMax, load)
+	}
+	for _, name := range sortedKeys(r.Tenants) {
+		t := r.Tenants[name]
+		p("  tenant %-10s %d items, %d events, %d processed (lost %d, doubled %d); end to end p50 %.1f ms, p99 %.1f ms (queue wait p50 %.1f ms, p99 %.1f ms); receiver p99 %.1f ms",
+			name+":", t.Items, t.Events, t.Processed, t.Lost, t.Doubled, t.EndToEnd.P50, t.EndToEnd.P99, t.QueueWait.P50, t.QueueWait.P99, t.ReceiverLatency.P99)
 	}
 	if r.Processor.Kills > 0 {
 		p("processor:         killed %d times, restarted %d times", r.Processor.Kills, r.Processor.Restarts)

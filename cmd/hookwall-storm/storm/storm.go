@@ -23,7 +23,7 @@ import (
 // could not run; a storm that ran and found events lost, doubled or never
 // accepted returns its report with OK false.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	if o.N <= 0 || o.C <= 0 || len(o.Providers) == 0 {
+	if (o.N <= 0 && o.Plan == nil) || o.C <= 0 || len(o.Providers) == 0 {
 		return nil, errors.New("storm: N, C and Providers must be set (start from Defaults)")
 	}
 	for _, p := range o.Providers {
@@ -60,8 +60,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	start := time.Now()
-	items, jobs := Workload(o.N, o.Providers, localrun.DefaultTenant, o.Dup2, o.Dup3, o.Concurrent, o.Multi, o.Seed, prefix, start)
-	SpreadTenants(items, o.Providers, o.Tenants)
+	var items []Item
+	var jobs []Job
+	if o.Plan != nil {
+		items, jobs = o.Plan(prefix, start)
+		o.N = len(items)
+	} else {
+		items, jobs = Workload(o.N, o.Providers, localrun.DefaultTenant, o.Dup2, o.Dup3, o.Concurrent, o.Multi, o.Seed, prefix, start)
+		SpreadTenants(items, o.Providers, o.Tenants)
+	}
+	sys.expectGroups(items)
 	var lead []int
 	if o.Lead != nil {
 		lead = o.Lead(items)
@@ -109,10 +117,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	ddb0, ddbOK0 := cpuclock.Proc(o.DDBPID)
 	sendCtx, stopProgress := context.WithCancel(ctx)
 	var pw sync.WaitGroup
+	var watch watcher
+	watch.sample(-1)
 	report := &localrun.Schedule{Name: "progress", Every: 2 * time.Second, Run: func(context.Context) error {
 		eff, _ := sys.Target.Effects()
+		depth := res.QueueDepth(ctx, res.QueueURL)
+		watch.sample(depth)
 		progress("sending: %d requests answered, %d events with an effect, queue %d, DLQ %d",
-			gen.sent.Load(), len(eff), res.QueueDepth(ctx, res.QueueURL), res.QueueDepth(ctx, res.DLQURL))
+			gen.sent.Load(), len(eff), depth, res.QueueDepth(ctx, res.DLQURL))
 		return nil
 	}}
 	pw.Go(func() { report.Loop(sendCtx, sys.log) })
@@ -121,7 +133,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.During != nil {
 		fw.Go(func() { faultErr = o.During(ctx, sys) })
 	}
-	gen.send(ctx, jobs, o.C)
+	gen.send(ctx, jobs, o.C, start)
 	sendWall := time.Since(start)
 	fw.Wait()
 	stopProgress()
@@ -166,8 +178,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if len(pending) == 0 || time.Since(settleStart) > o.Settle || ctx.Err() != nil {
 			break
 		}
+		depth := res.QueueDepth(ctx, res.QueueURL)
+		watch.sample(depth)
 		progress("settling: %d events not terminal yet (e.g. %s), queue %d, DLQ %d", len(pending), statusOf(records, pending[0]),
-			res.QueueDepth(ctx, res.QueueURL), res.QueueDepth(ctx, res.DLQURL))
+			depth, res.QueueDepth(ctx, res.DLQURL))
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -194,7 +208,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	gen.mu.Lock()
 	facts := Facts{Items: items, Attempts: gen.attempts, Deliveries: gen.deliveries, Records: records, Effects: effects, FirstEffect: first,
-		Steps: max(o.Steps, 0)}
+		Steps: max(o.Steps, 0), FirstReceive: sys.firstReceives()}
 	if o.Steps < 0 {
 		facts.Steps = 1 // the forward step
 	}
@@ -215,13 +229,26 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.Config["lease"], r.Config["receive_budget"] = sys.Processor.Lease.String(), sys.Receiver.Budget.String()
 	r.Config["reenqueue_grace"], r.Config["retry_base"] = sys.Receiver.ReenqueueGrace.String(), sys.Processor.RetryBase.String()
 	r.Config["retry_cap"], r.Config["max_attempts"] = sys.Processor.RetryCap.String(), sys.Processor.MaxAttempts
+	r.Groups = sys.groupReport()
+	watch.sample(-1)
+	r.QueueDepthMax, r.Load = watch.depthMax, watch.load()
 	if o.Inspect != nil {
 		r.records = records
 		o.Inspect(r, sys)
-		r.OK = len(r.Failures()) == 0
 	}
+	r.OK = len(r.Failures()) == 0
 	progress("done: lost %d, doubled %d, never accepted %d", r.Outcome.Lost, r.Outcome.Doubled, r.Outcome.NeverAccepted)
 	return r, nil
+}
+
+// multiTenant reports whether items are sent for more than one tenant.
+func multiTenant(items []Item) bool {
+	for _, it := range items {
+		if tenantName(it) != tenantName(items[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // notNeverAccepted drops from keys the events no delivery got accepted:
@@ -281,6 +308,7 @@ func Build(o Options, f Facts, calls map[string]map[string]int, callErrs map[str
 		r.DuplicateDeliveries += it.Copies - 1
 	}
 	var lat []time.Duration
+	tenantLat := map[string][]time.Duration{}
 	var firstCalls, firstN, dupCalls, dupN int
 	for _, a := range f.Attempts {
 		switch a.Kind {
@@ -296,6 +324,10 @@ func Build(o Options, f Facts, calls map[string]map[string]int, callErrs map[str
 		r.Answers[ans]++
 		if a.Status != 0 {
 			lat = append(lat, a.Latency)
+			if a.Item >= 0 && a.Item < len(f.Items) {
+				name := tenantName(f.Items[a.Item])
+				tenantLat[name] = append(tenantLat[name], a.Latency)
+			}
 		}
 		n := 0
 		for _, v := range a.Track.Calls {
@@ -311,10 +343,25 @@ func Build(o Options, f Facts, calls map[string]map[string]int, callErrs map[str
 	}
 	r.ReceiverLatency = PercentilesOf(lat)
 	r.EndToEnd = PercentilesOf(out.EndToEnd)
-	r.SVG = SVG("hookwall-storm "+o.Label, []struct {
+	series := []struct {
 		Name string
 		Data []time.Duration
-	}{{"receiver latency (every HTTP request)", lat}, {"end to end (accept → effect)", out.EndToEnd}})
+	}{{"receiver latency (every HTTP request)", lat}, {"end to end (accept → effect)", out.EndToEnd}}
+	if multiTenant(f.Items) {
+		r.Tenants = out.ByTenant
+		for _, name := range sortedKeys(r.Tenants) {
+			t := r.Tenants[name]
+			t.ReceiverLatency = PercentilesOf(tenantLat[name])
+			t.EndToEnd = PercentilesOf(t.e2e)
+			t.QueueWait = PercentilesOf(t.wait)
+			t.Histogram = Histogram(t.e2e)
+			series = append(series, struct {
+				Name string
+				Data []time.Duration
+			}{"end to end, tenant " + name, t.e2e})
+		}
+	}
+	r.SVG = SVG("hookwall-storm "+o.Label, series)
 	if sendWall > 0 {
 		r.DeliveriesPerS = round(float64(r.Delivers)/sendWall.Seconds(), 1)
 		r.RequestsPerS = round(float64(r.HTTPRequests)/sendWall.Seconds(), 1)

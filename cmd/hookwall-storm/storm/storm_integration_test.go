@@ -58,3 +58,72 @@ func TestStormOnTheLocalStack(t *testing.T) {
 		t.Errorf("calls %+v, latency count %d of %d requests", r.Calls, r.ReceiverLatency.Count, r.HTTPRequests)
 	}
 }
+
+// A small noisy-tenant storm on the local stack, one pair (with and
+// without the noisy tenant): every message the processor receives from the
+// real queue carries its tenant's group, nothing is lost, doubled or never
+// accepted, and every tenant's events are processed. The latency ratio is
+// a measurement (make storm-noisy, docs/PERFORMANCE.md), not asserted here.
+func TestNoisyTenantStormOnTheLocalStack(t *testing.T) {
+	for k, def := range map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:8000", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:9324",
+		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+	} {
+		if os.Getenv(k) == "" {
+			t.Setenv(k, def)
+		}
+	}
+	o := Defaults()
+	o.Label, o.Deadline, o.Settle = "noisy-integration", 40*time.Second, 40*time.Second
+	n := NoisyOptions{Quiet: 3, Factor: 10, Rate: 1, For: 6 * time.Second, Rounds: 1}
+	var progress strings.Builder
+	o.Progress = &progress
+	ctx, cancel := context.WithTimeout(context.Background(), 110*time.Second)
+	defer cancel()
+	rep, err := RunNoisy(ctx, o, n, &progress)
+	if err != nil {
+		t.Fatalf("noisy storm: %v (is the local stack up? make services-up)", err)
+	}
+	var text strings.Builder
+	for _, r := range rep.Runs {
+		r.Text(&text)
+	}
+	rep.Text(&text)
+	t.Log("\n" + text.String())
+	if len(rep.Runs) != 2 || len(rep.Rounds) != 1 {
+		t.Fatalf("%d storms, %d rounds; want one pair", len(rep.Runs), len(rep.Rounds))
+	}
+	for _, r := range rep.Runs {
+		with := strings.Contains(r.Label, "-with-")
+		if !r.OK {
+			t.Errorf("%s failed: %v\nprogress:\n%s", r.Label, r.Failures(), progress.String())
+		}
+		if r.Outcome.Lost != 0 || r.Outcome.Doubled != 0 || r.Outcome.NeverAccepted != 0 {
+			t.Errorf("%s: lost %d, doubled %d, never accepted %d", r.Label, r.Outcome.Lost, r.Outcome.Doubled, r.Outcome.NeverAccepted)
+		}
+		g := r.Groups
+		if g == nil || g.Mismatched != 0 || g.Messages < r.Outcome.UniqueEvents {
+			t.Fatalf("%s: message groups %+v for %d events: want every event's message received, none outside its tenant's group", r.Label, g, r.Outcome.UniqueEvents)
+		}
+		want := n.Loads(with)
+		if len(r.Tenants) != len(want) {
+			t.Errorf("%s: tenants %v, want %v", r.Label, sortedKeys(r.Tenants), want)
+		}
+		for _, l := range want {
+			tr := r.Tenants[l.Name]
+			if tr == nil || tr.Items != l.Items || tr.Events == 0 || tr.Processed != tr.Events || tr.EndToEnd.Count != tr.Events {
+				t.Errorf("%s: tenant %s: %+v; want its %d items' events all processed", r.Label, l.Name, tr, l.Items)
+				continue
+			}
+			if g.ByGroup[l.Name] < tr.Events {
+				t.Errorf("%s: %d messages in group %s for its %d events", r.Label, g.ByGroup[l.Name], l.Name, tr.Events)
+			}
+		}
+		if _, ok := r.Tenants[NoisyTenant]; ok != with {
+			t.Errorf("%s: noisy tenant present %t", r.Label, ok)
+		}
+	}
+	if rep.Rounds[0].Ratio <= 0 || !rep.OK {
+		t.Errorf("round %+v, ok %t", rep.Rounds[0], rep.OK)
+	}
+}

@@ -59,6 +59,7 @@ type System struct {
 	getenv   func(string) string // the functions' variables
 	opsMu    sync.Mutex
 	ops      *operator
+	groups   groupCheck
 	// Planned is the number of platform deliveries of the workload.
 	Planned int
 }
@@ -196,6 +197,7 @@ func startSystem(ctx context.Context, o Options, res *Resources, dir string, cou
 	s.compRun = s.startPollers(ctx, []*localrun.Poller{{
 		Name: "compensator", Client: s.sqs, QueueURL: res.DLQURL, QueueARN: res.DLQARN, Region: awsCfg.Region,
 		Handle: localrun.JSONHandler(s.comp.Handle), Timeout: cs.Lease, Concurrency: 1, Log: s.log,
+		OnBatch: s.onBatch("dlq"),
 	}}, func(ctx context.Context) { s.sweepLoop(ctx, awsCfg.Region) })
 	return s, nil
 }
@@ -231,7 +233,7 @@ func (s *System) StartProcessor(ctx context.Context) {
 	p := &localrun.Poller{
 		Name: "processor", Client: s.sqs, QueueURL: s.res.QueueURL, QueueARN: s.res.QueueARN, Region: s.region,
 		Handle: localrun.BatchHandler(s.proc), Timeout: s.invocationTimeout(), Concurrency: s.opts.Pollers, Log: s.log,
-		BatchSize: int32(s.opts.BatchSize),
+		BatchSize: int32(s.opts.BatchSize), OnBatch: s.onBatch("queue"),
 	}
 	r := s.startPollers(ctx, []*localrun.Poller{p}, nil)
 	s.mu.Lock()

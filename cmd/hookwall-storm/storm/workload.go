@@ -40,6 +40,10 @@ type Item struct {
 type Job struct {
 	Item   int
 	Copies int
+	// At, in a paced workload ([NoisyWorkload]), is when the job starts,
+	// from the storm's start; a workload whose jobs all have At 0 is sent
+	// as fast as the C workers go.
+	At time.Duration
 }
 
 // rng is the workload's seeded generator (mulberry32, as hookwall-peer and
