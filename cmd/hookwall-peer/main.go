@@ -261,19 +261,6 @@ func (c *counter) install(stack *middleware.Stack) error {
 
 // ---------------------------------------------------------------- CPU
 
-func loadavg() []float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return nil
-	}
-	var out []float64
-	for _, f := range strings.Fields(string(b))[:3] {
-		v, _ := strconv.ParseFloat(f, 64)
-		out = append(out, v)
-	}
-	return out
-}
-
 // ---------------------------------------------------------------- the run
 
 type env struct {
@@ -456,7 +443,7 @@ func (e *env) shuffled(ctx context.Context, label string, n, c int, seed uint32,
 	}
 	recs := make([]*delivery, len(order))
 	e.counter.reset()
-	load0 := loadavg()
+	load0 := cpuclock.LoadAverages()
 	cpu0 := cpuclock.Self()
 	ddb0, ddbOK0 := cpuclock.Proc(e.ddbPid)
 	busy0, busyOK0 := cpuclock.MachineBusy()
@@ -489,7 +476,7 @@ func (e *env) shuffled(ctx context.Context, label string, n, c int, seed uint32,
 	busy1, busyOK1 := cpuclock.MachineBusy()
 	cpuMs := cpuclock.Self() - cpu0
 	ddb1, ddbOK1 := cpuclock.Proc(e.ddbPid)
-	load1 := loadavg()
+	load1 := cpuclock.LoadAverages()
 	e.counter.mu.Lock()
 	calls, attempts, outcomesAll, unattrib := e.counter.calls, e.counter.attempts, e.counter.outcomes, e.counter.unattrib
 	e.counter.mu.Unlock()

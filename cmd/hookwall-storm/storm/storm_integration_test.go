@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-// A small storm on the local stack (make services-up; the AWS_ENDPOINT_URL_*
-// of the environment, else the stack's default ports): nothing lost,
-// nothing doubled, everything accepted, and the report's counts add up.
-func TestStormOnTheLocalStack(t *testing.T) {
+// localStack points the storm at the local stack: the AWS_ENDPOINT_URL_*
+// and credentials of the environment, else the stack's default ports and
+// made-up credentials.
+func localStack(t *testing.T) {
+	t.Helper()
 	for k, def := range map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:8000", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:9324",
 		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
@@ -22,6 +23,13 @@ func TestStormOnTheLocalStack(t *testing.T) {
 			t.Setenv(k, def)
 		}
 	}
+}
+
+// A small storm on the local stack (make services-up; the AWS_ENDPOINT_URL_*
+// of the environment, else the stack's default ports): nothing lost,
+// nothing doubled, everything accepted, and the report's counts add up.
+func TestStormOnTheLocalStack(t *testing.T) {
+	localStack(t)
 	o := Defaults()
 	o.Label, o.N, o.C = "integration", 150, 12
 	o.Deadline, o.Settle = 40*time.Second, 40*time.Second
@@ -65,14 +73,7 @@ func TestStormOnTheLocalStack(t *testing.T) {
 // accepted, and every tenant's events are processed. The latency ratio is
 // a measurement (make storm-noisy, docs/PERFORMANCE.md), not asserted here.
 func TestNoisyTenantStormOnTheLocalStack(t *testing.T) {
-	for k, def := range map[string]string{
-		"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:8000", "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:9324",
-		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-	} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, def)
-		}
-	}
+	localStack(t)
 	o := Defaults()
 	o.Label, o.Deadline, o.Settle = "noisy-integration", 40*time.Second, 40*time.Second
 	n := NoisyOptions{Quiet: 3, Factor: 10, Rate: 1, For: 6 * time.Second, Rounds: 1}

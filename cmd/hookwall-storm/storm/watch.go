@@ -1,10 +1,9 @@
 package storm
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/hookwall/hookwall/cmd/internal/cpuclock"
 )
 
 // watcher keeps the main queue's deepest backlog and the machine's load
@@ -43,16 +42,10 @@ func (w *watcher) load() *LoadReport {
 	return r
 }
 
-// loadAverage is the machine's 1-minute load average (Linux /proc/loadavg).
+// loadAverage is the machine's 1-minute load average.
 func loadAverage() (float64, bool) {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0, false
+	if l := cpuclock.LoadAverages(); l != nil {
+		return l[0], true
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	return v, err == nil
+	return 0, false
 }

@@ -74,3 +74,23 @@ func MachineBusy() (float64, bool) {
 	}
 	return (total - idle) * 1000 / clkTck, true
 }
+
+// LoadAverages returns the machine's 1-, 5- and 15-minute load averages
+// (/proc/loadavg), or nil when they cannot be read.
+func LoadAverages() []float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return nil
+	}
+	out := make([]float64, 3)
+	for i := range out {
+		if out[i], err = strconv.ParseFloat(f[i], 64); err != nil {
+			return nil
+		}
+	}
+	return out
+}

@@ -35,3 +35,13 @@ func TestMachineBusy(t *testing.T) {
 		t.Fatalf("MachineBusy() = %v, %v", a, ok)
 	}
 }
+
+func TestLoadAveragesReadsThree(t *testing.T) {
+	if _, err := os.Stat("/proc/loadavg"); err != nil {
+		t.Skip("no /proc/loadavg")
+	}
+	l := LoadAverages()
+	if len(l) != 3 || l[0] < 0 || l[1] < 0 || l[2] < 0 {
+		t.Fatalf("LoadAverages() = %v, want three non-negative averages", l)
+	}
+}
