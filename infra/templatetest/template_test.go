@@ -27,23 +27,33 @@ const (
 )
 
 // function is one Lambda function: its directory under functions/, its
-// logical id in the template, what its settings loader reads, and the SDK
-// endpoint variables of the services it calls (declared empty for sam local).
+// logical id in the template, what its settings loader reads, the SDK
+// endpoint variables of the services it calls (declared empty for sam
+// local), and the Globals variables it is given but does not read.
 type function struct {
 	dir       string
 	logicalID string
 	reads     func() []string
 	endpoints []string
+	ignores   []string
 }
 
 var functions = []function{
 	{"receiver", "ReceiverFunction", settings.ReceiverVariables,
-		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"}},
+		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"}, nil},
 	{"processor", "ProcessorFunction", withHandlerSettings(settings.ProcessorVariables),
-		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_EVENTBRIDGE"}},
+		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_EVENTBRIDGE"}, nil},
 	{"compensator", "CompensatorFunction", withHandlerSettings(settings.CompensatorVariables),
-		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_EVENTBRIDGE"}},
+		[]string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_EVENTBRIDGE"}, nil},
 }
+
+// hook is the CodeDeploy pre-traffic hook (docs/SAM.md "Gradual
+// deployment"): a function of the template, but not of the data path, so
+// not of functions (sam local, env.json, the KMS grants).
+var hook = function{"pretraffic", "PreTrafficFunction", settings.PreTrafficVariables, nil, settings.PreTrafficIgnoredVariables()}
+
+// allFunctions are functions and the hook.
+var allFunctions = append(slices.Clone(functions), hook)
 
 // handlerSettings returns the variables the team packages declare
 // (process.Setting), which the processor and the compensator read when they
@@ -74,7 +84,7 @@ var (
 		"DeadLetterDepthAlarm", "DeadEventsAlarm", "OldestMessageAgeAlarm",
 		"ReceiverErrorsAlarm", "ProcessorErrorsAlarm", "CompensatorErrorsAlarm",
 		"ReceiverThrottlesAlarm", "ProcessorThrottlesAlarm", "CompensatorThrottlesAlarm",
-		"Receiver5xxAlarm", "ReceiverLatencyAlarm", "DuplicateRateAlarm",
+		"Receiver5xxAlarm", "ReceiverLatencyAlarm", "DuplicateRateAlarm", "ReceiverAliasLatencyAlarm",
 	}
 	wantOutputs = []string{
 		"WebhookBaseUrl", "LineWebhookUrl", "WecomWebhookUrl", "WechatWebhookUrl", "StandardWebhookUrl",
@@ -110,6 +120,7 @@ var checks = []check{
 	{"access log", checkAccessLog},
 	{"concurrency", checkConcurrency},
 	{"checkov skips", checkCheckovSkips},
+	{"gradual deployment", checkDeployment},
 }
 
 func TestTemplateInvariants(t *testing.T) {
@@ -278,6 +289,15 @@ func TestChecksCatchBrokenInvariants(t *testing.T) {
 		{"checkov skip without a reason", "checkov skips", func(t *testing.T, root *yaml.Node) {
 			deleteKey(t, get(root, "Resources", "ProcessorFunction", "Metadata", "checkov", "skip").Content[0], "comment")
 		}},
+		{"function deployed without an alias", "gradual deployment", func(t *testing.T, root *yaml.Node) {
+			deleteKey(t, get(root, "Resources", "CompensatorFunction", "Properties"), "AutoPublishAlias")
+		}},
+		{"deployment type fixed in the template", "gradual deployment", func(t *testing.T, root *yaml.Node) {
+			setKey(get(root, "Resources", "ProcessorFunction", "Properties", "DeploymentPreference"), "Type", scalar("AllAtOnce"))
+		}},
+		{"hook CodeDeploy's role may not invoke", "gradual deployment", func(t *testing.T, root *yaml.Node) {
+			get(root, "Resources", "PreTrafficFunction", "Properties", "FunctionName").Value = "${AWS::StackName}-pretraffic"
+		}},
 		{"checkov skip with an empty reason", "checkov skips", func(t *testing.T, root *yaml.Node) {
 			get(root, "Resources", "ReceiverFunction", "Metadata", "checkov", "skip").Content[0].Content[3].Value = ""
 		}},
@@ -316,7 +336,7 @@ func TestEveryFunctionIsCovered(t *testing.T) {
 	for _, m := range mains {
 		dirs = append(dirs, filepath.Base(filepath.Dir(m)))
 	}
-	for _, fn := range functions {
+	for _, fn := range allFunctions {
 		covered = append(covered, fn.dir)
 	}
 	sort.Strings(dirs)
@@ -333,7 +353,7 @@ func TestEveryFunctionIsCovered(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, fn := range functions {
+	for _, fn := range allFunctions {
 		want = append(want, fn.logicalID)
 	}
 	sort.Strings(ids)
@@ -381,7 +401,7 @@ func checkBuildTargets(root *yaml.Node) []error {
 func checkEnvironment(root *yaml.Node) []error {
 	var errs []error
 	globals := get(root, "Globals", "Function", "Environment", "Variables")
-	for _, fn := range functions {
+	for _, fn := range allFunctions {
 		declared := map[string]*yaml.Node{}
 		for _, m := range []*yaml.Node{globals, get(root, "Resources", fn.logicalID, "Properties", "Environment", "Variables")} {
 			for i := 0; m != nil && i+1 < len(m.Content); i += 2 {
@@ -401,7 +421,7 @@ func checkEnvironment(root *yaml.Node) []error {
 			}
 		}
 		for _, name := range sortedKeys(declared) {
-			if !want[name] {
+			if !want[name] && !slices.Contains(fn.ignores, name) {
 				errs = append(errs, fmt.Errorf("%s declares %s, which %s does not read", fn.logicalID, name, fn.dir))
 			}
 		}
@@ -664,7 +684,7 @@ func checkRoutes(root *yaml.Node) []error {
 // retention.
 func checkLogGroups(root *yaml.Node) []error {
 	var errs []error
-	for _, fn := range functions {
+	for _, fn := range allFunctions {
 		lc := get(root, "Resources", fn.logicalID, "Properties", "LoggingConfig")
 		g := get(lc, "LogGroup")
 		if g == nil || g.Tag != "!Ref" {
@@ -789,7 +809,7 @@ func checkParameters(root *yaml.Node) []error {
 }
 
 func functionByID(id string) (function, bool) {
-	for _, fn := range functions {
+	for _, fn := range allFunctions {
 		if fn.logicalID == id {
 			return fn, true
 		}
@@ -911,4 +931,36 @@ func renameKey(t *testing.T, m *yaml.Node, from, to string) {
 		}
 	}
 	t.Fatalf("no key %s to rename", from)
+}
+
+// checkDeployment: each function of the data path publishes its versions
+// to the alias live on every change and is deployed by CodeDeploy as the
+// DeploymentType parameter says; the pre-traffic hook has no alias and a
+// name the role SAM makes for CodeDeploy may invoke (CodeDeployHook_*).
+// tools/iamcheck/test_deployment.py checks the translated template.
+func checkDeployment(root *yaml.Node) []error {
+	var errs []error
+	if get(root, "Parameters", "DeploymentType") == nil {
+		errs = append(errs, errors.New("no DeploymentType parameter"))
+	}
+	for _, fn := range functions {
+		props := get(root, "Resources", fn.logicalID, "Properties")
+		if a := get(props, "AutoPublishAlias"); a == nil || a.Value != "live" {
+			errs = append(errs, fmt.Errorf("%s: AutoPublishAlias is not live", fn.logicalID))
+		}
+		if a := get(props, "AutoPublishAliasAllProperties"); a == nil || a.Value != "true" {
+			errs = append(errs, fmt.Errorf("%s: AutoPublishAliasAllProperties is not true (a change of a property but the code would not be deployed)", fn.logicalID))
+		}
+		if ty := get(props, "DeploymentPreference", "Type"); ty == nil || ty.Tag != "!Ref" || ty.Value != "DeploymentType" {
+			errs = append(errs, fmt.Errorf("%s: DeploymentPreference.Type is not !Ref DeploymentType", fn.logicalID))
+		}
+	}
+	props := get(root, "Resources", hook.logicalID, "Properties")
+	if get(props, "AutoPublishAlias") != nil || get(props, "DeploymentPreference") != nil {
+		errs = append(errs, fmt.Errorf("%s: the hook has an alias or a deployment of its own", hook.logicalID))
+	}
+	if n := get(props, "FunctionName"); n == nil || !strings.HasPrefix(n.Value, "CodeDeployHook_") {
+		errs = append(errs, fmt.Errorf("%s: FunctionName does not start with CodeDeployHook_", hook.logicalID))
+	}
+	return errs
 }

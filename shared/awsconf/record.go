@@ -153,8 +153,8 @@ func logical(names map[string]string, res resource) string {
 
 // resources returns what the input of a call names: every table of a
 // batch or a transaction, every bus of a PutEvents, else the input's
-// TableName (with IndexName), QueueUrl, EventBusName or SecretId; "*" when
-// it names none.
+// TableName (with IndexName), QueueUrl, EventBusName, SecretId or
+// FunctionName (Lambda's Invoke); "*" when it names none.
 func resources(input any) []resource {
 	var out []resource
 	add := func(name *string) {
@@ -195,7 +195,7 @@ func resources(input any) []resource {
 		if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 			break
 		}
-		for _, name := range []string{"TableName", "QueueUrl", "EventBusName", "SecretId"} {
+		for _, name := range []string{"TableName", "QueueUrl", "EventBusName", "SecretId", "FunctionName"} {
 			if s := stringField(v.Elem(), name); s != "" {
 				out = append(out, resource{name: s, index: stringField(v.Elem(), "IndexName")})
 				break

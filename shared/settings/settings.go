@@ -269,11 +269,18 @@ func (r *reader) plain(name string) string {
 // common reads the variables of [Common].
 func (r *reader) common() Common {
 	c := Common{
-		TableName:        r.table("TABLE_NAME", true),
-		QueueURL:         r.httpURL("QUEUE_URL", true),
-		TenantsFile:      r.get("HOOKWALL_TENANTS_FILE"),
-		TenantsSecretARN: r.plain("TENANTS_SECRET_ARN"),
+		TableName: r.table("TABLE_NAME", true),
+		QueueURL:  r.httpURL("QUEUE_URL", true),
 	}
+	r.tenantsAndLogLevel(&c)
+	return c
+}
+
+// tenantsAndLogLevel reads the tenants document's location and LOG_LEVEL
+// into c: what every function reads, the pre-traffic hook included.
+func (r *reader) tenantsAndLogLevel(c *Common) {
+	c.TenantsFile = r.get("HOOKWALL_TENANTS_FILE")
+	c.TenantsSecretARN = r.plain("TENANTS_SECRET_ARN")
 	if (c.TenantsFile == "") == (c.TenantsSecretARN == "") {
 		r.fail("set exactly one of HOOKWALL_TENANTS_FILE (local) and TENANTS_SECRET_ARN (AWS)")
 	}
@@ -289,7 +296,6 @@ func (r *reader) common() Common {
 	default:
 		r.fail("LOG_LEVEL=%q: want debug, info, warn or error", v)
 	}
-	return c
 }
 
 // formatDuration writes d as time.Duration.String does, without the zero

@@ -16,7 +16,7 @@ import (
 // Settings are the functions' settings types; each embeds
 // [settings.Common], whose log level Run uses.
 type Settings interface {
-	settings.Receiver | settings.Processor | settings.Compensator
+	settings.Receiver | settings.Processor | settings.Compensator | settings.PreTraffic
 }
 
 // Load reads a function's settings from getenv (settings.LoadProcessor; see
@@ -63,6 +63,8 @@ func common[S Settings](s S) settings.Common {
 	case settings.Processor:
 		return s.Common
 	case settings.Compensator:
+		return s.Common
+	case settings.PreTraffic:
 		return s.Common
 	}
 	panic("startup: unreachable: Settings lists every settings type") // the constraint allows no other

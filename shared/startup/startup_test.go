@@ -27,6 +27,9 @@ func TestCommonOfEverySettingsType(t *testing.T) {
 	if got := common(settings.Compensator{Common: c}); got != c {
 		t.Errorf("compensator: %+v, want %+v", got, c)
 	}
+	if got := common(settings.PreTraffic{Common: c}); got != c {
+		t.Errorf("pre-traffic hook: %+v, want %+v", got, c)
+	}
 }
 
 // childEnv selects, in the re-executed test binary, which failing start-up

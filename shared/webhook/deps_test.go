@@ -124,6 +124,11 @@ func TestImportRules(t *testing.T) {
 		// The request signer (CLI, make events, tests): the tenants document
 		// and the providers' signing, never the receiver or an adapter.
 		{"shared/signer", nil, append([]string{"shared/tenants"}, providerDeps...)},
+		// The pre-traffic hook: the signer and the tenants document, the SDK
+		// configuration and the settings; never the receiver, an engine or an
+		// adapter (it reaches the table only through the versions it invokes).
+		{"shared/pretraffic", nil, append([]string{"shared/signer", "shared/tenants", "shared/awsconf", "shared/awslog", "shared/settings",
+			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}, providerDeps...)},
 		// The receiver core: providers and adapters, never the processor.
 		{"shared/intake", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit",
 			"shared/internal/kernel", "shared/internal/registry"}, providerDeps...)},

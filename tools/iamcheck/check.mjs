@@ -75,6 +75,51 @@ function statementName(s) {
   return `${s.policyId}/${sid || path || '?'}`
 }
 
+// Actions the Service Authorization Reference (the simulator's data) lists with no resource type, so
+// that the simulator only evaluates them on "*", which their service nevertheless authorizes on a
+// resource's ARN. Such a request on an ARN is evaluated as the surrogate action, an action of the same
+// service whose resource type that ARN is, in policies where the action is renamed to the surrogate
+// (a role whose policies name the surrogate itself is an input error).
+//   codedeploy:PutLifecycleEventHookExecutionStatus: CodeDeploy authorizes it on the deployment group
+//   of the deployment ("not authorized to perform: codedeploy:PutLifecycleEventHookExecutionStatus on
+//   resource: arn:aws:codedeploy:…:deploymentgroup:<app>/<group>", davidgf/serverless-plugin-canary-
+//   deployments#58); AWS CDK's LambdaDeploymentGroup.grantPutLifecycleEventHookExecutionStatus grants
+//   it on deploymentGroupArn, and the SAM documentation's hook example on deploymentgroup:<app>/*.
+const RESOURCE_LEVEL = new Map([
+  ['codedeploy:putlifecycleeventhookexecutionstatus', { surrogate: 'codedeploy:GetDeploymentGroup', arn: ':deploymentgroup:' }]
+])
+
+// surrogateRequest returns the action and the policies to simulate a request of action on resource
+// with: the action's surrogate and the policies with the action renamed, for RESOURCE_LEVEL actions
+// on an ARN of their resource type; else the request as it is. {error} when the policies name the
+// surrogate.
+function surrogateRequest(fn, action, resource) {
+  const over = RESOURCE_LEVEL.get(action.toLowerCase())
+  if (!over || resource === '*' || !resource.includes(over.arn)) return { action, policies: fn.policies }
+  const rename = (a) => (typeof a === 'string' && a.toLowerCase() === action.toLowerCase() ? over.surrogate : a)
+  const names = (x) => [x ?? []].flat()
+  for (const p of fn.policies) {
+    for (const st of [p.document.Statement ?? []].flat()) {
+      if ([...names(st.Action), ...names(st.NotAction)].some((a) => typeof a === 'string' && a.toLowerCase() === over.surrogate.toLowerCase())) {
+        return { error: `${p.name} names ${over.surrogate}, the surrogate this check evaluates ${action} on a resource as` }
+      }
+    }
+  }
+  const policies = fn.policies.map((p) => ({
+    ...p,
+    document: {
+      ...p.document,
+      Statement: [p.document.Statement ?? []].flat().map((st) => {
+        const out = { ...st }
+        if (st.Action !== undefined) out.Action = Array.isArray(st.Action) ? st.Action.map(rename) : rename(st.Action)
+        if (st.NotAction !== undefined) out.NotAction = Array.isArray(st.NotAction) ? st.NotAction.map(rename) : rename(st.NotAction)
+        return out
+      })
+    }
+  }))
+  return { action: over.surrogate, policies }
+}
+
 // One simulation: {decision: 'Allowed'|'ImplicitlyDenied'|'ExplicitlyDenied', by: [statement names]}
 // or {error}.
 // Scenarios often give a function the same policies: each distinct request is simulated once.
@@ -87,8 +132,11 @@ function evaluate(fn, action, resource, context) {
   return memo.get(key)
 }
 
-async function simulate(fn, action, resource, context) {
+async function simulate(fn, requested, resource, context) {
   simulations++
+  const sr = surrogateRequest(fn, requested, resource)
+  if (sr.error) return { error: sr.error }
+  const action = sr.action
   const request = {
     principal: `arn:aws:sts::${account}:assumed-role/${fn.roleName}/${fn.functionName}`,
     action,
@@ -103,7 +151,7 @@ async function simulate(fn, action, resource, context) {
   }
   const sim = {
     request,
-    identityPolicies: fn.policies.map((p) => ({ name: p.name, policy: p.document })),
+    identityPolicies: sr.policies.map((p) => ({ name: p.name, policy: p.document })),
     serviceControlPolicies: [],
     resourceControlPolicies: []
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make iam-test: the IAM check must pass on the template and fail, naming the function, the action
-and the resource, on three broken variants of it:
+and the resource, on six broken variants of it:
 
   no-batchgetitem   dynamodb:BatchGetItem removed from the compensator's role
                     -> DENIED (want Allowed) function=compensator action=dynamodb:BatchGetItem
@@ -9,6 +9,12 @@ and the resource, on three broken variants of it:
   team-no-grant     a team resource parameter (the first inventory "when" other than KmsKeyArn, e.g.
                     ApprovalsTable) set, with every statement that names it removed from the roles
                     -> DENIED (want Allowed) function=<its rows' function> action=<their actions> resource=(<Parameter>)
+  unused-grant      dynamodb:DeleteItem added beside the processor's GetItem
+                    -> UNUSED grant function=processor action=dynamodb:DeleteItem
+  hook-star-invoke  lambda:InvokeFunction on "*" added to the pre-traffic hook's role
+                    -> ALLOWED (want Denied) probe function=pretraffic action=lambda:InvokeFunction (another function)
+  hook-no-report    codedeploy:PutLifecycleEventHookExecutionStatus removed from the hook's role (checked under
+                    DeploymentType=AllAtOnce) -> DENIED (want Allowed) function=pretraffic on both deployment groups
 
 The mutations are structural (on the parsed template, through !If branches), so they survive edits of
 the template; when the thing a variant mutates is gone (no BatchGetItem in the compensator's role, no
@@ -263,9 +269,31 @@ def main(argv: list[str] | None = None) -> int:
             raise VariantError("the inventory has no processor row with dynamodb:GetItem")
         return t, want, ["default"]
 
+    def variant_hook_star_invoke(t):
+        # The pre-traffic hook allowed to invoke any function: the probes that it invokes only the two
+        # new versions must be allowed now.
+        fn = "pretraffic"
+        add_star_grant(t, fn, "lambda:InvokeFunction")
+        want = [("ALLOWED (want Denied) probe", fn, "lambda:InvokeFunction", p["resource"])
+                for p in probes.get("probes", []) if p["function"] == fn and p["action"] == "lambda:InvokeFunction" and not p.get("when")]
+        if not want:
+            raise VariantError(f"iam/probes.json has no {fn} lambda:InvokeFunction probe: nothing would notice")
+        return t, want, ["default"]
+
+    def variant_hook_no_report(t):
+        # The hook's status call removed from its role: every deployment would wait an hour and fail.
+        action = "codedeploy:PutLifecycleEventHookExecutionStatus"
+        remove_action(t, "pretraffic", action)
+        want = [("DENIED (want Allowed)", "pretraffic", action, r["resource"])
+                for r in rows if r["function"] == "pretraffic" and action in r.get("actions", [])]
+        if not want:
+            raise VariantError(f"the inventory has no pretraffic row with {action}")
+        return t, want, ["DeploymentType=AllAtOnce"]
+
     variants = [("base", variant_base), ("no-batchgetitem", variant_no_batchgetitem),
                 ("star-queue", variant_star_queue), ("team-no-grant", variant_team_no_grant),
-                ("unused-grant", variant_unused_grant)]
+                ("unused-grant", variant_unused_grant), ("hook-star-invoke", variant_hook_star_invoke),
+                ("hook-no-report", variant_hook_no_report)]
     if args.no_base:
         variants = variants[1:]
     passed = failed = 0

@@ -46,7 +46,14 @@ HERE = Path(__file__).resolve().parent
 MANAGED_DIR = HERE / "managed-policies"
 
 # Inventory function name -> the template's function logical id.
-FUNCTIONS = {"receiver": "ReceiverFunction", "processor": "ProcessorFunction", "compensator": "CompensatorFunction"}
+FUNCTIONS = {"receiver": "ReceiverFunction", "processor": "ProcessorFunction", "compensator": "CompensatorFunction",
+             "pretraffic": "PreTrafficFunction"}
+
+# Scenarios of parameters whose value, not their being set, decides the translation: each value here
+# other than the parameter's default (which the default scenario takes) is a scenario of its own,
+# named "<Parameter>=<value>". DeploymentType decides the CodeDeploy deployment groups' configuration
+# and alarms (docs/SAM.md "Gradual deployment"); the roles must allow and deny the same under each.
+VALUE_SCENARIOS = {"DeploymentType": ["Canary10Percent5Minutes", "AllAtOnce"]}
 
 # Fixed values for the parameters a scenario sets. TenantsSecretArn has no default and is set in
 # every scenario.
@@ -62,7 +69,7 @@ PARAMETER_RESOURCES = {"TenantsSecret": "TenantsSecretArn", "KmsKey": "KmsKeyArn
 README_NAMES = [
     "EventsTable", "EventsTable/index/sweep", "EventsTable/index/held", "EventsQueue",
     "EventsDeadLetterQueue", "OutcomesBus", "TenantsSecret", "KmsKey", "ReceiverLogGroup",
-    "ProcessorLogGroup", "CompensatorLogGroup", "*",
+    "ProcessorLogGroup", "CompensatorLogGroup", "PreTrafficLogGroup", "*",
 ]
 
 
@@ -230,16 +237,29 @@ class Resolver:
             "AWS::Logs::LogGroup": "LogGroupName", "AWS::IAM::Role": "RoleName", "AWS::Lambda::Function": "FunctionName",
             "AWS::S3::Bucket": "BucketName", "AWS::SNS::Topic": "TopicName", "AWS::SecretsManager::Secret": "Name",
             "AWS::IAM::ManagedPolicy": "ManagedPolicyName", "AWS::IAM::Policy": "PolicyName",
+            "AWS::CodeDeploy::Application": "ApplicationName", "AWS::CodeDeploy::DeploymentGroup": "DeploymentGroupName",
         }.get(typ)
         name = self._prop(logical, prop) if prop else None
         if name is None and typ == "AWS::SQS::Queue" and self.resolve(self.resources[logical].get("Properties", {}).get("FifoQueue", False)) in (True, "true"):
             return f"{logical}-phys.fifo"
         return name or f"{logical}-phys"
 
+    def version_function(self, logical: str) -> str:
+        """The function (logical id) an AWS::Lambda::Version publishes."""
+        fn = self.resources[logical].get("Properties", {}).get("FunctionName")
+        if not (isinstance(fn, dict) and isinstance(fn.get("Ref"), str) and fn["Ref"] in self.resources):
+            raise CheckError(f"{logical}: FunctionName is {json.dumps(fn)}, not a Ref of a function of the template")
+        return fn["Ref"]
+
     def arn(self, logical: str) -> str:
         typ = self.resources[logical]["Type"]
-        n = self.physical_name(logical)
         p, r, a = PARTITION, REGION, ACCOUNT
+        if typ == "AWS::Lambda::Version":  # the version a stack update publishes: the fake stack's first
+            return f"{self.arn(self.version_function(logical))}:1"
+        if typ == "AWS::CodeDeploy::DeploymentGroup":
+            app = self.resolve(self.resources[logical].get("Properties", {}).get("ApplicationName"))
+            return f"arn:{p}:codedeploy:{r}:{a}:deploymentgroup:{app}/{self.physical_name(logical)}"
+        n = self.physical_name(logical)
         arns = {
             "AWS::DynamoDB::Table": f"arn:{p}:dynamodb:{r}:{a}:table/{n}",
             "AWS::SQS::Queue": f"arn:{p}:sqs:{r}:{a}:{n}",
@@ -275,7 +295,7 @@ class Resolver:
             typ = self.resources[name]["Type"]
             if typ == "AWS::SQS::Queue":
                 return f"https://sqs.{REGION}.{URL_SUFFIX}/{ACCOUNT}/{self.physical_name(name)}"
-            if typ in ("AWS::SNS::Topic", "AWS::IAM::ManagedPolicy", "AWS::SecretsManager::Secret"):
+            if typ in ("AWS::SNS::Topic", "AWS::IAM::ManagedPolicy", "AWS::SecretsManager::Secret", "AWS::Lambda::Version"):
                 return self.arn(name)
             return self.physical_name(name)
         raise CheckError(f"Ref to unknown {name}")
@@ -470,6 +490,15 @@ def logical_arn(res: Resolver, name: str) -> str | None:
         return None if b is None else f"{b}/index/{index}"
     if name in res.resources:
         return res.arn(name) if res.resource_exists(name) else None
+    if name.endswith(".Version") and name[: -len(".Version")] in res.resources:
+        # SAM's <Function>.Version: the AWS::Lambda::Version AutoPublishAlias makes for the function.
+        fn = name[: -len(".Version")]
+        versions = [k for k, r in res.resources.items()
+                    if r["Type"] == "AWS::Lambda::Version" and r.get("Properties", {}).get("FunctionName") == {"Ref": fn}]
+        if len(versions) != 1:
+            raise CheckError(f"logical resource {name!r}: the translated template has {len(versions)} versions of {fn} "
+                             f"(AutoPublishAlias makes one)")
+        return res.arn(versions[0]) if res.resource_exists(versions[0]) else None
     if name in res.params:
         v = res.params.get(name, "")
         return team_kind(name)[1](v) if v else None
@@ -490,6 +519,16 @@ def build(template: dict, inventory: dict, probes: dict, scenarios_only: list[st
         scenarios.append((p, {p: scenario_value(template, p)}))
     if len(whens) > 1:
         scenarios.append(("all", {p: scenario_value(template, p) for p in whens}))
+    for param, values in VALUE_SCENARIOS.items():
+        decl = template.get("Parameters", {}).get(param)
+        if decl is None:
+            continue
+        for v in values:
+            if v == decl.get("Default"):
+                continue
+            if v not in decl.get("AllowedValues", [v]):
+                raise CheckError(f"parameter {param}: the scenario's value {v!r} is not one of its AllowedValues")
+            scenarios.append((f"{param}={v}", {param: v}))
     if scenarios_only:
         unknown = set(scenarios_only) - {s[0] for s in scenarios}
         if unknown:
@@ -518,7 +557,8 @@ def build(template: dict, inventory: dict, probes: dict, scenarios_only: list[st
             cond_values.setdefault(cond, {"where": where, "values": set()})["values"].add(res.condition(cond))
         out["scenarios"].append({
             "name": sname,
-            "parameters": {p: res.params.get(p, "") for p in ["TenantsSecretArn"] + whens},
+            "parameters": {p: res.params.get(p, "") for p in ["TenantsSecretArn"] + whens + list(VALUE_SCENARIOS)
+                           if p in res.params or p in whens or p == "TenantsSecretArn"},
             "resources": resources,
             "functions": fns,
         })

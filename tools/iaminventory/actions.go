@@ -24,8 +24,10 @@ func ServicePrefix(pkg string) string {
 	return pkg
 }
 
-// batchActions are the operations authorized as another action.
+// batchActions are the operations authorized as another action (a batch as
+// its single operation; Lambda's Invoke as lambda:InvokeFunction).
 var batchActions = map[string]string{
+	"lambda:Invoke":                    "lambda:InvokeFunction",
 	"sqs:SendMessageBatch":             "sqs:SendMessage",
 	"sqs:DeleteMessageBatch":           "sqs:DeleteMessage",
 	"sqs:ChangeMessageVisibilityBatch": "sqs:ChangeMessageVisibility",

@@ -27,7 +27,7 @@ const GeneratedBy = "make inventory"
 
 // DefaultFunctions are Hookwall's Lambda functions, each the main package
 // functions/<name>.
-var DefaultFunctions = []string{"receiver", "processor", "compensator"}
+var DefaultFunctions = []string{"receiver", "processor", "compensator", "pretraffic"}
 
 // Inventory is iam/inventory.json.
 type Inventory struct {

@@ -138,13 +138,25 @@ func Parse(data []byte) (*Template, error) {
 
 // FunctionNamed returns the function whose logical ID is name with its
 // first letter upper-cased and "Function" appended ("processor":
-// ProcessorFunction).
+// ProcessorFunction), or else the one logical ID that is so up to case
+// ("pretraffic": PreTrafficFunction).
 func (t *Template) FunctionNamed(name string) (*Function, bool) {
 	if name == "" {
 		return nil, false
 	}
-	f, ok := t.Functions[strings.ToUpper(name[:1])+name[1:]+"Function"]
-	return f, ok
+	if f, ok := t.Functions[strings.ToUpper(name[:1])+name[1:]+"Function"]; ok {
+		return f, true
+	}
+	var found *Function
+	for id, f := range t.Functions {
+		if strings.EqualFold(id, name+"Function") {
+			if found != nil {
+				return nil, false // ambiguous
+			}
+			found = f
+		}
+	}
+	return found, found != nil
 }
 
 // get walks a mapping node down keys (nil when absent).

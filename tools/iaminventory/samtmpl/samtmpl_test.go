@@ -25,6 +25,9 @@ func TestHookwallTemplate(t *testing.T) {
 		"compensator": {LogicalID: "CompensatorFunction", Tracing: "Active", TracingPath: "Globals.Function.Tracing",
 			LogGroup: "CompensatorLogGroup", LogGroupPath: "CompensatorFunction.Properties.LoggingConfig.LogGroup",
 			SQSEvents: []SQSEvent{{Name: "DeadLetters", Queue: "EventsDeadLetterQueue", Path: "CompensatorFunction.Events.DeadLetters"}}},
+		// The function name up to case: functions/pretraffic is PreTrafficFunction.
+		"pretraffic": {LogicalID: "PreTrafficFunction", Tracing: "Active", TracingPath: "Globals.Function.Tracing",
+			LogGroup: "PreTrafficLogGroup", LogGroupPath: "PreTrafficFunction.Properties.LoggingConfig.LogGroup"},
 	} {
 		f, ok := tmpl.FunctionNamed(name)
 		if !ok {

@@ -1,0 +1,13 @@
+// Command pretraffic is the CodeDeploy pre-traffic hook of the receiver's and
+// the processor's deployments: env → settings.PreTraffic → pretraffic.Build.
+package main
+
+import (
+	"github.com/hookwall/hookwall/shared/pretraffic"
+	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/startup"
+)
+
+func main() {
+	startup.Run("pretraffic", settings.LoadPreTraffic, pretraffic.Build, func(h *pretraffic.Handler) any { return h.Handle })
+}
