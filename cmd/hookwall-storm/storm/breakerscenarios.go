@@ -26,6 +26,22 @@ func (b *BreakerReport) fail(format string, a ...any) {
 	b.Failures = append(b.Failures, fmt.Sprintf(format, a...))
 }
 
+// readBreakers returns the operator of s and the breakers its gate reads;
+// when it cannot, it records the failure in b and returns false.
+func (b *BreakerReport) readBreakers(ctx context.Context, s *System) (*operator, []targets.Breaker, bool) {
+	op, err := s.operator(ctx)
+	if err != nil {
+		b.fail("%v", err)
+		return nil, nil, false
+	}
+	breakers, err := op.gate.Breakers(ctx)
+	if err != nil {
+		b.fail("read the breakers: %v", err)
+		return nil, nil, false
+	}
+	return op, breakers, true
+}
+
 // breakerVars are the breaker's variables: the breaker scenarios leave
 // them unset, so that the functions run on targets.Config's defaults.
 var breakerVars = []string{"HOOKWALL_BREAKER_MIN_CALLS", "HOOKWALL_BREAKER_FAILURE_RATE", "HOOKWALL_BREAKER_WINDOW"}
@@ -68,14 +84,8 @@ func inspectFlaky(r *Report, s *System) *BreakerReport {
 		return b
 	}
 	b.Figures["min_calls"], b.Figures["failure_rate"], b.Figures["window"] = cfg.MinCalls, cfg.FailureRate, cfg.Window.String()
-	op, err := s.operator(ctx)
-	if err != nil {
-		b.fail("%v", err)
-		return b
-	}
-	breakers, err := op.gate.Breakers(ctx)
-	if err != nil {
-		b.fail("read the breakers: %v", err)
+	op, breakers, ok := b.readBreakers(ctx, s)
+	if !ok {
 		return b
 	}
 	opened := 0
@@ -276,14 +286,8 @@ func inspectPoison(r *Report, s *System, poison []string, openedAfterLead bool, 
 	if !openedAfterLead {
 		b.fail("the poison events did not open their tenant's breaker: the rule was not exercised")
 	}
-	op, err := s.operator(ctx)
-	if err != nil {
-		b.fail("%v", err)
-		return b
-	}
-	breakers, err := op.gate.Breakers(ctx)
-	if err != nil {
-		b.fail("read the breakers: %v", err)
+	_, breakers, ok := b.readBreakers(ctx, s)
+	if !ok {
 		return b
 	}
 	for _, br := range breakers {
