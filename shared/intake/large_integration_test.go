@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/hookwall/hookwall/shared/awstest"
@@ -98,15 +99,7 @@ func TestIntegrationLargestLINEDeliveryIsAcceptedAcrossRetries(t *testing.T) {
 	var ops awstest.OpCounter
 	db := awstest.DynamoDB(t, ops.DynamoDBOption)
 	sq := awstest.SQS(t)
-	table, err := store.New(store.Config{Client: db, TableName: awstest.NewTable(t, db)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queues := awstest.NewQueues(t, sq, 5, 60*time.Second)
-	q, err := queue.New(queue.Config{Client: sq, URL: queues.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	table, queues, q := newLargeStack(t, db, sq)
 	calls := &storeCalls{Store: table}
 	h := newTestHandler(t, calls, q) // the default budget and concurrency
 	body, ids := smallestLINEBody(DefaultMaxBody)
@@ -114,33 +107,18 @@ func TestIntegrationLargestLINEDeliveryIsAcceptedAcrossRetries(t *testing.T) {
 
 	const maxAttempts = 500 // each attempt must leave fewer events: the bound is never the limit
 	var claims, takeOvers int
-	prevLeft := len(ids) + 1
-	for attempt := 1; ; attempt++ {
-		if attempt > maxAttempts {
-			t.Fatalf("no 200 after %d attempts", maxAttempts)
-		}
-		start := time.Now()
-		status := h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{}).Status
-		took := time.Since(start)
-		n := ops.Take()
-		claims += int(calls.claims.Swap(0))
-		takeOvers += int(calls.takeOvers.Swap(0))
-		left := len(ids) - countRecords(t, db, table.Name())
-		t.Logf("attempt %d: %d in %s; DynamoDB calls %v; %d events not yet claimed", attempt, status, took.Round(time.Millisecond), n, left)
-		if status == 200 {
-			if left != 0 {
-				t.Fatalf("200 with %d events never claimed", left)
+	deliverUntilAccepted(t, h, db, table.Name(), body, ids, maxAttempts, retryLoop{
+		calls: func() string {
+			claims += int(calls.claims.Swap(0))
+			takeOvers += int(calls.takeOvers.Swap(0))
+			return fmt.Sprintf("DynamoDB calls %v; ", ops.Take())
+		},
+		progress: func(attempt, prevLeft, left int) {
+			if attempt > 1 && left >= prevLeft {
+				t.Fatalf("attempt %d left %d events to hand off, the one before %d: a retry must do less than the one before", attempt, left, prevLeft)
 			}
-			break
-		}
-		if status != 503 {
-			t.Fatalf("attempt %d: status %d, want 200 or 503", attempt, status)
-		}
-		if left >= prevLeft {
-			t.Fatalf("attempt %d left %d events to hand off, the one before %d: a retry must do less than the one before", attempt, left, prevLeft)
-		}
-		prevLeft = left
-	}
+		},
+	})
 	if takeOvers != 0 {
 		t.Errorf("%d take-overs: a retry re-enqueued events an earlier attempt had handed off", takeOvers)
 	}
@@ -149,15 +127,78 @@ func TestIntegrationLargestLINEDeliveryIsAcceptedAcrossRetries(t *testing.T) {
 	if claims > len(ids)+len(ids)/20 {
 		t.Errorf("%d claims for %d events: attempts repeated each other's work", claims, len(ids))
 	}
-	// Drain until three receives in a row come back empty: a local SQS
-	// server may answer one empty while messages remain. Draining tens of
-	// thousands of messages beside the hog can outlast the visibility
-	// timeout, and a message received again keeps its MessageId: count
-	// distinct messages per key, not receives.
+	per := messagesPerKey(t, sq, queues.URL)
+	bad := 0
+	for _, id := range ids {
+		if c := per["line#acme#"+id]; c != 1 {
+			if bad++; bad <= 5 {
+				rec, err := table.Get(context.Background(), "line#acme#"+id)
+				t.Errorf("event %s: %d messages, want 1 (record %+v, %v)", id, c, rec, err)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d events without exactly one message (%d messages in all)", bad, len(ids), len(per))
+	}
+}
+
+// retryLoop is what a large-delivery test adds to [deliverUntilAccepted]'s
+// loop.
+type retryLoop struct {
+	// calls, when set, runs after each attempt and returns what the
+	// attempt's log line adds after its time ("DynamoDB calls ...; ").
+	calls func() string
+	// progress checks a 503 attempt: attempt left left events not yet
+	// claimed, the attempt before it prevLeft (for the first, all).
+	progress func(attempt, prevLeft, left int)
+}
+
+// deliverUntilAccepted sends the signed LINE delivery body of the events
+// ids to h until it is answered 200, as the platform retries at once after
+// each 503, at most tries times, and logs each attempt: its status, its
+// time and the events not yet claimed in table. A status other than 200 and
+// 503, a 200 that leaves events unclaimed, or no 200 within tries fails the
+// test; each 503 attempt's progress is loop.progress's to check.
+func deliverUntilAccepted(t *testing.T, h *Handler, db *dynamodb.Client, table string, body []byte, ids []string, tries int, loop retryLoop) {
+	t.Helper()
+	prevLeft := len(ids)
+	for attempt := 1; attempt <= tries; attempt++ {
+		start := time.Now()
+		status := h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{}).Status
+		took := time.Since(start)
+		calls := ""
+		if loop.calls != nil {
+			calls = loop.calls()
+		}
+		left := len(ids) - countRecords(t, db, table)
+		t.Logf("attempt %d: %d in %s; %s%d events not yet claimed", attempt, status, took.Round(time.Millisecond), calls, left)
+		if status == 200 {
+			if left != 0 {
+				t.Fatalf("200 with %d events never claimed", left)
+			}
+			return
+		}
+		if status != 503 {
+			t.Fatalf("attempt %d: status %d, want 200 or 503", attempt, status)
+		}
+		loop.progress(attempt, prevLeft, left)
+		prevLeft = left
+	}
+	t.Fatalf("no 200 within %d tries (%d events still not claimed)", tries, prevLeft)
+}
+
+// messagesPerKey drains the queue at url and counts its distinct messages
+// per event key. It drains until three receives in a row come back empty:
+// a local SQS server may answer one empty while messages remain. Draining
+// tens of thousands of messages beside a hog can outlast the visibility
+// timeout, and a message received again keeps its MessageId: it counts
+// distinct messages, not receives.
+func messagesPerKey(t *testing.T, sq *sqs.Client, url string) map[string]int {
+	t.Helper()
 	per := map[string]int{}
 	seen := map[string]bool{}
 	for empty := 0; empty < 3; {
-		msgs := awstest.Drain(t, sq, queues.URL)
+		msgs := awstest.Drain(t, sq, url)
 		if len(msgs) == 0 {
 			empty++
 			continue
@@ -175,18 +216,24 @@ func TestIntegrationLargestLINEDeliveryIsAcceptedAcrossRetries(t *testing.T) {
 			per[env.Key]++
 		}
 	}
-	bad := 0
-	for _, id := range ids {
-		if c := per["line#acme#"+id]; c != 1 {
-			if bad++; bad <= 5 {
-				rec, err := table.Get(context.Background(), "line#acme#"+id)
-				t.Errorf("event %s: %d messages, want 1 (record %+v, %v)", id, c, rec, err)
-			}
-		}
+	return per
+}
+
+// newLargeStack makes a fresh events table and queues (5 receives, 60 s
+// visibility) on the local services for a large-delivery test, and the
+// queue of the events queue.
+func newLargeStack(tb testing.TB, db *dynamodb.Client, sq *sqs.Client) (*store.Table, awstest.Queues, *queue.Queue) {
+	tb.Helper()
+	table, err := store.New(store.Config{Client: db, TableName: awstest.NewTable(tb, db)})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	if bad > 0 {
-		t.Errorf("%d of %d events without exactly one message (%d messages in all)", bad, len(ids), len(per))
+	queues := awstest.NewQueues(tb, sq, 5, 60*time.Second)
+	q, err := queue.New(queue.Config{Client: sq, URL: queues.URL})
+	if err != nil {
+		tb.Fatal(err)
 	}
+	return table, queues, q
 }
 
 // countRecords counts the event records in a table (a consistent Scan).
@@ -223,15 +270,7 @@ func BenchmarkLargeDelivery(b *testing.B) {
 					o.APIOptions = append(o.APIOptions, addLatency(rtt))
 				})
 				sq := awstest.SQS(b)
-				table, err := store.New(store.Config{Client: db, TableName: awstest.NewTable(b, db)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				queues := awstest.NewQueues(b, sq, 5, 60*time.Second)
-				q, err := queue.New(queue.Config{Client: sq, URL: queues.URL})
-				if err != nil {
-					b.Fatal(err)
-				}
+				table, _, q := newLargeStack(b, db, sq)
 				h := newTestHandler(b, table, q, func(c *Config) { c.Budget, c.ClaimWorkers = time.Minute, workers })
 				events := 0
 				b.ResetTimer()
@@ -316,15 +355,7 @@ func lineBodyN(n int) ([]byte, []string) {
 func TestIntegrationThreeThousandEventsAcceptedWithinTenTriesBesideACPUHog(t *testing.T) {
 	db := awstest.DynamoDB(t)
 	sq := awstest.SQS(t)
-	table, err := store.New(store.Config{Client: db, TableName: awstest.NewTable(t, db)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queues := awstest.NewQueues(t, sq, 5, 60*time.Second)
-	q, err := queue.New(queue.Config{Client: sq, URL: queues.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	table, queues, q := newLargeStack(t, db, sq)
 	h := newTestHandler(t, table, q) // the default budget and concurrency
 	body, ids := lineBodyN(3000)
 	// The bound of 10 tries is the must-show's: beside one CPU hog. On a
@@ -340,53 +371,14 @@ func TestIntegrationThreeThousandEventsAcceptedWithinTenTriesBesideACPUHog(t *te
 	}
 	cpuHog(t)
 	busyHog(t, runtime.GOMAXPROCS(0))
-	prevLeft := len(ids)
-	accepted := false
-	for attempt := 1; attempt <= tries; attempt++ {
-		start := time.Now()
-		status := h.Receive(context.Background(), lineRequest(body, lineSign(body)), Meta{}).Status
-		took := time.Since(start)
-		left := len(ids) - countRecords(t, db, table.Name())
-		t.Logf("attempt %d: %d in %s; %d events not yet claimed", attempt, status, took.Round(time.Millisecond), left)
-		if status == 200 {
-			if left != 0 {
-				t.Fatalf("200 with %d events never claimed", left)
+	deliverUntilAccepted(t, h, db, table.Name(), body, ids, tries, retryLoop{
+		progress: func(attempt, prevLeft, left int) {
+			if prevLeft-left < min(prevLeft, waveEvents) {
+				t.Errorf("attempt %d handed off %d events, want at least a wave (%d)", attempt, prevLeft-left, min(prevLeft, waveEvents))
 			}
-			accepted = true
-			break
-		}
-		if status != 503 {
-			t.Fatalf("attempt %d: status %d, want 200 or 503", attempt, status)
-		}
-		if prevLeft-left < min(prevLeft, waveEvents) {
-			t.Errorf("attempt %d handed off %d events, want at least a wave (%d)", attempt, prevLeft-left, min(prevLeft, waveEvents))
-		}
-		prevLeft = left
-	}
-	if !accepted {
-		t.Fatalf("no 200 within %d tries (%d events still not claimed)", tries, prevLeft)
-	}
-	per := map[string]int{}
-	seen := map[string]bool{}
-	for empty := 0; empty < 3; {
-		msgs := awstest.Drain(t, sq, queues.URL)
-		if len(msgs) == 0 {
-			empty++
-			continue
-		}
-		empty = 0
-		for _, m := range msgs {
-			if seen[aws.ToString(m.MessageId)] {
-				continue
-			}
-			seen[aws.ToString(m.MessageId)] = true
-			var env webhook.Envelope
-			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &env); err != nil {
-				t.Fatal(err)
-			}
-			per[env.Key]++
-		}
-	}
+		},
+	})
+	per := messagesPerKey(t, sq, queues.URL)
 	bad := 0
 	for _, id := range ids {
 		if per["line#acme#"+id] != 1 {
