@@ -3,12 +3,8 @@
 package localrun
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,26 +19,12 @@ import (
 // still seeing the pause and wait for the sweeper's recheck (5 min).
 const resumeBound = 5 * time.Second
 
-// The hookwall CLI, built once for the package's tests.
-var hookwallBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "hookwall-cli-test-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "hookwall")
-	out, err := exec.Command("go", "build", "-o", bin, Module+"/cmd/hookwall").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 // hookwall runs the hookwall CLI as an operator would beside `make run`:
 // nothing in the environment but the run directory, where it finds the
 // runner (runner.json).
 func (r *runner) hookwall(args ...string) (string, error) {
 	r.t.Helper()
-	bin, err := hookwallBin()
+	bin, err := cliBin()
 	if err != nil {
 		r.t.Fatal(err)
 	}
