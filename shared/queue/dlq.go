@@ -49,11 +49,8 @@ func (q *Queue) SendDeadLetter(ctx context.Context, key string, body []byte, rea
 	return nil
 }
 
-// keyGroup is the message group of an event key's tenant ([Group]); nil for
-// a message without a valid key.
+// keyGroup is the message group of an event key's tenant ([Group],
+// [webhook.MessageGroup]); nil for a message without a valid key.
 func keyGroup(key string) *string {
-	if _, tenant, _, ok := webhook.SplitKey(key); ok && webhook.ValidTenant(tenant) {
-		return Group(tenant)
-	}
-	return nil
+	return Group(webhook.MessageGroup("", key))
 }

@@ -38,9 +38,9 @@ const (
 // batches would take one after another.
 const SendConcurrency = 8
 
-// AttrEventKey is the message attribute carrying the event key, so that a
-// message can be traced without parsing its body.
-const AttrEventKey = "hookwall-event-key"
+// AttrEventKey is the message attribute carrying the event key
+// ([webhook.AttrEventKey]).
+const AttrEventKey = webhook.AttrEventKey
 
 // Group returns the message group of an event of tenant: the tenant, so
 // that SQS fair queues serve a quiet tenant's messages before a noisy
@@ -55,17 +55,15 @@ func Group(tenant string) *string {
 }
 
 // GroupOf returns the message group m is to keep when it is moved to
-// another queue: its own MessageGroupId (asked for with the system
-// attributes), else the tenant of its event-key attribute ([Group]), else
-// none.
+// another queue ([webhook.MessageGroup]): its own MessageGroupId (asked for
+// with the system attributes), else the tenant of its event-key attribute,
+// else none.
 func GroupOf(m types.Message) *string {
-	if g := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]; g != "" {
-		return aws.String(g)
-	}
+	key := ""
 	if v, ok := m.MessageAttributes[AttrEventKey]; ok {
-		return keyGroup(aws.ToString(v.StringValue))
+		key = aws.ToString(v.StringValue)
 	}
-	return nil
+	return Group(webhook.MessageGroup(m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)], key))
 }
 
 // Queue is one SQS queue. It is safe for concurrent use.

@@ -47,29 +47,19 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 }
 
 // Messages converts the records of ev to the engines' messages, each with
-// its group: the record's MessageGroupId, else the tenant of its event-key
-// attribute (queue.AttrEventKey).
+// its group ([webhook.MessageGroup]): the record's MessageGroupId, else the
+// tenant of its event-key attribute.
 func Messages(ev events.SQSEvent) []kernel.Message {
 	ms := make([]kernel.Message, len(ev.Records))
 	for i, r := range ev.Records {
-		ms[i] = kernel.Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body), Group: group(r)}
+		key := ""
+		if a, ok := r.MessageAttributes[webhook.AttrEventKey]; ok && a.StringValue != nil {
+			key = *a.StringValue
+		}
+		ms[i] = kernel.Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: []byte(r.Body),
+			Group: webhook.MessageGroup(r.Attributes["MessageGroupId"], key)}
 	}
 	return ms
-}
-
-// attrEventKey is queue.AttrEventKey (this package does not import the SDK).
-const attrEventKey = "hookwall-event-key"
-
-func group(r events.SQSMessage) string {
-	if g := r.Attributes["MessageGroupId"]; g != "" {
-		return g
-	}
-	if a, ok := r.MessageAttributes[attrEventKey]; ok && a.StringValue != nil {
-		if _, tenant, _, ok := webhook.SplitKey(*a.StringValue); ok {
-			return tenant
-		}
-	}
-	return ""
 }
 
 // Response builds the partial batch response: every result not

@@ -74,7 +74,4 @@ func TestMessagesCarryTheirGroup(t *testing.T) {
 	if got := []string{ms[0].Group, ms[1].Group, ms[2].Group}; !slices.Equal(got, []string{"acme", "beta", ""}) {
 		t.Errorf("groups %q, want [acme beta \"\"]", got)
 	}
-	if attrEventKey != queue.AttrEventKey {
-		t.Errorf("attrEventKey %q, want queue.AttrEventKey %q", attrEventKey, queue.AttrEventKey)
-	}
 }

@@ -70,3 +70,18 @@ func TestValidTenant(t *testing.T) {
 		}
 	}
 }
+
+func TestMessageGroup(t *testing.T) {
+	for _, c := range []struct{ own, key, want string }{
+		{"acme", "line#beta#ev1", "acme"}, // its own group first
+		{"", "line#beta#ev1", "beta"},     // else its key's tenant
+		{"", "line#beta#ev#1", "beta"},    // a dedup key may hold '#'
+		{"", "line#be ta#ev1", ""},        // not a valid tenant
+		{"", "nokey", ""},
+		{"", "", ""},
+	} {
+		if got := MessageGroup(c.own, c.key); got != c.want {
+			t.Errorf("MessageGroup(%q, %q) = %q, want %q", c.own, c.key, got, c.want)
+		}
+	}
+}
