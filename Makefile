@@ -68,7 +68,13 @@ services-up: ## install (if needed) and start DynamoDB Local + SQS server on 127
 services-down: ## stop the services that services-up started (by PID file)
 	@$(ROOT)/scripts/services-down.sh
 
-# `make run`: the local runner (cmd/hookwall-run), built into .local/bin so the
+# The development harnesses (the local runner, storm + chaos, the sam-local wrapper, the peer
+# benchmark) are the module in dev/ (github.com/hookwall/hookwall/dev, its own go.mod, which
+# replaces the product module by ../), so the product's go.mod holds only what the functions
+# and the CLI need. Their targets build and test there.
+DEV := $(ROOT)/dev
+
+# `make run`: the local runner (dev/cmd/hookwall-run), built into .local/bin so the
 # commands it prints can call it again ("hookwall-run send line ...").
 RUN_BIN := $(ROOT)/.local/bin/hookwall-run
 .PHONY: run chromium
@@ -76,7 +82,7 @@ RUN_BIN := $(ROOT)/.local/bin/hookwall-run
 run: ## run Hookwall locally: services, receiver on 127.0.0.1:3000 (PORT), processor, page /_hookwall/; Ctrl-C stops it all
 	@mkdir -p $(dir $(RUN_BIN))
 	@echo "run: building the local runner into .local/bin/hookwall-run (the first build takes a minute or two; later ones seconds)…"
-	@$(GO) build -o $(RUN_BIN) ./cmd/hookwall-run
+	@cd $(DEV) && $(GO) build -o $(RUN_BIN) ./cmd/hookwall-run
 	@echo "run: starting it (the first start installs DynamoDB Local and the SQS server into .local/; it says what it does)…"
 	@exec $(RUN_BIN)
 
@@ -87,15 +93,18 @@ chromium: ## install Debian's chromium (apt) for the browser test of the local p
 		$$sudo apt-get update -q && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
 	fi
 
-unit: ## unit tests: go test ./... (and the tools module's: the AWS-call inventory)
+unit: ## unit tests: go test ./... (and the dev module's: the harnesses; and the tools module's: the AWS-call inventory)
 	$(GO) test -timeout $(GOTEST_TIMEOUT) ./...
+	cd $(DEV) && $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 	cd $(ROOT)/tools && $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 
-test: services-up chromium ## services-up (and chromium for the page's browser test), then unit tests, race + integration tests, the processtest users on DynamoDB Local, and the tools module's tests (IAM_RECORD: record the AWS calls)
+test: services-up chromium ## services-up (and chromium for the page's browser test), then unit tests, race + integration tests (product and dev modules), the processtest users on DynamoDB Local, and the tools module's tests (IAM_RECORD: record the AWS calls)
 	$(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 	$(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -race -tags integration -count=1 -timeout $(GOTEST_TIMEOUT) ./...
 	$(IAM_RECORD_ENV) $(STACK_ENV) HOOKWALL_TEST_STORE=dynamodb $(GO) test -race -count=1 -timeout $(GOTEST_TIMEOUT) \
 		./shared/process/processtest/ ./shared/compensate/... ./functions/processor/handlers/...
+	cd $(DEV) && $(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
+	cd $(DEV) && $(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -race -tags integration -count=1 -timeout $(GOTEST_TIMEOUT) ./...
 	cd $(ROOT)/tools && $(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 
 bench: ## benchmarks (BENCH_PKGS, BENCHTIME, BENCH pattern)
@@ -112,7 +121,7 @@ PEER_N ?= 2000
 PEER_WARMUP ?= 3000
 .PHONY: peer
 peer: ## Hookwall vs the Powertools peer bench (shuffled mode), alternately, ROUNDS rounds of PEER_N events (PEER_WARMUP): medians and ratios
-	@ROUNDS=$(ROUNDS) PEER_N=$(PEER_N) PEER_WARMUP=$(PEER_WARMUP) GO=$(GO) $(ROOT)/cmd/hookwall-peer/peer.sh
+	@ROUNDS=$(ROUNDS) PEER_N=$(PEER_N) PEER_WARMUP=$(PEER_WARMUP) GO=$(GO) $(DEV)/cmd/hookwall-peer/peer.sh
 
 .PHONY: generate
 generate: ## write the handler settings the team packages declare into template.yaml and README.md (cmd/hookwall-gen; go test ./cmd/hookwall-gen fails on drift)
@@ -122,14 +131,16 @@ generate: ## write the handler settings the team packages declare into template.
 inventory: ## write iam/inventory.json (every AWS call each function's code can reach, by static analysis: tools/iaminventory) and docs/SECURITY.md's IAM section; `cd tools && go test ./...` fails on drift
 	cd $(ROOT)/tools && $(GO) run ./cmd/iaminventory
 
-lint: ## gofmt -l (fails if any file listed), go vet, go vet -tags integration
+lint: ## gofmt -l (fails if any file listed), go vet, go vet -tags integration (product, dev and tools modules)
 	@files=$$(find . -type f -name '*.go' -not -path './.*' -not -path '*/testdata/*' -not -path './build/*' -print0 \
 		| xargs -0 -r gofmt -l); \
 	if [ -n "$$files" ]; then echo "gofmt: these files need formatting (run gofmt -w):"; echo "$$files"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	cd $(ROOT)/tools && $(GO) vet ./...
-	$(GO) vet -tags samlocal ./cmd/hookwall-sam/...
+	cd $(DEV) && $(GO) vet ./...
+	cd $(DEV) && $(GO) vet -tags integration ./...
+	cd $(DEV) && $(GO) vet -tags samlocal ./cmd/hookwall-sam/...
 
 build: ## cross-compile each functions/<name> to build/<name>/bootstrap (linux/arm64)
 	@if [ -z "$(FUNCTIONS)" ]; then echo "build: no functions/*/main.go yet"; fi
@@ -291,7 +302,7 @@ env-json: ## write SAM_ENV_JSON (.local/env.json) for sam local from DDB_PORT/SQ
 		echo "env-json: $(SAM_ENV_JSON) for DDB_PORT=$(DDB_PORT) SQS_PORT=$(SQS_PORT); these settings differ from env.json's, so pass --env-vars $(SAM_ENV_JSON) to sam local"; \
 	fi
 
-# `make sam-local` (cmd/hookwall-sam, docs/SAM.md "sam local"): the three functions in Lambda
+# `make sam-local` (dev/cmd/hookwall-sam, docs/SAM.md "sam local"): the three functions in Lambda
 # containers under the SAM CLI, against the services of services-up. It starts the Docker
 # engine when none answers (Debian's docker.io, dockerd --bridge=none; stopped at the end
 # only if it started it), builds the local base image (FROM scratch + busybox-static), runs
@@ -304,8 +315,8 @@ SAMPLES ?=
 sam-local-bin:
 	@mkdir -p $(dir $(SAM_LOCAL_BIN))
 	@echo "sam-local: building .local/bin/hookwall-sam and .local/bin/hookwall-run (the banner's send commands)…"
-	@$(GO) build -o $(SAM_LOCAL_BIN) ./cmd/hookwall-sam
-	@$(GO) build -o $(RUN_BIN) ./cmd/hookwall-run
+	@cd $(DEV) && $(GO) build -o $(SAM_LOCAL_BIN) ./cmd/hookwall-sam
+	@cd $(DEV) && $(GO) build -o $(RUN_BIN) ./cmd/hookwall-run
 
 sam-local: sam-tools sam-local-bin ## the functions in Lambda containers (sam local start-api + start-lambda, Docker engine and image made here) on the local services; Ctrl-C stops it all
 	@exec $(SAM_LOCAL_BIN)
@@ -314,7 +325,7 @@ sam-invoke: sam-tools sam-local-bin ## sam local invoke every sample of events/ 
 	@exec $(SAM_LOCAL_BIN) invoke $(SAMPLES)
 
 sam-local-test: services-up sam-tools ## the container test: make sam-local's stack on a table and queues of its own; every provider, a duplicate, a dead letter compensated, the events API
-	$(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -tags samlocal -count=1 -v -timeout 30m -run 'TestSAMLocal' ./cmd/hookwall-sam/samlocal/
+	cd $(DEV) && $(IAM_RECORD_ENV) $(STACK_ENV) $(GO) test -tags samlocal -count=1 -v -timeout 30m -run 'TestSAMLocal' ./cmd/hookwall-sam/samlocal/
 
 clean: ## remove build outputs (build/, .aws-sam/); keeps the installed stack in .local/
 	rm -rf build .aws-sam
@@ -322,7 +333,7 @@ clean: ## remove build outputs (build/, .aws-sam/); keeps the installed stack in
 distclean: services-down ## clean, stop services, and remove .local/ (the installed stack)
 	rm -rf build .aws-sam .local
 
-# `make storm` / `make chaos` (cmd/hookwall-storm): a storm of signed, duplicated
+# `make storm` / `make chaos` (dev/cmd/hookwall-storm): a storm of signed, duplicated
 # deliveries through Hookwall in-process, on a table and queues of its own; the
 # report must say lost=0, doubled=0, never-accepted=0 (else the exit status is 1).
 # Reports (JSON + SVG histogram) go to STORM_OUT. STORM_ARGS adds flags
@@ -347,7 +358,7 @@ STORM_BIN := $(ROOT)/.local/bin/hookwall-storm
 
 storm-bin:
 	@mkdir -p $(dir $(STORM_BIN)) $(STORM_OUT)
-	$(GO) build -o $(STORM_BIN) ./cmd/hookwall-storm
+	cd $(DEV) && $(GO) build -o $(STORM_BIN) ./cmd/hookwall-storm
 
 storm: services-up storm-bin ## storm of STORM_N deliveries (30% twice, 10% 3x) on the local stack: report in STORM_OUT (.local/storm/storm.json + .svg); STORM_ARGS adds flags
 	$(STACK_ENV) STACK_RUN_DIR=$${STACK_RUN_DIR:-$(ROOT)/.local/run} $(STORM_BIN) -n $(STORM_N) -json $(STORM_OUT)/storm.json $(STORM_ARGS)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/hookwall/hookwall/cmd/internal/runfile"
 	"github.com/hookwall/hookwall/shared/intake"
+	"github.com/hookwall/hookwall/shared/runfile"
 	"github.com/hookwall/hookwall/shared/settings"
 )
 

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hookwall/hookwall/cmd/internal/repo"
 	"github.com/hookwall/hookwall/cmd/internal/scaffold"
+	"github.com/hookwall/hookwall/shared/repo"
 )
 
 // generateCommand is what `make generate` runs: it writes the handler

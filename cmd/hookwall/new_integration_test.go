@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/cmd/internal/repo"
 	"github.com/hookwall/hookwall/cmd/internal/scaffold"
+	"github.com/hookwall/hookwall/shared/repo"
 )
 
 // The proof that adding a configurable handler is one new package plus one

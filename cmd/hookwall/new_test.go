@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookwall/hookwall/cmd/internal/repo"
 	"github.com/hookwall/hookwall/cmd/internal/scaffold"
+	"github.com/hookwall/hookwall/shared/repo"
 )
 
 // smallModule makes a module root in a temporary directory with what `new

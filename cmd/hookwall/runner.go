@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hookwall/hookwall/cmd/internal/repo"
-	"github.com/hookwall/hookwall/cmd/internal/runfile"
+	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/runfile"
 )
 
 // stackVariables name a stack: when the environment sets any of them, it

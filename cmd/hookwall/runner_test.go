@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookwall/hookwall/cmd/internal/runfile"
+	"github.com/hookwall/hookwall/shared/runfile"
 )
 
 // deadPID returns the pid of a process that has ended (and been waited for).

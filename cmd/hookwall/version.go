@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/hookwall/hookwall/cmd/internal/repo"
+	"github.com/hookwall/hookwall/shared/repo"
 )
 
 // versionInfo is what `hookwall version` prints: from the build information

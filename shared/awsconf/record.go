@@ -88,7 +88,7 @@ func ParseRecordLine(line string) (Record, bool) {
 
 // WriteRecord writes r under to (a directory, or RecordLog) as the
 // process's clients do, unless the process wrote it already: for a harness
-// that collects the records of RecordLog processes (cmd/hookwall-sam).
+// that collects the records of RecordLog processes (dev/cmd/hookwall-sam).
 func WriteRecord(to string, r Record) error {
 	sink, err := sinkFor(to, r.Function)
 	if err != nil {

@@ -153,15 +153,14 @@ func TestImportRules(t *testing.T) {
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
 		"shared/internal/kernel", "shared/internal/registry", "shared/bus", "shared/targets", "shared/targets/internal/breaker", targetsDB,
 		"shared/drain", "shared/recovery", "shared/control",
-		"cmd/internal/runfile", "cmd/internal/repo", "cmd/internal/scaffold"}, providerDeps...))
-	// The local tools' main helper: the standard library only.
-	checkRule(t, mod, "cmd/internal/command", []string{"github.com/"}, []string{})
-	// runner.json, shared by the runner and the CLI: the standard library only.
-	checkRule(t, mod, "cmd/internal/runfile", []string{"github.com/"}, []string{})
+		"shared/runfile", "shared/repo", "cmd/internal/scaffold"}, providerDeps...))
+	// runner.json, shared by the runner (the dev module) and the CLI: the
+	// standard library only.
+	checkRule(t, mod, "shared/runfile", []string{"github.com/"}, []string{})
 	// The repository root and the handler scaffold (source files only, no
 	// engine): the standard library.
-	checkRule(t, mod, "cmd/internal/repo", []string{"github.com/"}, []string{})
-	checkRule(t, mod, "cmd/internal/scaffold", []string{"github.com/"}, []string{"cmd/internal/repo"})
+	checkRule(t, mod, "shared/repo", []string{"github.com/"}, []string{})
+	checkRule(t, mod, "cmd/internal/scaffold", []string{"github.com/"}, []string{"shared/repo"})
 	// The receiver binary links no processor code.
 	checkRule(t, mod, "functions/receiver", nil, nil)
 	out, err := exec.Command("go", "list", "-deps", mod+"functions/receiver").Output()

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookwall/hookwall/cmd/internal/repo"
+	"github.com/hookwall/hookwall/shared/repo"
 )
 
 func TestCheckTeam(t *testing.T) {

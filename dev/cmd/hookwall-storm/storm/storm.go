@@ -1,0 +1,411 @@
+package storm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/dev/internal/cpuclock"
+	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/store"
+)
+
+// Run runs one storm and returns its report. The error is for a storm that
+// could not run; a storm that ran and found events lost, doubled or never
+// accepted returns its report with OK false.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if (o.N <= 0 && o.Plan == nil) || o.C <= 0 || len(o.Providers) == 0 {
+		return nil, errors.New("storm: N, C and Providers must be set (start from Defaults)")
+	}
+	for _, p := range o.Providers {
+		if _, ok := providers.Lookup(p); !ok {
+			return nil, fmt.Errorf("storm: provider %q: want one of %s", p, strings.Join(providers.Names(), ", "))
+		}
+	}
+	prefix := RandomPrefix()
+	db, sq, err := Admin(ctx, o.DDBEndpoint, o.SQSEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	res, err := CreateResources(ctx, db, sq, prefix, o.Visibility, o.MaxReceive)
+	if err != nil {
+		return nil, err
+	}
+	if !o.Keep {
+		defer res.Delete()
+	}
+	dir, err := os.MkdirTemp("", "hookwall-storm-")
+	if err != nil {
+		return nil, fmt.Errorf("storm: temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	counter := NewCounter()
+	sys, err := startSystem(ctx, o, res, dir, counter)
+	if err != nil {
+		return nil, err
+	}
+	defer sys.Stop()
+	table, err := store.New(store.Config{Client: db, TableName: res.Table, Function: "cli"})
+	if err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	var items []Item
+	var jobs []Job
+	if o.Plan != nil {
+		items, jobs = o.Plan(prefix, start)
+		o.N = len(items)
+	} else {
+		items, jobs = Workload(o.N, o.Providers, localrun.DefaultTenant, o.Dup2, o.Dup3, o.Concurrent, o.Multi, o.Seed, prefix, start)
+		SpreadTenants(items, o.Providers, o.Tenants)
+	}
+	sys.expectGroups(items)
+	var lead []int
+	if o.Lead != nil {
+		lead = o.Lead(items)
+		isLead := map[int]bool{}
+		for _, i := range lead {
+			isLead[i] = true
+		}
+		jobs = slices.DeleteFunc(jobs, func(j Job) bool { return isLead[j.Item] })
+	}
+	gen, err := newGenerator(sys, items, filepath.Join(dir, "tenants.json"), localrun.DefaultTenant, o.C, start.Add(o.Deadline))
+	if err != nil {
+		return nil, err
+	}
+	sys.answered = gen.sent.Load
+	for _, it := range items {
+		sys.Planned += it.Copies
+	}
+	var keys []string
+	for _, it := range items {
+		keys = append(keys, it.Keys...)
+	}
+	progress := func(format string, a ...any) {
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "[storm %s %5.1fs] "+format+"\n", append([]any{o.Label, time.Since(start).Seconds()}, a...)...)
+		}
+	}
+	progress("table %s, queue %s; %d items, %d unique events, %d jobs, C=%d", res.Table, res.QueueURL, len(items), len(keys), len(jobs), o.C)
+
+	if o.Before != nil {
+		if err := o.Before(ctx, sys); err != nil {
+			return nil, fmt.Errorf("storm: before: %w", err)
+		}
+	}
+	for _, i := range lead { // alone, every copy, each accepted before the next
+		for range items[i].Copies {
+			gen.deliver(ctx, i)
+		}
+	}
+	if len(lead) > 0 && o.AfterLead != nil {
+		if err := o.AfterLead(ctx, sys); err != nil {
+			return nil, fmt.Errorf("storm: after the lead items: %w", err)
+		}
+	}
+	cpu0 := cpuclock.Self()
+	ddb0, ddbOK0 := cpuclock.Proc(o.DDBPID)
+	sendCtx, stopProgress := context.WithCancel(ctx)
+	var pw sync.WaitGroup
+	var watch watcher
+	watch.sample(-1)
+	report := &localrun.Schedule{Name: "progress", Every: 2 * time.Second, Run: func(context.Context) error {
+		eff, _ := sys.Target.Effects()
+		depth := res.QueueDepth(ctx, res.QueueURL)
+		watch.sample(depth)
+		progress("sending: %d requests answered, %d events with an effect, queue %d, DLQ %d",
+			gen.sent.Load(), len(eff), depth, res.QueueDepth(ctx, res.DLQURL))
+		return nil
+	}}
+	pw.Go(func() { report.Loop(sendCtx, sys.log) })
+	var faultErr error
+	var fw sync.WaitGroup
+	if o.During != nil {
+		fw.Go(func() { faultErr = o.During(ctx, sys) })
+	}
+	gen.send(ctx, jobs, o.C, start)
+	sendWall := time.Since(start)
+	fw.Wait()
+	stopProgress()
+	pw.Wait()
+	if faultErr != nil {
+		return nil, fmt.Errorf("storm: faults: %w", faultErr)
+	}
+	progress("sent: %d requests in %.1f s; waiting for every event to be terminal", gen.sent.Load(), sendWall.Seconds())
+
+	// Settle: until every accepted event's record is terminal.
+	settleStart := time.Now()
+	records := map[string]*RecordFacts{}
+	pending := keys
+	lastRead := time.Now()
+	for {
+		// Reading the table costs this process CPU (it is in the report's
+		// figure): read when the target has seen an effect for every
+		// pending event, or every 5 s.
+		if time.Since(lastRead) < 5*time.Second && !sys.Target.HasEffects(pending) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		lastRead = time.Now()
+		got, err := readRecords(ctx, table, pending)
+		if err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+		var still []string
+		for _, k := range pending {
+			if r := got[k]; r != nil {
+				records[k] = r
+				if r.Status.Terminal() {
+					continue
+				}
+			}
+			still = append(still, k)
+		}
+		pending = notNeverAccepted(still, items, gen)
+		if len(pending) == 0 || time.Since(settleStart) > o.Settle || ctx.Err() != nil {
+			break
+		}
+		depth := res.QueueDepth(ctx, res.QueueURL)
+		watch.sample(depth)
+		progress("settling: %d events not terminal yet (e.g. %s), queue %d, DLQ %d", len(pending), statusOf(records, pending[0]),
+			depth, res.QueueDepth(ctx, res.DLQURL))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	// Late effects of abandoned attempts (a slow or held request) land now.
+	time.Sleep(o.Target.SlowFor + 500*time.Millisecond)
+	settleWall := time.Since(settleStart)
+	cpuMs := cpuclock.Self() - cpu0
+	ddb1, ddbOK1 := cpuclock.Proc(o.DDBPID)
+	// A terminal record does not change any more: read the others again.
+	var open []string
+	for _, k := range keys {
+		if r := records[k]; r == nil || !r.Status.Terminal() {
+			open = append(open, k)
+		}
+	}
+	if final, err := readRecords(ctx, table, open); err == nil {
+		for k, r := range final {
+			records[k] = r
+		}
+	}
+	effects, first := sys.Target.Effects()
+
+	gen.mu.Lock()
+	facts := Facts{Items: items, Attempts: gen.attempts, Deliveries: gen.deliveries, Records: records, Effects: effects, FirstEffect: first,
+		Steps: max(o.Steps, 0), FirstReceive: sys.firstReceives()}
+	if o.Steps < 0 {
+		facts.Steps = 1 // the forward step
+	}
+	gen.mu.Unlock()
+	calls, callErrs := counter.Calls()
+	r := Build(o, facts, calls, callErrs, sendWall, settleWall)
+	r.CPU.HookwallMs = round(cpuMs, 1)
+	r.CPU.HookwallPerDelivery = round(cpuMs/float64(max(1, r.Delivers)), 4)
+	if ddbOK0 && ddbOK1 {
+		v, per := round(ddb1-ddb0, 1), round((ddb1-ddb0)/float64(max(1, r.Delivers)), 4)
+		r.CPU.DynamoDBLocalMs, r.CPU.DynamoDBPerDelivery = &v, &per
+	}
+	r.Target = sys.Target.Stats()
+	sys.mu.Lock()
+	r.Processor = ProcessorStats{Kills: sys.kills, Restarts: sys.restarts}
+	sys.mu.Unlock()
+	r.Config["table"], r.Config["queue"] = res.Table, res.QueueURL
+	r.Config["lease"], r.Config["receive_budget"] = sys.Processor.Lease.String(), sys.Receiver.Budget.String()
+	r.Config["reenqueue_grace"], r.Config["retry_base"] = sys.Receiver.ReenqueueGrace.String(), sys.Processor.RetryBase.String()
+	r.Config["retry_cap"], r.Config["max_attempts"] = sys.Processor.RetryCap.String(), sys.Processor.MaxAttempts
+	r.Groups = sys.groupReport()
+	watch.sample(-1)
+	r.QueueDepthMax, r.Load = watch.depthMax, watch.load()
+	if o.Inspect != nil {
+		r.records = records
+		o.Inspect(r, sys)
+	}
+	r.OK = len(r.Failures()) == 0
+	progress("done: lost %d, doubled %d, never accepted %d", r.Outcome.Lost, r.Outcome.Doubled, r.Outcome.NeverAccepted)
+	return r, nil
+}
+
+// multiTenant reports whether items are sent for more than one tenant.
+func multiTenant(items []Item) bool {
+	for _, it := range items {
+		if tenantName(it) != tenantName(items[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// notNeverAccepted drops from keys the events no delivery got accepted:
+// there is nothing to wait for.
+func notNeverAccepted(keys []string, items []Item, g *generator) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	g.mu.Lock()
+	acc := map[int]bool{}
+	for _, d := range g.deliveries {
+		if !d.AcceptedAt.IsZero() {
+			acc[d.Item] = true
+		}
+	}
+	g.mu.Unlock()
+	itemOf := map[string]int{}
+	for _, it := range items {
+		for _, k := range it.Keys {
+			itemOf[k] = it.Index
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		if acc[itemOf[k]] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func statusOf(records map[string]*RecordFacts, key string) string {
+	if r := records[key]; r != nil {
+		return key + " " + string(r.Status)
+	}
+	return key + " (no record)"
+}
+
+// Build assembles the report of a storm from its facts and measurements
+// (CPU and the target's counts are filled by the caller).
+func Build(o Options, f Facts, calls map[string]map[string]int, callErrs map[string]int, sendWall, settleWall time.Duration) *Report {
+	out := Analyze(f)
+	r := &Report{
+		Label: o.Label, Date: time.Now().UTC().Format(time.RFC3339), Items: len(f.Items), Unique: out.UniqueEvents,
+		Delivers: len(f.Deliveries), HTTPRequests: len(f.Attempts), Answers: map[string]int{},
+		SendWallS: round(sendWall.Seconds(), 2), SettleWallS: round(settleWall.Seconds(), 2), Outcome: out,
+		Config: map[string]any{
+			"n": o.N, "c": o.C, "dup2": o.Dup2, "dup3": o.Dup3, "concurrent_duplicates": o.Concurrent, "line_multi_event": o.Multi,
+			"seed": o.Seed, "providers": o.Providers, "steps": o.Steps, "batch_size": o.BatchSize, "pollers": o.Pollers, "visibility_s": o.Visibility,
+			"max_receive": o.MaxReceive, "target_dedupe": o.Target.Dedupe, "target_fail_5xx": o.Target.Fail5xx,
+			"target_timeout": o.Target.Timeout, "target_slow": o.Target.Slow, "target_slow_for": o.Target.SlowFor.String(),
+			"env": o.Env, "go": runtime.Version(), "cpus": runtime.NumCPU(),
+		},
+		Calls: CallsReport{ByRole: calls, Errors: callErrs},
+	}
+	for _, it := range f.Items {
+		r.DuplicateDeliveries += it.Copies - 1
+	}
+	var lat []time.Duration
+	tenantLat := map[string][]time.Duration{}
+	var firstCalls, firstN, dupCalls, dupN int
+	for _, a := range f.Attempts {
+		switch a.Kind {
+		case KindRetry:
+			r.PlatformRetries++
+		case KindManual:
+			r.ManualRedeliveries++
+		}
+		ans := "no_answer"
+		if a.Status != 0 {
+			ans = strconv.Itoa(a.Status)
+		}
+		r.Answers[ans]++
+		if a.Status != 0 {
+			lat = append(lat, a.Latency)
+			if a.Item >= 0 && a.Item < len(f.Items) {
+				name := tenantName(f.Items[a.Item])
+				tenantLat[name] = append(tenantLat[name], a.Latency)
+			}
+		}
+		n := 0
+		for _, v := range a.Track.Calls {
+			n += v
+		}
+		if a.Track.Claimed {
+			firstCalls += n
+			firstN++
+		} else {
+			dupCalls += n
+			dupN++
+		}
+	}
+	r.ReceiverLatency = PercentilesOf(lat)
+	r.EndToEnd = PercentilesOf(out.EndToEnd)
+	series := []struct {
+		Name string
+		Data []time.Duration
+	}{{"receiver latency (every HTTP request)", lat}, {"end to end (accept → effect)", out.EndToEnd}}
+	if multiTenant(f.Items) {
+		r.Tenants = out.ByTenant
+		for _, name := range sortedKeys(r.Tenants) {
+			t := r.Tenants[name]
+			t.ReceiverLatency = PercentilesOf(tenantLat[name])
+			t.EndToEnd = PercentilesOf(t.e2e)
+			t.QueueWait = PercentilesOf(t.wait)
+			t.Histogram = Histogram(t.e2e)
+			series = append(series, struct {
+				Name string
+				Data []time.Duration
+			}{"end to end, tenant " + name, t.e2e})
+		}
+	}
+	r.SVG = SVG("hookwall-storm "+o.Label, series)
+	if sendWall > 0 {
+		r.DeliveriesPerS = round(float64(r.Delivers)/sendWall.Seconds(), 1)
+		r.RequestsPerS = round(float64(r.HTTPRequests)/sendWall.Seconds(), 1)
+	}
+	u := float64(max(1, out.UniqueEvents))
+	var ddb, sqsN, proc, src int
+	for role, m := range calls {
+		for op, v := range m {
+			if role == "event_source" {
+				src += v
+				continue
+			}
+			if isSQS(op) {
+				sqsN += v
+			} else {
+				ddb += v
+			}
+			if role == "processor" {
+				proc += v
+			}
+		}
+	}
+	r.Calls.DynamoDBPerUnique = round(float64(ddb)/u, 3)
+	r.Calls.SQSPerUnique = round(float64(sqsN)/u, 3)
+	r.Calls.ProcessorPerUnique = round(float64(proc)/u, 3)
+	r.Calls.EventSourcePerUnique = round(float64(src)/u, 3)
+	var firstFx, lastFx time.Time
+	for _, t := range f.FirstEffect {
+		if firstFx.IsZero() || t.Before(firstFx) {
+			firstFx = t
+		}
+		if t.After(lastFx) {
+			lastFx = t
+		}
+	}
+	if span := lastFx.Sub(firstFx); span > 0 {
+		r.ProcessedPerS = round(float64(len(f.FirstEffect))/span.Seconds(), 1)
+	}
+	if firstN > 0 {
+		r.Calls.ReceiverPerFirst = round(float64(firstCalls)/float64(firstN), 3)
+	}
+	if dupN > 0 {
+		r.Calls.ReceiverPerDuplicate = round(float64(dupCalls)/float64(dupN), 3)
+	}
+	r.OK = len(r.Failures()) == 0
+	return r
+}
