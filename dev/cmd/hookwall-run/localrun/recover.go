@@ -2,7 +2,6 @@ package localrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -166,26 +165,8 @@ func (p *Page) jobsList(ctx context.Context) ([]JobView, error) {
 // reads its flags) and POST PagePath+"recover/cancel" (the form's id), with
 // the control header pause and resume require.
 func (p *Page) recover(w http.ResponseWriter, r *http.Request, cancel bool) {
-	answer := func(status int, a JobAnswer) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(a)
-	}
-	switch {
-	case r.Method != http.MethodPost:
-		answer(http.StatusMethodNotAllowed, JobAnswer{Outcome: "error", Message: "POST only"})
-		return
-	case r.Header.Get(ControlHeader) == "":
-		answer(http.StatusForbidden, JobAnswer{Outcome: "error", Message: "missing " + ControlHeader + " header"})
-		return
-	case p.Jobs == nil:
-		answer(http.StatusNotImplemented, JobAnswer{Outcome: "error", Message: "recovery jobs are not available"})
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxControlBody)
-	if err := r.ParseForm(); err != nil {
-		answer(http.StatusBadRequest, JobAnswer{Outcome: "error", Message: "bad form: " + err.Error()})
+	answer, ok := openAction(w, r, p.Jobs != nil, "recovery jobs are not available", func(m string) JobAnswer { return JobAnswer{Outcome: "error", Message: m} })
+	if !ok {
 		return
 	}
 	ctx := r.Context()

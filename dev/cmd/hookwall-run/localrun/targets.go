@@ -2,7 +2,6 @@ package localrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,26 +48,8 @@ func (p *Page) panel(ctx context.Context) (TargetsPanel, error) {
 // control handles POST PagePath+"pause" and PagePath+"resume" (form: scope
 // kind/name, reason for a pause), from the page only (ControlHeader).
 func (p *Page) control(w http.ResponseWriter, r *http.Request, resume bool) {
-	answer := func(status int, a ControlAnswer) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(a)
-	}
-	switch {
-	case r.Method != http.MethodPost:
-		answer(http.StatusMethodNotAllowed, ControlAnswer{Outcome: "error", Message: "POST only"})
-		return
-	case r.Header.Get(ControlHeader) == "":
-		answer(http.StatusForbidden, ControlAnswer{Outcome: "error", Message: "missing " + ControlHeader + " header"})
-		return
-	case p.Control == nil:
-		answer(http.StatusNotImplemented, ControlAnswer{Outcome: "error", Message: "pause and resume are not available"})
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxControlBody)
-	if err := r.ParseForm(); err != nil {
-		answer(http.StatusBadRequest, ControlAnswer{Outcome: "error", Message: "bad form: " + err.Error()})
+	answer, ok := openAction(w, r, p.Control != nil, "pause and resume are not available", func(m string) ControlAnswer { return ControlAnswer{Outcome: "error", Message: m} })
+	if !ok {
 		return
 	}
 	sc, err := targets.ParseScope(r.PostFormValue("scope"))
