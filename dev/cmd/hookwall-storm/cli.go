@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -104,13 +105,49 @@ func defaultPIDFile() string {
 	return filepath.Join(".local", "run", "ddb.pid")
 }
 
+// run is hookwall-storm: its stages, in order, parse the flags, make the
+// options, open the logs and the CPU profile, run the storms (one, the
+// noisy pairs, or the chaos scenarios), write the heap profile, print the
+// reports, and say whether they passed.
 func run(ctx context.Context, args []string) error {
-	chaos := len(args) > 0 && args[0] == "chaos"
+	f, chaos, err := parseFlags(args)
+	if f == nil || err != nil {
+		return err // nil f and err: -h
+	}
+	if err := f.options(); err != nil {
+		return err
+	}
+	closeOutputs, err := f.openOutputs()
+	if err != nil {
+		return err
+	}
+	defer closeOutputs()
+	reports, noisy, runErr := f.runStorms(ctx, chaos)
+	if f.memProf != "" {
+		runtime.GC()
+		if mf, err := os.Create(f.memProf); err == nil {
+			_ = pprof.WriteHeapProfile(mf)
+			mf.Close()
+		}
+	}
+	if err := output(f, reports, noisy); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return verdict(reports, noisy)
+}
+
+// parseFlags parses hookwall-storm's arguments ("chaos" first: the chaos
+// scenarios). It returns nil flags and a nil error for -h.
+func parseFlags(args []string) (f *flags, chaos bool, err error) {
+	chaos = len(args) > 0 && args[0] == "chaos"
 	name := "hookwall-storm"
 	if chaos {
 		args, name = args[1:], "hookwall-storm chaos"
 	}
-	f := &flags{o: storm.Defaults(), noisyOpts: storm.DefaultNoisy()}
+	f = &flags{o: storm.Defaults(), noisyOpts: storm.DefaultNoisy()}
 	if chaos {
 		f.o.N, f.o.Deadline, f.o.Settle = 10000, 4*time.Minute, 4*time.Minute
 	}
@@ -133,13 +170,19 @@ func run(ctx context.Context, args []string) error {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return nil, chaos, nil
 		}
-		return err
+		return nil, chaos, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, chaos, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	return f, chaos, nil
+}
+
+// options completes f.o from the flags that are not options themselves:
+// the providers, -env, -reject-4xx and -quiet.
+func (f *flags) options() error {
 	o := &f.o
 	o.Providers = splitList(f.providers)
 	if f.env != "" {
@@ -163,62 +206,71 @@ func run(ctx context.Context, args []string) error {
 	if !f.quiet {
 		o.Progress = os.Stderr
 	}
+	return nil
+}
+
+// openOutputs opens the logs file and starts the CPU profile when asked;
+// the returned function stops and closes them.
+func (f *flags) openOutputs() (closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
 	if f.logs != "" {
 		lf, err := os.Create(f.logs)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer lf.Close()
-		o.Logs = lf
+		closers = append(closers, func() { lf.Close() })
+		f.o.Logs = lf
 	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
 		if err != nil {
-			return err
+			closeAll()
+			return nil, err
 		}
-		defer pf.Close()
+		closers = append(closers, func() { pf.Close() })
 		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
+			closeAll()
+			return nil, fmt.Errorf("cpu profile: %w", err)
 		}
-		defer pprof.StopCPUProfile()
+		closers = append(closers, pprof.StopCPUProfile)
 	}
-	var reports []*storm.Report
-	var noisy *storm.NoisyReport
-	var runErr error
-	if f.noisy && !chaos {
-		if o.DDBPID == 0 && f.ddbPIDFile != "" {
-			o.DDBPID = readPID(f.ddbPIDFile)
-		}
+	return closeAll, nil
+}
+
+// runStorms runs the noisy-tenant pairs (-noisy-tenant), the chaos
+// scenarios, or one storm.
+func (f *flags) runStorms(ctx context.Context, chaos bool) (reports []*storm.Report, noisy *storm.NoisyReport, err error) {
+	o := &f.o
+	if chaos {
+		reports, err = storm.RunChaos(ctx, storm.ChaosOptions{Base: *o, Scenarios: splitList(f.scenarios), Progress: o.Progress})
+		return reports, nil, err
+	}
+	if o.DDBPID == 0 && f.ddbPIDFile != "" {
+		o.DDBPID = readPID(f.ddbPIDFile)
+	}
+	if f.noisy {
 		if o.Label == "storm" {
 			o.Label = "noisy"
 		}
-		if noisy, runErr = storm.RunNoisy(ctx, *o, f.noisyOpts, os.Stderr); noisy != nil {
+		if noisy, err = storm.RunNoisy(ctx, *o, f.noisyOpts, os.Stderr); noisy != nil {
 			reports = noisy.Runs
 		}
-	} else if chaos {
-		reports, runErr = storm.RunChaos(ctx, storm.ChaosOptions{Base: *o, Scenarios: splitList(f.scenarios), Progress: o.Progress})
-	} else {
-		if o.DDBPID == 0 && f.ddbPIDFile != "" {
-			o.DDBPID = readPID(f.ddbPIDFile)
-		}
-		var r *storm.Report
-		if r, runErr = storm.Run(ctx, *o); r != nil {
-			reports = append(reports, r)
-		}
+		return reports, noisy, err
 	}
-	if f.memProf != "" {
-		runtime.GC()
-		if mf, err := os.Create(f.memProf); err == nil {
-			_ = pprof.WriteHeapProfile(mf)
-			mf.Close()
-		}
+	r, err := storm.Run(ctx, *o)
+	if r != nil {
+		reports = append(reports, r)
 	}
-	if err := output(f, reports, noisy); err != nil {
-		return err
-	}
-	if runErr != nil {
-		return runErr
-	}
+	return reports, nil, err
+}
+
+// verdict is the storms' pass or fail: an exitError naming what failed.
+func verdict(reports []*storm.Report, noisy *storm.NoisyReport) error {
 	if noisy != nil && !noisy.OK {
 		fmt.Fprintln(os.Stderr, "hookwall-storm: FAILED (lost, doubled, never accepted, a message outside its tenant's group, or a tenant's events not all processed)")
 		return exitError{"failed"}

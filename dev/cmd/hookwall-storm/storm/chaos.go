@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,40 +47,19 @@ func ChaosEnv() map[string]string {
 	}
 }
 
-// Scenarios returns the chaos scenarios, in order.
+// Scenarios returns the chaos scenarios, in order: the network's faults,
+// the processes', the target's and the settings', the outages', the
+// breaker's.
 func Scenarios() []Scenario {
-	during := func(t chaos.Target, add func(h *chaos.Harness) (func(), error)) func(context.Context, *Faults, *System) error {
-		return func(ctx context.Context, f *Faults, s *System) error {
-			if err := waitShare(ctx, s, 0.1); err != nil {
-				return nil
-			}
-			remove, err := add(f.Harness)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t, err)
-			}
-			_ = waitShare(ctx, s, 0.8)
-			remove()
-			return nil
-		}
-	}
-	both := func(a, b func(h *chaos.Harness) (func(), error)) func(h *chaos.Harness) (func(), error) {
-		return func(h *chaos.Harness) (func(), error) {
-			ra, err := a(h)
-			if err != nil {
-				return nil, err
-			}
-			rb, err := b(h)
-			if err != nil {
-				ra()
-				return nil, err
-			}
-			return func() { ra(); rb() }, nil
-		}
-	}
-	return append([]Scenario{
+	return slices.Concat(networkScenarios(), processScenarios(), settingScenarios(), outageScenarios(), breakerScenarios())
+}
+
+// networkScenarios are the faults toxiproxy injects between Hookwall and DynamoDB and SQS: latency, timeouts, resets, an outage.
+func networkScenarios() []Scenario {
+	return []Scenario{
 		{
 			Name: "latency", Faults: "10% of DynamoDB and SQS connections get 1.2 s ± 0.4 s of added latency (receive budget 1 s), from 10% to 80% of the storm",
-			During: during(chaos.Dynamo, both(
+			During: faultWindow(chaos.Dynamo, bothFaults(
 				func(h *chaos.Harness) (func(), error) {
 					return h.Latency(chaos.Dynamo, 1200*time.Millisecond, 400*time.Millisecond, 0.1)
 				},
@@ -89,13 +69,13 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name: "timeouts", Faults: "10% of DynamoDB and SQS connections stall and close after 1.5 s (toxiproxy timeout), from 10% to 80% of the storm",
-			During: during(chaos.Dynamo, both(
+			During: faultWindow(chaos.Dynamo, bothFaults(
 				func(h *chaos.Harness) (func(), error) { return h.Timeout(chaos.Dynamo, 1500*time.Millisecond, 0.1) },
 				func(h *chaos.Harness) (func(), error) { return h.Timeout(chaos.SQS, 1500*time.Millisecond, 0.1) })),
 		},
 		{
 			Name: "resets", Faults: "20% of DynamoDB and SQS connections reset (TCP RST), from 10% to 80% of the storm",
-			During: during(chaos.Dynamo, both(
+			During: faultWindow(chaos.Dynamo, bothFaults(
 				func(h *chaos.Harness) (func(), error) { return h.ResetPeer(chaos.Dynamo, 0.2) },
 				func(h *chaos.Harness) (func(), error) { return h.ResetPeer(chaos.SQS, 0.2) })),
 		},
@@ -120,6 +100,12 @@ func Scenarios() []Scenario {
 				return nil
 			},
 		},
+	}
+}
+
+// processScenarios pause DynamoDB Local and kill the processor.
+func processScenarios() []Scenario {
+	return []Scenario{
 		{
 			Name: "ddb-pause", Faults: "DynamoDB Local paused (SIGSTOP) for 5 s in the middle of the storm, then resumed (SIGCONT)",
 			During: func(ctx context.Context, f *Faults, s *System) error {
@@ -148,6 +134,12 @@ func Scenarios() []Scenario {
 				return nil
 			},
 		},
+	}
+}
+
+// settingScenarios change the target or the settings: a flaky target, a short lease.
+func settingScenarios() []Scenario {
+	return []Scenario{
 		{
 			Name: "target-5xx", Faults: "the forward target fails 20% of its calls with 503 (breaker probes every 2 s, drain at 500/s)",
 			Configure: func(o *Options) {
@@ -173,7 +165,40 @@ func Scenarios() []Scenario {
 				o.Pollers = max(o.Pollers, 16) // a batch waits for its slowest message
 			},
 		},
-	}, append(outageScenarios(), breakerScenarios()...)...)
+	}
+}
+
+// faultWindow injects add's fault (on t) from 10% to 80% of the storm's
+// planned deliveries.
+func faultWindow(t chaos.Target, add func(h *chaos.Harness) (func(), error)) func(context.Context, *Faults, *System) error {
+	return func(ctx context.Context, f *Faults, s *System) error {
+		if err := waitShare(ctx, s, 0.1); err != nil {
+			return nil
+		}
+		remove, err := add(f.Harness)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		_ = waitShare(ctx, s, 0.8)
+		remove()
+		return nil
+	}
+}
+
+// bothFaults adds a's fault and b's; its remove removes both.
+func bothFaults(a, b func(h *chaos.Harness) (func(), error)) func(h *chaos.Harness) (func(), error) {
+	return func(h *chaos.Harness) (func(), error) {
+		ra, err := a(h)
+		if err != nil {
+			return nil, err
+		}
+		rb, err := b(h)
+		if err != nil {
+			ra()
+			return nil, err
+		}
+		return func() { ra(); rb() }, nil
+	}
 }
 
 // waitShare waits until share of the planned deliveries have been answered.

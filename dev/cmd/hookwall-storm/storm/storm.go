@@ -21,15 +21,13 @@ import (
 
 // Run runs one storm and returns its report. The error is for a storm that
 // could not run; a storm that ran and found events lost, doubled or never
-// accepted returns its report with OK false.
+// accepted returns its report with OK false. Its stages, in order: check
+// the options; make the table, queues and system; plan the workload; the
+// lead items; send (with faults and progress); settle; read the records a
+// last time; build the report.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	if (o.N <= 0 && o.Plan == nil) || o.C <= 0 || len(o.Providers) == 0 {
-		return nil, errors.New("storm: N, C and Providers must be set (start from Defaults)")
-	}
-	for _, p := range o.Providers {
-		if _, ok := providers.Lookup(p); !ok {
-			return nil, fmt.Errorf("storm: provider %q: want one of %s", p, strings.Join(providers.Names(), ", "))
-		}
+	if err := checkOptions(o); err != nil {
+		return nil, err
 	}
 	prefix := RandomPrefix()
 	db, sq, err := Admin(ctx, o.DDBEndpoint, o.SQSEndpoint)
@@ -58,72 +56,148 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	start := time.Now()
-	var items []Item
-	var jobs []Job
-	if o.Plan != nil {
-		items, jobs = o.Plan(prefix, start)
-		o.N = len(items)
-	} else {
-		items, jobs = Workload(o.N, o.Providers, localrun.DefaultTenant, o.Dup2, o.Dup3, o.Concurrent, o.Multi, o.Seed, prefix, start)
-		SpreadTenants(items, o.Providers, o.Tenants)
+	sr := &stormRun{o: o, res: res, sys: sys, counter: counter, table: table, start: time.Now()}
+	if err := sr.plan(prefix, dir); err != nil {
+		return nil, err
 	}
-	sys.expectGroups(items)
-	var lead []int
-	if o.Lead != nil {
-		lead = o.Lead(items)
-		isLead := map[int]bool{}
-		for _, i := range lead {
-			isLead[i] = true
-		}
-		jobs = slices.DeleteFunc(jobs, func(j Job) bool { return isLead[j.Item] })
+	if err := sr.runLead(ctx); err != nil {
+		return nil, err
 	}
-	gen, err := newGenerator(sys, items, filepath.Join(dir, "tenants.json"), localrun.DefaultTenant, o.C, start.Add(o.Deadline))
+	sent, err := sr.sendAll(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sys.answered = gen.sent.Load
-	for _, it := range items {
-		sys.Planned += it.Copies
+	settleStart := time.Now()
+	records, err := sr.settle(ctx, settleStart)
+	if err != nil {
+		return nil, err
 	}
-	var keys []string
-	for _, it := range items {
-		keys = append(keys, it.Keys...)
-	}
-	progress := func(format string, a ...any) {
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "[storm %s %5.1fs] "+format+"\n", append([]any{o.Label, time.Since(start).Seconds()}, a...)...)
-		}
-	}
-	progress("table %s, queue %s; %d items, %d unique events, %d jobs, C=%d", res.Table, res.QueueURL, len(items), len(keys), len(jobs), o.C)
+	// Late effects of abandoned attempts (a slow or held request) land now.
+	time.Sleep(o.Target.SlowFor + 500*time.Millisecond)
+	settleWall := time.Since(settleStart)
+	cpu := cpuSpent{hookwallMs: cpuclock.Self() - sent.cpu0, ddb0: sent.ddb0, ddbOK0: sent.ddbOK0}
+	cpu.ddb1, cpu.ddbOK1 = cpuclock.Proc(o.DDBPID)
+	sr.readOpen(ctx, records)
+	r := sr.report(records, sent.wall, settleWall, cpu)
+	sr.progress("done: lost %d, doubled %d, never accepted %d", r.Outcome.Lost, r.Outcome.Doubled, r.Outcome.NeverAccepted)
+	return r, nil
+}
 
+// checkOptions is Run's first stage: what a storm cannot run without.
+func checkOptions(o Options) error {
+	if (o.N <= 0 && o.Plan == nil) || o.C <= 0 || len(o.Providers) == 0 {
+		return errors.New("storm: N, C and Providers must be set (start from Defaults)")
+	}
+	for _, p := range o.Providers {
+		if _, ok := providers.Lookup(p); !ok {
+			return fmt.Errorf("storm: provider %q: want one of %s", p, strings.Join(providers.Names(), ", "))
+		}
+	}
+	return nil
+}
+
+// stormRun is one storm's state between Run's stages.
+type stormRun struct {
+	o       Options
+	res     *Resources
+	sys     *System
+	counter *Counter
+	table   *store.Table
+	start   time.Time
+	items   []Item
+	jobs    []Job
+	lead    []int    // items sent alone, before the others
+	keys    []string // every unique event key
+	gen     *generator
+	watch   watcher
+}
+
+// progress writes one progress line when o.Progress is set.
+func (sr *stormRun) progress(format string, a ...any) {
+	if sr.o.Progress != nil {
+		fmt.Fprintf(sr.o.Progress, "[storm %s %5.1fs] "+format+"\n", append([]any{sr.o.Label, time.Since(sr.start).Seconds()}, a...)...)
+	}
+}
+
+// plan makes the workload (o.Plan's, or the generated one spread over the
+// tenants), sets the lead items apart and makes the generator.
+func (sr *stormRun) plan(prefix, dir string) error {
+	o, sys := &sr.o, sr.sys
+	if o.Plan != nil {
+		sr.items, sr.jobs = o.Plan(prefix, sr.start)
+		o.N = len(sr.items)
+	} else {
+		sr.items, sr.jobs = Workload(o.N, o.Providers, localrun.DefaultTenant, o.Dup2, o.Dup3, o.Concurrent, o.Multi, o.Seed, prefix, sr.start)
+		SpreadTenants(sr.items, o.Providers, o.Tenants)
+	}
+	sys.expectGroups(sr.items)
+	if o.Lead != nil {
+		sr.lead = o.Lead(sr.items)
+		isLead := map[int]bool{}
+		for _, i := range sr.lead {
+			isLead[i] = true
+		}
+		sr.jobs = slices.DeleteFunc(sr.jobs, func(j Job) bool { return isLead[j.Item] })
+	}
+	gen, err := newGenerator(sys, sr.items, filepath.Join(dir, "tenants.json"), localrun.DefaultTenant, o.C, sr.start.Add(o.Deadline))
+	if err != nil {
+		return err
+	}
+	sr.gen = gen
+	sys.answered = gen.sent.Load
+	for _, it := range sr.items {
+		sys.Planned += it.Copies
+		sr.keys = append(sr.keys, it.Keys...)
+	}
+	sr.progress("table %s, queue %s; %d items, %d unique events, %d jobs, C=%d", sr.res.Table, sr.res.QueueURL, len(sr.items), len(sr.keys), len(sr.jobs), o.C)
+	return nil
+}
+
+// runLead runs o.Before, then sends the lead items alone (every copy, each
+// accepted before the next), then runs o.AfterLead.
+func (sr *stormRun) runLead(ctx context.Context) error {
+	o := sr.o
 	if o.Before != nil {
-		if err := o.Before(ctx, sys); err != nil {
-			return nil, fmt.Errorf("storm: before: %w", err)
+		if err := o.Before(ctx, sr.sys); err != nil {
+			return fmt.Errorf("storm: before: %w", err)
 		}
 	}
-	for _, i := range lead { // alone, every copy, each accepted before the next
-		for range items[i].Copies {
-			gen.deliver(ctx, i)
+	for _, i := range sr.lead {
+		for range sr.items[i].Copies {
+			sr.gen.deliver(ctx, i)
 		}
 	}
-	if len(lead) > 0 && o.AfterLead != nil {
-		if err := o.AfterLead(ctx, sys); err != nil {
-			return nil, fmt.Errorf("storm: after the lead items: %w", err)
+	if len(sr.lead) > 0 && o.AfterLead != nil {
+		if err := o.AfterLead(ctx, sr.sys); err != nil {
+			return fmt.Errorf("storm: after the lead items: %w", err)
 		}
 	}
-	cpu0 := cpuclock.Self()
-	ddb0, ddbOK0 := cpuclock.Proc(o.DDBPID)
+	return nil
+}
+
+// sending is what the send stage measured: its wall time and the CPU
+// clocks at its start.
+type sending struct {
+	wall   time.Duration
+	cpu0   float64
+	ddb0   float64
+	ddbOK0 bool
+}
+
+// sendAll sends the jobs at concurrency C while o.During injects its
+// faults, with a progress line every 2 s.
+func (sr *stormRun) sendAll(ctx context.Context) (sending, error) {
+	o, sys, res, gen := sr.o, sr.sys, sr.res, sr.gen
+	s := sending{cpu0: cpuclock.Self()}
+	s.ddb0, s.ddbOK0 = cpuclock.Proc(o.DDBPID)
 	sendCtx, stopProgress := context.WithCancel(ctx)
 	var pw sync.WaitGroup
-	var watch watcher
-	watch.sample(-1)
+	sr.watch.sample(-1)
 	report := &localrun.Schedule{Name: "progress", Every: 2 * time.Second, Run: func(context.Context) error {
 		eff, _ := sys.Target.Effects()
 		depth := res.QueueDepth(ctx, res.QueueURL)
-		watch.sample(depth)
-		progress("sending: %d requests answered, %d events with an effect, queue %d, DLQ %d",
+		sr.watch.sample(depth)
+		sr.progress("sending: %d requests answered, %d events with an effect, queue %d, DLQ %d",
 			gen.sent.Load(), len(eff), depth, res.QueueDepth(ctx, res.DLQURL))
 		return nil
 	}}
@@ -133,26 +207,30 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.During != nil {
 		fw.Go(func() { faultErr = o.During(ctx, sys) })
 	}
-	gen.send(ctx, jobs, o.C, start)
-	sendWall := time.Since(start)
+	gen.send(ctx, sr.jobs, o.C, sr.start)
+	s.wall = time.Since(sr.start)
 	fw.Wait()
 	stopProgress()
 	pw.Wait()
 	if faultErr != nil {
-		return nil, fmt.Errorf("storm: faults: %w", faultErr)
+		return s, fmt.Errorf("storm: faults: %w", faultErr)
 	}
-	progress("sent: %d requests in %.1f s; waiting for every event to be terminal", gen.sent.Load(), sendWall.Seconds())
+	sr.progress("sent: %d requests in %.1f s; waiting for every event to be terminal", gen.sent.Load(), s.wall.Seconds())
+	return s, nil
+}
 
-	// Settle: until every accepted event's record is terminal.
-	settleStart := time.Now()
+// settle waits until every accepted event's record is terminal, o.Settle
+// has passed or ctx is done, and returns the records it read.
+func (sr *stormRun) settle(ctx context.Context, settleStart time.Time) (map[string]*RecordFacts, error) {
+	res := sr.res
 	records := map[string]*RecordFacts{}
-	pending := keys
+	pending := sr.keys
 	lastRead := time.Now()
 	for {
 		// Reading the table costs this process CPU (it is in the report's
 		// figure): read when the target has seen an effect for every
 		// pending event, or every 5 s.
-		if time.Since(lastRead) < 5*time.Second && !sys.Target.HasEffects(pending) {
+		if time.Since(lastRead) < 5*time.Second && !sr.sys.Target.HasEffects(pending) {
 			select {
 			case <-ctx.Done():
 			case <-time.After(250 * time.Millisecond):
@@ -160,7 +238,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			continue
 		}
 		lastRead = time.Now()
-		got, err := readRecords(ctx, table, pending)
+		got, err := readRecords(ctx, sr.table, pending)
 		if err != nil && ctx.Err() != nil {
 			return nil, err
 		}
@@ -174,51 +252,62 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 			still = append(still, k)
 		}
-		pending = notNeverAccepted(still, items, gen)
-		if len(pending) == 0 || time.Since(settleStart) > o.Settle || ctx.Err() != nil {
-			break
+		pending = notNeverAccepted(still, sr.items, sr.gen)
+		if len(pending) == 0 || time.Since(settleStart) > sr.o.Settle || ctx.Err() != nil {
+			return records, nil
 		}
 		depth := res.QueueDepth(ctx, res.QueueURL)
-		watch.sample(depth)
-		progress("settling: %d events not terminal yet (e.g. %s), queue %d, DLQ %d", len(pending), statusOf(records, pending[0]),
+		sr.watch.sample(depth)
+		sr.progress("settling: %d events not terminal yet (e.g. %s), queue %d, DLQ %d", len(pending), statusOf(records, pending[0]),
 			depth, res.QueueDepth(ctx, res.DLQURL))
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
 	}
-	// Late effects of abandoned attempts (a slow or held request) land now.
-	time.Sleep(o.Target.SlowFor + 500*time.Millisecond)
-	settleWall := time.Since(settleStart)
-	cpuMs := cpuclock.Self() - cpu0
-	ddb1, ddbOK1 := cpuclock.Proc(o.DDBPID)
-	// A terminal record does not change any more: read the others again.
+}
+
+// readOpen reads again the records that were not terminal (a terminal
+// record does not change any more).
+func (sr *stormRun) readOpen(ctx context.Context, records map[string]*RecordFacts) {
 	var open []string
-	for _, k := range keys {
+	for _, k := range sr.keys {
 		if r := records[k]; r == nil || !r.Status.Terminal() {
 			open = append(open, k)
 		}
 	}
-	if final, err := readRecords(ctx, table, open); err == nil {
+	if final, err := readRecords(ctx, sr.table, open); err == nil {
 		for k, r := range final {
 			records[k] = r
 		}
 	}
-	effects, first := sys.Target.Effects()
+}
 
+// cpuSpent is the CPU time of the storm: this process's over the send and
+// settle stages, and DynamoDB Local's clock before and after.
+type cpuSpent struct {
+	hookwallMs     float64
+	ddb0, ddb1     float64
+	ddbOK0, ddbOK1 bool
+}
+
+// report builds the storm's report from what the stages gathered.
+func (sr *stormRun) report(records map[string]*RecordFacts, sendWall, settleWall time.Duration, cpu cpuSpent) *Report {
+	o, sys, res, gen := sr.o, sr.sys, sr.res, sr.gen
+	effects, first := sys.Target.Effects()
 	gen.mu.Lock()
-	facts := Facts{Items: items, Attempts: gen.attempts, Deliveries: gen.deliveries, Records: records, Effects: effects, FirstEffect: first,
+	facts := Facts{Items: sr.items, Attempts: gen.attempts, Deliveries: gen.deliveries, Records: records, Effects: effects, FirstEffect: first,
 		Steps: max(o.Steps, 0), FirstReceive: sys.firstReceives()}
 	if o.Steps < 0 {
 		facts.Steps = 1 // the forward step
 	}
 	gen.mu.Unlock()
-	calls, callErrs := counter.Calls()
+	calls, callErrs := sr.counter.Calls()
 	r := Build(o, facts, calls, callErrs, sendWall, settleWall)
-	r.CPU.HookwallMs = round(cpuMs, 1)
-	r.CPU.HookwallPerDelivery = round(cpuMs/float64(max(1, r.Delivers)), 4)
-	if ddbOK0 && ddbOK1 {
-		v, per := round(ddb1-ddb0, 1), round((ddb1-ddb0)/float64(max(1, r.Delivers)), 4)
+	r.CPU.HookwallMs = round(cpu.hookwallMs, 1)
+	r.CPU.HookwallPerDelivery = round(cpu.hookwallMs/float64(max(1, r.Delivers)), 4)
+	if cpu.ddbOK0 && cpu.ddbOK1 {
+		v, per := round(cpu.ddb1-cpu.ddb0, 1), round((cpu.ddb1-cpu.ddb0)/float64(max(1, r.Delivers)), 4)
 		r.CPU.DynamoDBLocalMs, r.CPU.DynamoDBPerDelivery = &v, &per
 	}
 	r.Target = sys.Target.Stats()
@@ -230,15 +319,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.Config["reenqueue_grace"], r.Config["retry_base"] = sys.Receiver.ReenqueueGrace.String(), sys.Processor.RetryBase.String()
 	r.Config["retry_cap"], r.Config["max_attempts"] = sys.Processor.RetryCap.String(), sys.Processor.MaxAttempts
 	r.Groups = sys.groupReport()
-	watch.sample(-1)
-	r.QueueDepthMax, r.Load = watch.depthMax, watch.load()
+	sr.watch.sample(-1)
+	r.QueueDepthMax, r.Load = sr.watch.depthMax, sr.watch.load()
 	if o.Inspect != nil {
 		r.records = records
 		o.Inspect(r, sys)
 	}
 	r.OK = len(r.Failures()) == 0
-	progress("done: lost %d, doubled %d, never accepted %d", r.Outcome.Lost, r.Outcome.Doubled, r.Outcome.NeverAccepted)
-	return r, nil
+	return r
 }
 
 // multiTenant reports whether items are sent for more than one tenant.
