@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,14 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-sam/dockershim"
 	"github.com/hookwall/hookwall/shared/awsconf"
-	"github.com/hookwall/hookwall/shared/runfile"
 )
 
 // Files in the run directory.
@@ -252,7 +246,10 @@ func fileExists(p string) bool {
 }
 
 // Run runs the local SAM stack until ctx is done, then stops everything it
-// started. See the package documentation.
+// started. See the package documentation. Its stages, in order: the lock
+// and the logs, the ports, the tenants document, the stack (Prepare), sam
+// local start-lambda and start-api, the event sources, the forward target,
+// runner.json and the banner; then it waits and stops.
 func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	lk, err := localrun.AcquireLock(cfg.Run.RunDir, localrun.HolderSamLocal)
 	if err != nil {
@@ -264,16 +261,8 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	tap := localrun.NewLogTap(sys.Stdout, human, human && os.Getenv("NO_COLOR") == "")
 	log := slog.New(slog.NewJSONHandler(tap, nil))
 
-	// Ports first: one in use fails before anything is started.
-	for _, p := range []struct {
-		name string
-		port int
-	}{{"SAM_API_PORT", cfg.APIPort}, {"SAM_LAMBDA_PORT", cfg.LambdaPort}} {
-		ln, lerr := net.Listen("tcp", net.JoinHostPort(localrun.DefaultHost, strconv.Itoa(p.port)))
-		if lerr != nil {
-			return fmt.Errorf("samlocal: port %d is in use (%v): stop what uses it or choose another, e.g. %s=%d make sam-local", p.port, lerr, p.name, p.port+10)
-		}
-		ln.Close()
+	if err := checkPorts(cfg); err != nil {
+		return err
 	}
 	fwdLn, forwardURL, err := localrun.ListenForward(cfg.Run.ForwardURL)
 	if err != nil {
@@ -282,122 +271,25 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	if fwdLn != nil {
 		defer fwdLn.Close()
 	}
-
-	// The tenants document, into the run directory (for the send commands)
-	// and into every build output (for the functions).
-	tenantsFile := cfg.Run.TenantsFile
-	var doc []byte
-	if tenantsFile == "" {
-		if doc, err = localrun.DemoTenants(forwardURL); err != nil {
-			return err
-		}
-		tenantsFile = filepath.Join(cfg.Run.RunDir, "tenants.json")
-		if err := os.WriteFile(tenantsFile, doc, 0o600); err != nil {
-			return fmt.Errorf("samlocal: write the demo tenants: %w", err)
-		}
-	} else if doc, err = os.ReadFile(tenantsFile); err != nil {
-		return fmt.Errorf("samlocal: tenants: %w", err)
+	tenantsFile, doc, err := tenantsDocument(cfg, forwardURL)
+	if err != nil {
+		return err
 	}
-
 	st, err := Prepare(ctx, cfg, doc, log, sys.Stderr, sys.Setenv)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 
-	emit := func(name string) func(string) {
-		return func(line string) {
-			if cfg.IAMRecord != "" {
-				if rec, ok := awsconf.ParseRecordLine(line); ok {
-					if err := awsconf.WriteRecord(cfg.IAMRecord, rec); err != nil {
-						log.Error("hookwall-sam: runtime IAM record", slog.String("error", err.Error()))
-					}
-				}
-			}
-			if human {
-				// On a terminal, the functions' metric lines (EMF) and blank lines
-				// are left to the log files.
-				if strings.TrimSpace(line) == "" || strings.Contains(line, `"_aws":{"CloudWatchMetrics"`) {
-					return
-				}
-				line = tap.Human([]byte(line))
-			}
-			fmt.Fprintf(sys.Stdout, "%-6s | %s\n", name, line)
-		}
+	sam := &samServers{}
+	defer func() { err = errors.Join(err, sam.stop()) }()
+	if err := sam.start(ctx, cfg, st, lineEmitter(cfg, sys, human, tap, log), sys.Stderr); err != nil {
+		return err
 	}
-	apiBase := fmt.Sprintf("http://%s:%d", localrun.DefaultHost, cfg.APIPort)
-	lambdaBase := fmt.Sprintf("http://%s:%d", localrun.DefaultHost, cfg.LambdaPort)
-	fmt.Fprintf(sys.Stderr, "sam-local: sam local start-lambda on %s and sam local start-api on %s (containers: %s, --warm-containers LAZY)\n",
-		lambdaBase, apiBase, st.SAM.Image)
-	lambdaLog := filepath.Join(cfg.Run.RunDir, LambdaLog)
-	apiLog := filepath.Join(cfg.Run.RunDir, APILog)
-	procs := []*Process{}
-	defer func() {
-		for i := len(procs) - 1; i >= 0; i-- {
-			if serr := procs[i].Stop(stopGrace); serr != nil {
-				err = errors.Join(err, serr)
-			}
-		}
-	}()
-	lp, err := Start("lambda", st.SAM.Command(ctx, "start-lambda", "--host", localrun.DefaultHost, "--port", strconv.Itoa(cfg.LambdaPort),
-		"--warm-containers", "LAZY"), emit("lambda"), lambdaLog)
+	pollers, sweeper, err := eventSources(ctx, cfg, st, log, sam.lambdaBase)
 	if err != nil {
 		return err
 	}
-	procs = append(procs, lp)
-	ap, err := Start("api", st.SAM.Command(ctx, "start-api", "--host", localrun.DefaultHost, "--port", strconv.Itoa(cfg.APIPort),
-		"--warm-containers", "LAZY"), emit("api"), apiLog)
-	if err != nil {
-		return err
-	}
-	procs = append(procs, ap)
-	if err := lp.WaitReady(ctx, net.JoinHostPort(localrun.DefaultHost, strconv.Itoa(cfg.LambdaPort)), readyTimeout, lambdaLog); err != nil {
-		return err
-	}
-	if err := ap.WaitReady(ctx, net.JoinHostPort(localrun.DefaultHost, strconv.Itoa(cfg.APIPort)), readyTimeout, apiLog); err != nil {
-		return err
-	}
-
-	// The event sources: the queues' pollers invoke the processor and the
-	// compensator through start-lambda; the schedule the sweeper.
-	sqsClient := sqs.New(sqs.Options{Region: Region, BaseEndpoint: aws.String(st.Env["AWS_ENDPOINT_URL_SQS"]),
-		Credentials: credentials.NewStaticCredentialsProvider(st.Env["AWS_ACCESS_KEY_ID"], st.Env["AWS_SECRET_ACCESS_KEY"], "")})
-	iv := &Invoker{Client: NewLambdaClient(lambdaBase, Region), Log: log}
-	queueURL := map[string]string{"EventsQueue": st.Env["QUEUE_URL"], "EventsDeadLetterQueue": st.Env["DLQ_URL"]}
-	var pollers []*localrun.Poller
-	for _, fn := range []string{Processor, Compensator} {
-		es := st.Template.SQS[fn]
-		if !es.Partial {
-			return fmt.Errorf("samlocal: %s's SQS event has no FunctionResponseTypes: [ReportBatchItemFailures]; the local event source implements only partial batch responses", fn)
-		}
-		url := queueURL[es.Queue]
-		if url == "" {
-			return fmt.Errorf("samlocal: %s reads queue %q, which the local stack does not have", fn, es.Queue)
-		}
-		arn, err := localrun.QueueARN(ctx, sqsClient, url)
-		if err != nil {
-			return err
-		}
-		name := strings.ToLower(strings.TrimSuffix(fn, "Function"))
-		pollers = append(pollers, &localrun.Poller{
-			Name: name, Client: sqsClient, QueueURL: url, QueueARN: arn, Region: Region,
-			Handle: iv.BatchHandler(fn), BatchSize: es.BatchSize, Wait: es.Window,
-			Timeout: st.Template.Timeout[fn] + invokeMargin, Concurrency: 1,
-			Log: log.With(slog.String("function", name)),
-		})
-	}
-	sweepEvery := st.Template.Sweep
-	if cfg.SweepEvery > 0 {
-		sweepEvery = cfg.SweepEvery
-	}
-	sweeper := &localrun.Schedule{Name: "sweeper", Every: sweepEvery, Run: func(ctx context.Context) error {
-		raw, err := localrun.ScheduledEvent(time.Now(), Region, "hookwall-sam-local-sweep")
-		if err != nil {
-			return err
-		}
-		_, err = iv.Invoke(ctx, Compensator, raw)
-		return err
-	}}
 
 	// The forward target standing for the business.
 	forwarded := filepath.Join(cfg.Run.RunDir, ForwardedFile)
@@ -408,42 +300,32 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 	sources := localrun.StartSources(ctx, log, pollers, []*localrun.Schedule{sweeper})
 	defer sources.Cancel()
 
-	// runner.json: the CLI and "hookwall-run send" find this stack through
-	// HOOKWALL_RUN_DIR=<run dir>.
-	info := runfile.Info{PID: os.Getpid(), URL: apiBase, TenantsFile: tenantsFile, Env: map[string]string{
-		"TABLE_NAME": cfg.Run.TableName, "QUEUE_URL": st.Env["QUEUE_URL"], "DLQ_URL": st.Env["DLQ_URL"], "AWS_REGION": Region,
-		"HOOKWALL_TENANTS_FILE": tenantsFile, "AWS_ENDPOINT_URL_DYNAMODB": st.Env["AWS_ENDPOINT_URL_DYNAMODB"],
-		"AWS_ENDPOINT_URL_SQS": st.Env["AWS_ENDPOINT_URL_SQS"],
-		"AWS_ACCESS_KEY_ID":    st.Env["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY": st.Env["AWS_SECRET_ACCESS_KEY"],
-	}}
-	var configured []string
-	info.Tenants, configured = localrun.TenantsOf(tenantsFile)
-	discovery, err := runfile.Write(cfg.Run.RunDir, info)
+	discovery, configured, err := writeRunFile(cfg, st, sam.apiBase, tenantsFile)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(discovery)
-	_ = lk.Note(apiBase)
+	_ = lk.Note(sam.apiBase)
 
 	printBanner(sys, banner{
-		api: apiBase, lambda: lambdaBase, forward: forwardURL, localForward: fwdLn != nil, forwarded: forwarded,
+		api: sam.apiBase, lambda: sam.lambdaBase, forward: forwardURL, localForward: fwdLn != nil, forwarded: forwarded,
 		tenants: tenantsFile, demo: cfg.Run.TenantsFile == "", image: st.SAM.Image, arch: cfg.Arch,
 		table: cfg.Run.TableName, queue: cfg.Run.QueueName, dlq: cfg.Run.DLQName,
 		ddb: st.Env["AWS_ENDPOINT_URL_DYNAMODB"], sqs: st.Env["AWS_ENDPOINT_URL_SQS"],
-		pollers: pollers, sweepEvery: sweepEvery, started: st.Started(), runDir: cfg.Run.RunDir, configured: configured,
+		pollers: pollers, sweepEvery: sweeper.Every, started: st.Started(), runDir: cfg.Run.RunDir, configured: configured,
 	})
 	if !human {
-		log.Info("hookwall-sam: ready", slog.String("api", apiBase), slog.String("lambda", lambdaBase),
+		log.Info("hookwall-sam: ready", slog.String("api", sam.apiBase), slog.String("lambda", sam.lambdaBase),
 			slog.String("forward_url", forwardURL), slog.String("tenants", tenantsFile), slog.String("image", st.SAM.Image),
 			slog.String("arch", cfg.Arch))
 	}
 
 	select {
 	case <-ctx.Done():
-	case <-lp.Done():
-		err = fmt.Errorf("samlocal: sam local start-lambda exited (log: %s)", lambdaLog)
-	case <-ap.Done():
-		err = fmt.Errorf("samlocal: sam local start-api exited (log: %s)", apiLog)
+	case <-sam.lambda.Done():
+		err = fmt.Errorf("samlocal: sam local start-lambda exited (log: %s)", sam.lambdaLog)
+	case <-sam.api.Done():
+		err = fmt.Errorf("samlocal: sam local start-api exited (log: %s)", sam.apiLog)
 	}
 	fmt.Fprintln(sys.Stderr, "\nsam-local: stopping (event sources, then sam local and its containers"+
 		map[bool]string{true: ", then what this run started: " + strings.Join(st.Started(), ", "), false: ""}[len(st.Started()) > 0]+
