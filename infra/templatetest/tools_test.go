@@ -172,12 +172,12 @@ func TestCheckovRunsInCI(t *testing.T) {
 	}
 }
 
-// `make sam-local` runs cmd/hookwall-sam after installing the SAM CLI, and
+// `make sam-local` runs dev/cmd/hookwall-sam after installing the SAM CLI, and
 // CI runs the container test.
 func TestSAMLocalRunsInCI(t *testing.T) {
 	out := makeDryRun(t, "sam-local", "SAM_VENV="+t.TempDir())
 	if !strings.Contains(out, "./cmd/hookwall-sam") || !strings.Contains(out, "pip install") {
-		t.Errorf("make sam-local does not install the SAM CLI and build cmd/hookwall-sam:\n%s", out)
+		t.Errorf("make sam-local does not install the SAM CLI and build dev/cmd/hookwall-sam:\n%s", out)
 	}
 	ci, err := os.ReadFile(ciRunPath)
 	if err != nil {
