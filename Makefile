@@ -367,7 +367,7 @@ chaos: storm-bin ## chaos scenarios (toxiproxy, pause, kill…) on a private sta
 # mix must settle with lost = doubled = FAILED = DEAD = COMPENSATED = 0 (else the exit status is
 # 1). Builds, logs and UPGRADE_OUT/upgrade.json in .local/upgrade; UPGRADE_PORTS=FROM-TO pins
 # the ports it listens on (default: free ones); UPGRADE_ARGS adds flags (hookwall-upgrade -h).
-UPGRADE_N ?= 200
+UPGRADE_N ?= 500
 UPGRADE_PORTS ?=
 UPGRADE_ARGS ?=
 UPGRADE_OUT ?= $(ROOT)/.local/upgrade

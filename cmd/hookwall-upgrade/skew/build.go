@@ -32,7 +32,7 @@ func BuildTree(ctx context.Context, version, src, out string) (Build, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return b, fmt.Errorf("skew: build %s: %w", version, err)
 	}
-	args := []string{"build", "-trimpath", "-o", out + string(filepath.Separator)}
+	args := []string{"build", "-trimpath", "-buildvcs=false", "-o", out + string(filepath.Separator)}
 	for _, r := range Roles {
 		args = append(args, "./functions/"+r)
 		b.Bins[r] = filepath.Join(out, r)

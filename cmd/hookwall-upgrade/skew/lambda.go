@@ -25,7 +25,7 @@ type Function struct {
 	cmd    *exec.Cmd
 	client *rpc.Client
 	port   int
-	seq    atomic.Int64
+	seq    atomic.Int64 // invocations so far
 	exited chan struct{}
 }
 
@@ -69,6 +69,9 @@ func StartFunction(ctx context.Context, name, bin string, port int, env map[stri
 		}
 	}
 }
+
+// Invocations is how many times the function was invoked.
+func (f *Function) Invocations() int64 { return f.seq.Load() }
 
 // Port is the port the function serves on.
 func (f *Function) Port() int { return f.port }

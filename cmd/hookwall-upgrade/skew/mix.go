@@ -37,6 +37,34 @@ func (m Mix) End() map[string][]string {
 	return end
 }
 
+// Uses returns the versions role runs at any time of the mix.
+func (m Mix) Uses(role string) []string {
+	out := slices.Clone(m.Start[role])
+	for _, c := range m.Changes {
+		if c.Role == role {
+			out = append(out, c.Versions...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Unexercised returns the "<role>@<version>" of the receiver and the
+// processor that the mix runs but that were never invoked (a mix that
+// never mixed proves nothing). The compensator is left out: with nothing
+// dead-lettered it may only see a sweep or none.
+func (m Mix) Unexercised(invocations map[string]int64) []string {
+	var out []string
+	for _, r := range []string{Receiver, Processor} {
+		for _, v := range m.Uses(r) {
+			if invocations[r+"@"+v] == 0 {
+				out = append(out, r+"@"+v)
+			}
+		}
+	}
+	return out
+}
+
 // Describe is one line: each role's versions at the start and the changes.
 func (m Mix) Describe() string {
 	var b strings.Builder

@@ -3,6 +3,8 @@ package skew
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -28,6 +30,14 @@ func Report(w io.Writer, results []Result) {
 		}
 		fmt.Fprintf(w, "  newer:     left for newer code: %d events settled only once the newer code ran; %s: %s\n",
 			r.LeftForNewer, NewerMetric, newer)
+		var inv []string
+		for _, name := range slices.Sorted(maps.Keys(r.Invocations)) {
+			inv = append(inv, fmt.Sprintf("%s %d", name, r.Invocations[name]))
+		}
+		fmt.Fprintf(w, "  invoked:   %s\n", strings.Join(inv, ", "))
+		if len(r.Unexercised) > 0 {
+			fmt.Fprintf(w, "  never invoked (the mix did not mix): %s\n", strings.Join(r.Unexercised, ", "))
+		}
 		for what, keys := range t.Samples {
 			fmt.Fprintf(w, "  %-10s %s\n", what+":", strings.Join(keys, " "))
 		}

@@ -53,11 +53,11 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Defaults returns the default options: 200 items per mix, 30% delivered
+// Defaults returns the default options: 500 items per mix, 30% delivered
 // twice and 10% three times (as the storm), 8 at once.
 func Defaults() Options {
 	return Options{
-		N: 200, C: 8, Dup2: 0.3, Dup3: 0.1, Concurrent: 0.5, Multi: 0.3, Seed: 32,
+		N: 500, C: 8, Dup2: 0.3, Dup3: 0.1, Concurrent: 0.5, Multi: 0.3, Seed: 32,
 		Deadline: 2 * time.Minute, Settle: 2 * time.Minute, SweepEvery: 10 * time.Second, Pollers: 2,
 		DDBEndpoint: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), SQSEndpoint: os.Getenv("AWS_ENDPOINT_URL_SQS"),
 		LogLevel: "info",
@@ -87,13 +87,19 @@ type Result struct {
 	NewerCounted bool  `json:"newer_counted"`
 	// AbsorbedReplays are repeats of an applied idempotency key the
 	// target absorbed (a careful business dedupes by Idempotency-Key).
-	AbsorbedReplays int           `json:"absorbed_replays"`
-	Took            time.Duration `json:"took_ns"`
-	Logs            []string      `json:"logs"`
+	AbsorbedReplays int `json:"absorbed_replays"`
+	// Invocations counts each "<role>@<version>"'s invocations;
+	// Unexercised names the receiver and processor versions of the mix
+	// never invoked (the mix did not mix: a failure).
+	Invocations map[string]int64 `json:"invocations"`
+	Unexercised []string         `json:"unexercised,omitempty"`
+	Took        time.Duration    `json:"took_ns"`
+	Logs        []string         `json:"logs"`
 }
 
-// OK reports the mix's verdict: every delivery accepted, and the tally OK.
-func (r Result) OK() bool { return r.Refused == 0 && r.Tally.OK() }
+// OK reports the mix's verdict: every delivery accepted, every version of
+// the mix invoked, and the tally OK.
+func (r Result) OK() bool { return r.Refused == 0 && len(r.Unexercised) == 0 && r.Tally.OK() }
 
 // Run builds the previous release and the current code, then runs each
 // mix on a table and queues of its own and returns the results.
@@ -232,6 +238,8 @@ func runMix(ctx context.Context, o Options, m Mix, builds map[string]Build, port
 	res.AbsorbedReplays = target.Stats().AbsorbedReplays
 	stopSweep()
 	stack.Close()
+	res.Invocations = stack.Invocations()
+	res.Unexercised = m.Unexercised(res.Invocations)
 	res.NewerFormat, res.NewerCounted, err = CountNewer(stack.LogFiles())
 	res.Took = time.Since(start)
 	return res, err

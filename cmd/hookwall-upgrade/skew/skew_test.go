@@ -163,3 +163,24 @@ func TestPorts(t *testing.T) {
 		}
 	}
 }
+
+// TestUnexercised: a receiver or processor version of the mix never
+// invoked fails it; the compensator may go unused.
+func TestUnexercised(t *testing.T) {
+	m := Mixes("0.1.0", "0.2.0")[2] // rollback: processor 0.2.0, then 0.2.0+0.1.0, then 0.1.0
+	if got := m.Uses(Processor); strings.Join(got, ",") != "0.1.0,0.2.0" {
+		t.Errorf("processor uses %v", got)
+	}
+	inv := map[string]int64{"receiver@0.2.0": 10, "processor@0.2.0": 4}
+	if got := m.Unexercised(inv); strings.Join(got, ",") != "processor@0.1.0" {
+		t.Errorf("unexercised %v, want the old processor", got)
+	}
+	inv["processor@0.1.0"] = 1
+	if got := m.Unexercised(inv); len(got) != 0 {
+		t.Errorf("unexercised %v with every version invoked (no compensator invocation needed)", got)
+	}
+	r := Result{Unexercised: []string{"processor@0.1.0"}}
+	if r.OK() {
+		t.Error("a mix that did not mix is OK")
+	}
+}

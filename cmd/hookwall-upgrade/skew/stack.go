@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,7 @@ type Stack struct {
 
 	mu      sync.Mutex
 	running map[string][]*instance
+	retired map[string]int64 // "<role>@<version>" → invocations of retired processes
 	logs    []string
 	next    atomic.Int64
 }
@@ -164,6 +166,12 @@ func (s *Stack) retire(in *instance) {
 	in.stop()
 	<-in.done
 	in.fn.Stop()
+	s.mu.Lock()
+	if s.retired == nil {
+		s.retired = map[string]int64{}
+	}
+	s.retired[in.fn.Name] += in.fn.Invocations()
+	s.mu.Unlock()
 	s.Ports.Give(in.fn.Port())
 	in.log.Close()
 }
@@ -236,6 +244,23 @@ func (s *Stack) Close() {
 			_ = s.Set(context.Background(), r)
 		}
 	}
+}
+
+// Invocations returns how many times each "<role>@<version>" was invoked
+// (the sweep schedule's included), by processes retired or running.
+func (s *Stack) Invocations() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := maps.Clone(s.retired)
+	if out == nil {
+		out = map[string]int64{}
+	}
+	for _, ins := range s.running {
+		for _, in := range ins {
+			out[in.fn.Name] += in.fn.Invocations()
+		}
+	}
+	return out
 }
 
 // LogFiles returns the function processes' log files so far.
