@@ -25,8 +25,8 @@ func Report(w io.Writer, results []Result) {
 		fmt.Fprintf(w, "  queues:    %d on the queue, %d on the dead-letter queue; %d replays absorbed by the target\n",
 			t.Queue, t.DLQ, r.AbsorbedReplays)
 		newer := "n/a (no function of this mix counts newer formats)"
-		if r.NewerCounted {
-			newer = fmt.Sprint(r.NewerFormat)
+		if r.Newer.Counted {
+			newer = fmt.Sprint(r.Newer.Count)
 		}
 		fmt.Fprintf(w, "  newer:     left for newer code: %d events settled only once the newer code ran; %s: %s\n",
 			r.LeftForNewer, NewerMetric, newer)

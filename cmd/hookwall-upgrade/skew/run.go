@@ -69,6 +69,9 @@ type Result struct {
 	Mix      string `json:"mix"`
 	What     string `json:"what"`
 	Versions string `json:"versions"`
+	// Took is the mix's time, building excluded; Logs its function logs.
+	Took time.Duration `json:"took_ns"`
+	Logs []string      `json:"logs"`
 	// Items, Deliveries and Attempts are what was sent; Refused the
 	// deliveries never accepted by the deadline.
 	Items      int `json:"items"`
@@ -79,12 +82,10 @@ type Result struct {
 	Tally Tally `json:"tally"`
 	// LeftForNewer are the events not settled by the mix's own versions,
 	// settled once the newer code ran every function (0 when the mix
-	// settled by itself).
-	LeftForNewer int `json:"left_for_newer"`
-	// NewerFormat is the data the functions counted as left for newer code
-	// ([NewerMetric]); NewerCounted says whether any function counts it.
-	NewerFormat  int64 `json:"newer_format"`
-	NewerCounted bool  `json:"newer_counted"`
+	// settled by itself); Newer is the data the functions counted as left
+	// for newer code.
+	LeftForNewer int   `json:"left_for_newer"`
+	Newer        Newer `json:"newer_format"`
 	// AbsorbedReplays are repeats of an applied idempotency key the
 	// target absorbed (a careful business dedupes by Idempotency-Key).
 	AbsorbedReplays int `json:"absorbed_replays"`
@@ -93,8 +94,14 @@ type Result struct {
 	// never invoked (the mix did not mix: a failure).
 	Invocations map[string]int64 `json:"invocations"`
 	Unexercised []string         `json:"unexercised,omitempty"`
-	Took        time.Duration    `json:"took_ns"`
-	Logs        []string         `json:"logs"`
+}
+
+// Newer is the sum of [NewerMetric] over a mix's function logs; Counted
+// says whether any function of the mix counts it (a release without
+// versioned formats does not).
+type Newer struct {
+	Count   int64 `json:"count"`
+	Counted bool  `json:"counted"`
 }
 
 // OK reports the mix's verdict: every delivery accepted, every version of
@@ -240,7 +247,7 @@ func runMix(ctx context.Context, o Options, m Mix, builds map[string]Build, port
 	stack.Close()
 	res.Invocations = stack.Invocations()
 	res.Unexercised = m.Unexercised(res.Invocations)
-	res.NewerFormat, res.NewerCounted, err = CountNewer(stack.LogFiles())
+	res.Newer.Count, res.Newer.Counted, err = CountNewer(stack.LogFiles())
 	res.Took = time.Since(start)
 	return res, err
 }
