@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // Roles are the functions a release runs, by their directory under functions/.
@@ -62,7 +63,8 @@ func BuildCommit(ctx context.Context, version, repo, commit, work string) (Build
 		{"tar", "-x", "-f", tar, "-C", src},
 	} {
 		if o, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput(); err != nil {
-			return Build{}, fmt.Errorf("skew: %s %s of %s: %w\n%s", args[0], args[1], version, err, o)
+			return Build{}, fmt.Errorf("skew: %s of %s (commit %s; in a shallow clone, fetch it first: git fetch --unshallow, or git fetch origin tag v%s): %w\n%s",
+				strings.Join(args[:2], " "), version, commit, version, err, o)
 		}
 	}
 	return BuildTree(ctx, version, src, filepath.Join(work, "bin"))

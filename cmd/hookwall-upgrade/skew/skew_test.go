@@ -184,3 +184,12 @@ func TestUnexercised(t *testing.T) {
 		t.Error("a mix that did not mix is OK")
 	}
 }
+
+// TestBuildCommitMissing: a commit the clone lacks fails before any build,
+// saying how to fetch it.
+func TestBuildCommitMissing(t *testing.T) {
+	_, err := BuildCommit(t.Context(), "9.9.9", filepath.Join("..", "..", ".."), "0000000000000000000000000000000000000000", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "git fetch origin tag v9.9.9") {
+		t.Errorf("error %v: want the fetch hint", err)
+	}
+}
