@@ -22,6 +22,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/audit"
 	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/release"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -62,7 +63,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"help", "nothing"}, exitUsage, nil, []string{`no command "nothing"`}},
 		{[]string{"events", "list", "--bogus"}, exitUsage, nil, []string{"flag provided but not defined: -bogus", "Run 'hookwall events list --help'"}},
 		{[]string{"-h"}, exitOK, []string{"  send <provider>", "  version ", "make run", "HOOKWALL_RUN_DIR"}, nil},
-		{[]string{"version"}, exitOK, []string{"hookwall ", runtime.Version()}, nil},
+		{[]string{"version"}, exitOK, []string{"hookwall " + release.Version + " (build ", runtime.Version()}, nil},
 		{[]string{"--version"}, exitOK, []string{"hookwall ", runtime.Version()}, nil},
 		{[]string{"version", "--json"}, exitOK, []string{`"goVersion": "` + runtime.Version() + `"`}, nil},
 		{[]string{"version", "x"}, exitUsage, nil, []string{`unexpected argument "x"`, "Run 'hookwall version --help'"}},
@@ -662,13 +663,16 @@ func TestVersionReadsTheBuildInfo(t *testing.T) {
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "c77e49b550ba"}, {Key: "vcs.time", Value: "2026-12-01T12:00:00Z"},
 			{Key: "vcs.modified", Value: "true"}}}
 	v := readVersion(info, true)
-	if got := v.String(); got != "hookwall v1.4.0, revision c77e49b550ba (modified) of 2026-12-01T12:00:00Z, go1.26.1" {
+	if got := v.String(); got != "hookwall "+release.Version+" (build v1.4.0), revision c77e49b550ba (modified) of 2026-12-01T12:00:00Z, go1.26.1" {
 		t.Errorf("version line %q", got)
 	}
 	if !v.Modified || v.Revision != "c77e49b550ba" || v.Module != "github.com/hookwall/hookwall" {
 		t.Errorf("version %+v", v)
 	}
-	if got := readVersion(nil, false).String(); got != "hookwall unknown, unknown" {
+	if v.Release != release.Version {
+		t.Errorf("release %q, want %q", v.Release, release.Version)
+	}
+	if got := readVersion(nil, false).String(); got != "hookwall "+release.Version+" (build unknown), unknown" {
 		t.Errorf("without build information: %q", got)
 	}
 }

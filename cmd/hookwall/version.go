@@ -6,12 +6,16 @@ import (
 	"runtime/debug"
 
 	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/release"
 )
 
-// versionInfo is what `hookwall version` prints: from the build information
-// the Go toolchain embeds (the module version; with a VCS checkout, the
-// revision, its time and whether the tree had uncommitted changes).
+// versionInfo is what `hookwall version` prints: the release this code is
+// (release.Version, as the functions log and stamp it) beside the build
+// information the Go toolchain embeds (the module version; with a VCS
+// checkout, the revision, its time and whether the tree had uncommitted
+// changes).
 type versionInfo struct {
+	Release   string `json:"release"`
 	Module    string `json:"module"`
 	Version   string `json:"version"`
 	Revision  string `json:"revision,omitempty"`
@@ -23,7 +27,7 @@ type versionInfo struct {
 // readVersion reads info (from debug.ReadBuildInfo; ok false when the
 // binary carries none).
 func readVersion(info *debug.BuildInfo, ok bool) versionInfo {
-	v := versionInfo{Module: repo.Module, Version: "unknown", GoVersion: "unknown"}
+	v := versionInfo{Release: release.Version, Module: repo.Module, Version: "unknown", GoVersion: "unknown"}
 	if !ok || info == nil {
 		return v
 	}
@@ -51,7 +55,7 @@ func readVersion(info *debug.BuildInfo, ok bool) versionInfo {
 
 // String is the one line `hookwall version` prints.
 func (v versionInfo) String() string {
-	s := "hookwall " + v.Version
+	s := "hookwall " + v.Release + " (build " + v.Version + ")"
 	if v.Revision != "" {
 		s += ", revision " + v.Revision
 		if v.Modified {

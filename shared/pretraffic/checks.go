@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -27,7 +26,6 @@ import (
 // links neither).
 const (
 	eventsRoute  = "GET /events/{provider}/{tenant}/{key}"
-	webhookRoute = "/webhooks/{provider}/{tenant}"
 	attrEventKey = "hookwall-event-key"
 	// EventType is the type of the processor's check message: no handler
 	// serves it, and the processor never gets as far as looking.
@@ -181,32 +179,10 @@ func demoTenant(name string, p *provider.Provider) (*tenants.Tenant, error) {
 	return tenants.NewTenant(name, nil, map[string]provider.Settings{p.Name: s}), nil
 }
 
-// gatewayRequest is r as API Gateway's HTTP API (payload 2.0) delivers it
-// to the receiver on the webhook route.
+// gatewayRequest is r as API Gateway's HTTP API delivers it to the
+// receiver on the webhook route ([signer.Request.GatewayEvent]).
 func gatewayRequest(r *signer.Request, requestID string) events.APIGatewayV2HTTPRequest {
-	headers := map[string]string{}
-	for k, v := range r.Header {
-		headers[strings.ToLower(k)] = strings.Join(v, ",")
-	}
-	query := map[string]string{}
-	for k, v := range r.Query {
-		query[k] = strings.Join(v, ",")
-	}
-	return events.APIGatewayV2HTTPRequest{
-		Version:               "2.0",
-		RouteKey:              r.Method + " " + webhookRoute,
-		RawPath:               r.Path(),
-		RawQueryString:        r.Query.Encode(),
-		Headers:               headers,
-		QueryStringParameters: query,
-		PathParameters:        map[string]string{"provider": r.Provider, "tenant": r.Tenant},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			RequestID: requestID,
-			HTTP:      events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: r.Method, Path: r.Path(), UserAgent: "hookwall-pretraffic"},
-		},
-		Body:            base64.StdEncoding.EncodeToString(r.Body),
-		IsBase64Encoded: true,
-	}
+	return r.GatewayEvent(requestID, "hookwall-pretraffic")
 }
 
 // answer invokes the receiver with ev and returns its answer.

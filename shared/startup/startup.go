@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/release"
 	"github.com/hookwall/hookwall/shared/settings"
 )
 
@@ -36,7 +37,8 @@ type Build[S Settings, H any] func(ctx context.Context, s S, logger *slog.Logger
 
 // Run is the main function of the Lambda function name: load from the
 // process environment, a logger at the settings' level, the warnings
-// logged, build, then lambda.Start with handler(h) (the handler's method
+// logged, build, the start-up line "<name>: started" with the release's
+// version logged, then lambda.Start with handler(h) (the handler's method
 // for the function's event source, such as h.Handle). It does not return:
 // a failure to load or build is logged as "<name>: start" and exits 1.
 func Run[S Settings, H any](name string, load Load[S], build Build[S, H], handler func(H) any) {
@@ -52,7 +54,15 @@ func Run[S Settings, H any](name string, load Load[S], build Build[S, H], handle
 		log.Error(name+": start", slog.Any("error", err))
 		os.Exit(1)
 	}
+	logStarted(log, name)
 	lambda.Start(handler(h))
+}
+
+// logStarted logs the start-up line of the function name: "<name>: started"
+// with the release it runs (release.Version), so that the logs of two
+// releases running at once (a gradual deployment, a rollback) tell them apart.
+func logStarted(log *slog.Logger, name string) {
+	log.Info(name+": started", slog.String("version", release.Version))
 }
 
 // common returns the settings every function reads, embedded in s.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/release"
 	"github.com/hookwall/hookwall/shared/settings"
 )
 
@@ -89,5 +91,17 @@ func TestRunExitsOnFailure(t *testing.T) {
 				t.Errorf("%d error lines, want 1: %s", n, out)
 			}
 		})
+	}
+}
+
+// TestStartedLineNamesTheRelease: the start-up line carries the function's
+// name and the release it runs.
+func TestStartedLineNamesTheRelease(t *testing.T) {
+	var out strings.Builder
+	logStarted(obs.NewLogger(&out, slog.LevelInfo), "processor")
+	for _, want := range []string{`"msg":"processor: started"`, `"version":"` + release.Version + `"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("start-up line %q lacks %s", out.String(), want)
+		}
 	}
 }
