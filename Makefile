@@ -370,7 +370,7 @@ storm-noisy: services-up storm-bin ## noisy-tenant storm: 4 quiet tenants + 1 at
 chaos: storm-bin ## chaos scenarios (toxiproxy, pause, kill…) on a private stack, CHAOS_N items each (CI: CHAOS_N=1000); CHAOS_SCENARIOS=a,b picks some
 	$(IAM_RECORD_ENV) $(STORM_BIN) chaos -n $(CHAOS_N) $(if $(CHAOS_SCENARIOS),-scenarios $(CHAOS_SCENARIOS)) -json $(STORM_OUT)/chaos.json $(CHAOS_ARGS)
 
-# `make upgrade-test` (cmd/hookwall-upgrade, issue #32): the skew test. It builds the previous
+# `make upgrade-test` (dev/cmd/hookwall-upgrade, issue #32): the skew test. It builds the previous
 # release (its commit from releases.tsv, through git archive) and the current code, runs each
 # function as a process of its own, and sends a storm (UPGRADE_N items per mix, 30% twice, 10%
 # three times) while the releases are mixed: old receiver + new processor and compensator; new
@@ -387,7 +387,7 @@ UPGRADE_BIN := $(ROOT)/.local/bin/hookwall-upgrade
 
 upgrade-test: services-up ## skew test: the previous release (releases.tsv) and this code mixed under a storm with duplicates, 3 mixes; 0 lost/doubled/FAILED/DEAD/COMPENSATED (UPGRADE_N, UPGRADE_PORTS, UPGRADE_ARGS)
 	@mkdir -p $(dir $(UPGRADE_BIN)) $(UPGRADE_OUT)
-	$(GO) build -o $(UPGRADE_BIN) ./cmd/hookwall-upgrade
+	cd $(DEV) && $(GO) build -o $(UPGRADE_BIN) ./cmd/hookwall-upgrade
 	$(STACK_ENV) $(UPGRADE_BIN) -repo $(ROOT) -work $(UPGRADE_OUT) -n $(UPGRADE_N) $(if $(UPGRADE_PORTS),-ports $(UPGRADE_PORTS)) \
 		-json $(UPGRADE_OUT)/upgrade.json $(UPGRADE_ARGS)
 

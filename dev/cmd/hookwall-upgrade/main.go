@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hookwall/hookwall/cmd/hookwall-upgrade/skew"
+	"github.com/hookwall/hookwall/dev/cmd/hookwall-upgrade/skew"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/cmd/hookwall-storm/storm"
+	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/dev/cmd/hookwall-storm/storm"
 	"github.com/hookwall/hookwall/shared/release"
 	"github.com/hookwall/hookwall/shared/store"
 )

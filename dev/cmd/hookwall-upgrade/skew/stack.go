@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hookwall/hookwall/cmd/hookwall-run/localrun"
+	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
 )
 
 // The Lambda settings template.yaml gives the functions, which the stack

@@ -15,7 +15,7 @@ import (
 // TestReleasesFile: the repository's releases.tsv parses, lists v0.1.0 at
 // 903736a, and has a released version before the current one to build.
 func TestReleasesFile(t *testing.T) {
-	rels, err := ReadReleases(filepath.Join("..", "..", "..", "releases.tsv"))
+	rels, err := ReadReleases(filepath.Join("..", "..", "..", "..", "releases.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestUnexercised(t *testing.T) {
 // TestBuildCommitMissing: a commit the clone lacks fails before any build,
 // saying how to fetch it.
 func TestBuildCommitMissing(t *testing.T) {
-	_, err := BuildCommit(t.Context(), "9.9.9", filepath.Join("..", "..", ".."), "0000000000000000000000000000000000000000", t.TempDir())
+	_, err := BuildCommit(t.Context(), "9.9.9", filepath.Join("..", "..", "..", ".."), "0000000000000000000000000000000000000000", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "git fetch origin tag v9.9.9") {
 		t.Errorf("error %v: want the fetch hint", err)
 	}

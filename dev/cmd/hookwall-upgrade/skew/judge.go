@@ -8,7 +8,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/hookwall/hookwall/cmd/hookwall-storm/storm"
+	"github.com/hookwall/hookwall/dev/cmd/hookwall-storm/storm"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hookwall/hookwall/cmd/hookwall-storm/storm"
+	"github.com/hookwall/hookwall/dev/cmd/hookwall-storm/storm"
 	"github.com/hookwall/hookwall/shared/signer"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
