@@ -2,18 +2,21 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // benchProcess measures Dispatcher.Handle of one event whose handler runs
-// steps steps, against the in-memory fakes (so the figures are the
-// dispatcher's own cost plus the fakes', no I/O). The record is reset to
-// RECEIVED with an empty journal before each delivery, in place.
+// steps steps, against the in-memory table (memstore) and queue fake (so the
+// figures are the dispatcher's own cost plus memstore's, no I/O). The record
+// is reset to RECEIVED with an empty journal (a new claim) before each
+// delivery.
 func benchProcess(b *testing.B, steps []string) {
-	st, q := newFakeStore(), newFakeQueue()
+	st, q := newTable(), newFakeQueue()
 	reg := process.NewRegistry()
 	process.Handle(reg, "bench.handler", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		for _, s := range steps {
@@ -32,12 +35,12 @@ func benchProcess(b *testing.B, steps []string) {
 	dv := delivery(key, "line", "follow", follow{UserID: "U1"})
 	ctx := context.Background()
 	b.ReportAllocs()
+	claim := 0
 	for b.Loop() {
-		st.mu.Lock()
-		r := st.recs[key]
-		r.status, r.attempts = webhook.StatusReceived, 0
-		clear(st.journal[key])
-		st.mu.Unlock()
+		claim++
+		st.update(b, key, func(r *store.Record) {
+			r.Status, r.Attempts, r.ClaimID, r.History = webhook.StatusReceived, 0, fmt.Sprintf("c%d", claim), nil
+		})
 		if res := d.Handle(ctx, dv); res.Verdict != Succeeded {
 			b.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 		}

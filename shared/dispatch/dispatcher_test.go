@@ -15,6 +15,7 @@ import (
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -26,7 +27,7 @@ var followType = webhook.NewType[follow]("line", "follow")
 
 type rig struct {
 	reg     *process.Registry
-	store   *fakeStore
+	store   *table
 	queue   *fakeQueue
 	pub     *fakePublisher
 	metrics *obs.Metrics
@@ -35,7 +36,7 @@ type rig struct {
 
 func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registry)) *rig {
 	t.Helper()
-	rg := &rig{reg: process.NewRegistry(), store: newFakeStore(), queue: newFakeQueue(), pub: &fakePublisher{},
+	rg := &rig{reg: process.NewRegistry(), store: newTable(), queue: newFakeQueue(), pub: &fakePublisher{},
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
 	cfg := Config{Registry: rg.reg, Store: rg.store, DLQ: rg.queue,
@@ -102,12 +103,12 @@ func TestOutcomes(t *testing.T) {
 			}
 			rg := newRig(t, nil, func(r *process.Registry) { process.Handle(r, "crm.follow", followType, fn) })
 			rg.store.put("k1", tt.status)
-			rg.store.recs["k1"].attempts = tt.attempts
+			rg.store.update(t, "k1", func(r *store.Record) { r.Attempts = int64(tt.attempts) })
 			res := rg.d.Handle(context.Background(), delivery("k1", "line", "follow", payload))
 			if res.Verdict != tt.wantVerdict || res.Ack != tt.wantAck {
 				t.Fatalf("got verdict %v ack %v (err %v), want %v ack %v", res.Verdict, res.Ack, res.Err, tt.wantVerdict, tt.wantAck)
 			}
-			if got := rg.store.get("k1").status; got != tt.wantStatus {
+			if got := rg.store.get(t, "k1").Status; got != tt.wantStatus {
 				t.Errorf("got status %s, want %s", got, tt.wantStatus)
 			}
 			dead := rg.queue.dead()
@@ -134,7 +135,7 @@ func TestPanicIsAPanicError(t *testing.T) {
 	if !errors.As(res.Err, &pe) || pe.Value != "kaput" || !strings.Contains(string(pe.Stack), "runHandler") {
 		t.Fatalf("got err %v, want a *registry.PanicError with value and stack", res.Err)
 	}
-	if got := rg.store.get("k").lastError; got != "panic: kaput" {
+	if got := rg.store.get(t, "k").LastError; got != "panic: kaput" {
 		t.Errorf("got lastError %q, want %q", got, "panic: kaput")
 	}
 }
@@ -144,7 +145,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
 	rg.store.put("k", webhook.StatusProcessing)
-	rg.store.recs["k"].until = time.Now().Add(10 * time.Second)
+	rg.store.update(t, "k", func(r *store.Record) { r.LeaseUntil = time.Now().Add(10 * time.Second).UnixMilli() })
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Busy || res.Ack {
 		t.Fatalf("got %v ack %v, want busy, not acked", res.Verdict, res.Ack)
@@ -153,7 +154,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 		t.Errorf("got visibility %v, want the remaining lease (~10s) plus a second", v)
 	}
 	// An expired lease is taken over.
-	rg.store.recs["k"].until = time.Now().Add(-time.Millisecond)
+	rg.store.update(t, "k", func(r *store.Record) { r.LeaseUntil = time.Now().Add(-time.Millisecond).UnixMilli() })
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Errorf("after expiry: got %v, want succeeded", res.Verdict)
 	}
@@ -171,7 +172,7 @@ func TestUnknownType(t *testing.T) {
 		if res.Verdict != wantVerdict || !res.Ack {
 			t.Errorf("toDLQ=%v: got %v ack %v, want %v acked", toDLQ, res.Verdict, res.Ack, wantVerdict)
 		}
-		if got := rg.store.get("k").status; got != wantStatus {
+		if got := rg.store.get(t, "k").Status; got != wantStatus {
 			t.Errorf("toDLQ=%v: got status %s, want %s", toDLQ, got, wantStatus)
 		}
 		if got := len(rg.queue.dead()); got != wantDead {
@@ -368,7 +369,7 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 	if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, registry.ErrLeaseLost) {
 		t.Fatalf("got %v ack %v (%v), want lease-lost with ErrLeaseLost, not acked", res.Verdict, res.Ack, res.Err)
 	}
-	if n := rg.store.count("Complete") + rg.store.count("Retry") + rg.store.count("Fail"); n != 0 {
+	if n := rg.store.count("Complete") + rg.store.count("CompleteSteps") + rg.store.count("Retry") + rg.store.count("Fail"); n != 0 {
 		t.Errorf("got %d closing writes, want 0", n)
 	}
 	if got := rg.metrics.Counts()[kernel.MetricLeaseLost]; got != 1 {
@@ -378,8 +379,8 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 
 func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 	var until time.Time
-	st := newFakeStore()
-	rg := newRig(t, func(c *Config) { c.Store = &leaseSpy{fakeStore: st, until: &until} }, func(r *process.Registry) {
+	st := newTable()
+	rg := newRig(t, func(c *Config) { c.Store = &leaseSpy{table: st, until: &until} }, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
 	st.put("k", webhook.StatusReceived)
@@ -393,13 +394,13 @@ func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 }
 
 type leaseSpy struct {
-	*fakeStore
+	*table
 	until *time.Time
 }
 
 func (s *leaseSpy) AcquireGeneration(ctx context.Context, key string, _ int64, owner string, until time.Time) (webhook.Acquisition, error) {
 	*s.until = until
-	return s.fakeStore.Acquire(ctx, key, owner, until)
+	return s.table.Acquire(ctx, key, owner, until)
 }
 
 func TestHandlerTimeout(t *testing.T) {
@@ -486,7 +487,7 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Error("empty config: no error")
 	}
-	if _, err := New(Config{Registry: process.NewRegistry(), Store: newFakeStore(), DLQ: newFakeQueue(),
+	if _, err := New(Config{Registry: process.NewRegistry(), Store: newTable(), DLQ: newFakeQueue(),
 		Kernel: Kernel{Queue: newFakeQueue(), RetryCap: 13 * time.Hour}}); err == nil {
 		t.Error("RetryCap above 12h: no error")
 	}

@@ -3,158 +3,130 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"maps"
+	"slices"
 	"sync"
+	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// fakeRecord is one record of fakeStore.
-type fakeRecord struct {
-	status    webhook.Status
-	owner     string
-	until     time.Time
-	version   int64
-	attempts  int
-	claimID   string
-	lastError string
-}
-
-// fakeStore is an in-memory Store with the table's semantics, counting calls.
-type fakeStore struct {
-	mu      sync.Mutex
-	now     func() time.Time
-	recs    map[string]*fakeRecord
-	journal map[string]map[string]webhook.JournalEntry // key -> handler#step -> entry (one claim)
-	calls   map[string]int
+// table is the tests' events table: a memstore.Store (the table's
+// semantics, which storetest holds it to against DynamoDB as well), counting
+// the calls the tests ask about, its heartbeats lost on demand.
+type table struct {
+	*memstore.Store
+	mu    sync.Mutex
+	calls map[string]int
 	// heartbeatLost makes Heartbeat report a lost lease.
 	heartbeatLost bool
 }
 
-func newFakeStore() *fakeStore {
-	return &fakeStore{now: time.Now, recs: map[string]*fakeRecord{}, journal: map[string]map[string]webhook.JournalEntry{}, calls: map[string]int{}}
+func newTable() *table {
+	return &table{Store: memstore.New(memstore.Config{}), calls: map[string]int{}}
 }
 
-func (s *fakeStore) put(key string, st webhook.Status) {
+// put seeds the record of key in status st: version 1, claim "c-"+key, live
+// for an hour.
+func (s *table) put(key string, st webhook.Status) {
+	s.Put(&store.Record{Key: key, Status: st, Version: 1, ClaimID: "c-" + key, ExpiresAt: time.Now().Add(time.Hour).Unix()})
+}
+
+// get returns the record of key; a missing one fails the test.
+func (s *table) get(t testing.TB, key string) *store.Record {
+	t.Helper()
+	rec, err := s.Get(context.Background(), key)
+	if err != nil || rec == nil {
+		t.Fatalf("record %s: %v (missing: %v)", key, err, rec == nil)
+	}
+	return rec
+}
+
+// update rewrites the record of key with set applied, as a plain PutItem.
+func (s *table) update(t testing.TB, key string, set func(*store.Record)) {
+	t.Helper()
+	rec := s.get(t, key)
+	set(rec)
+	s.Put(rec)
+}
+
+// journal seeds entries in the journal of key's claim: the record is leased
+// for the write and then put back as it was.
+func (s *table) journal(t testing.TB, key string, entries ...webhook.JournalEntry) {
+	t.Helper()
+	rec := s.get(t, key)
+	leased := *rec
+	leased.Status, leased.LeaseOwner = webhook.StatusProcessing, "seed"
+	s.Put(&leased)
+	l := webhook.Lease{Key: key, Owner: "seed", Version: rec.Version, ClaimID: rec.ClaimID}
+	if ok, err := s.SaveSteps(context.Background(), l, entries); !ok || err != nil {
+		t.Fatalf("seed the journal of %s: saved %v, %v", key, ok, err)
+	}
+	s.Put(rec)
+}
+
+// entry returns the journal entry handler/step of key's claim.
+func (s *table) entry(t testing.TB, key, handler, step string) (webhook.JournalEntry, bool) {
+	t.Helper()
+	rec := s.get(t, key)
+	entries, err := s.Steps(context.Background(), key, rec.ClaimID)
+	if err != nil {
+		t.Fatalf("journal of %s: %v", key, err)
+	}
+	i := slices.IndexFunc(entries, func(e webhook.JournalEntry) bool { return e.Handler == handler && e.Step == step })
+	if i < 0 {
+		return webhook.JournalEntry{}, false
+	}
+	return entries[i], true
+}
+
+func (s *table) called(op string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.recs[key] = &fakeRecord{status: st, version: 1, claimID: "c-" + key}
+	s.calls[op]++
 }
 
-func (s *fakeStore) get(key string) fakeRecord {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return *s.recs[key]
-}
-
-func (s *fakeStore) count(op string) int {
+func (s *table) count(op string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[op]
 }
 
-func (s *fakeStore) AcquireGeneration(ctx context.Context, key string, _ int64, owner string, until time.Time) (webhook.Acquisition, error) {
-	return s.Acquire(ctx, key, owner, until)
-}
-
-func (s *fakeStore) Acquire(_ context.Context, key, owner string, until time.Time) (webhook.Acquisition, error) {
+func (s *table) Heartbeat(ctx context.Context, l webhook.Lease, until time.Time) (bool, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls["Acquire"]++
-	r, ok := s.recs[key]
-	now := s.now()
-	switch {
-	case !ok:
-		return webhook.Acquisition{Outcome: webhook.AcquireMissing}, nil
-	case r.status.Terminal():
-		return webhook.Acquisition{Outcome: webhook.AcquireDone, Status: r.status, Attempts: r.attempts}, nil
-	case r.status == webhook.StatusProcessing && !r.until.Before(now):
-		return webhook.Acquisition{Outcome: webhook.AcquireBusy, Status: r.status, RetryAfter: r.until.Sub(now)}, nil
-	case r.status == webhook.StatusFailed || r.status == webhook.StatusCompensating:
-		return webhook.Acquisition{Outcome: webhook.AcquireFailedState, Status: r.status, LastError: r.lastError}, nil
-	}
-	r.status, r.owner, r.until = webhook.StatusProcessing, owner, until
-	r.version++
-	r.attempts++
-	return webhook.Acquisition{Outcome: webhook.Acquired, Status: r.status, Attempts: r.attempts, Lease: webhook.Lease{
-		Key: key, Owner: owner, Version: r.version, ClaimID: r.claimID, Attempt: r.attempts, Until: until,
-	}}, nil
-}
-
-func (s *fakeStore) holds(l webhook.Lease) (*fakeRecord, bool) {
-	r, ok := s.recs[l.Key]
-	return r, ok && r.owner == l.Owner && r.version == l.Version && r.status == webhook.StatusProcessing
-}
-
-func (s *fakeStore) Heartbeat(_ context.Context, l webhook.Lease, until time.Time) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls["Heartbeat"]++
-	r, ok := s.holds(l)
-	if !ok || s.heartbeatLost {
+	lost := s.heartbeatLost
+	s.mu.Unlock()
+	if lost {
 		return false, nil
 	}
-	r.until = until
-	return true, nil
+	return s.Store.Heartbeat(ctx, l, until)
 }
 
-func (s *fakeStore) move(op string, l webhook.Lease, to webhook.Status, lastError string) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[op]++
-	r, ok := s.holds(l)
-	if !ok {
-		return false, nil
-	}
-	r.status, r.owner, r.until, r.lastError = to, "", time.Time{}, lastError
-	r.version++
-	return true, nil
+func (s *table) Complete(ctx context.Context, l webhook.Lease, retainUntil time.Time) (bool, error) {
+	s.called("Complete")
+	return s.Store.Complete(ctx, l, retainUntil)
 }
 
-func (s *fakeStore) Complete(_ context.Context, l webhook.Lease, _ time.Time) (bool, error) {
-	return s.move("Complete", l, webhook.StatusSucceeded, "")
+func (s *table) CompleteSteps(ctx context.Context, l webhook.Lease, retainUntil time.Time, entries []webhook.JournalEntry) (bool, error) {
+	s.called("CompleteSteps")
+	return s.Store.CompleteSteps(ctx, l, retainUntil, entries)
 }
 
-func (s *fakeStore) Retry(_ context.Context, l webhook.Lease, e string) (bool, error) {
-	return s.move("Retry", l, webhook.StatusRetry, e)
+func (s *table) Retry(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
+	s.called("Retry")
+	return s.Store.Retry(ctx, l, lastError)
 }
 
-func (s *fakeStore) Fail(_ context.Context, l webhook.Lease, e string) (bool, error) {
-	return s.move("Fail", l, webhook.StatusFailed, e)
+func (s *table) Fail(ctx context.Context, l webhook.Lease, lastError string) (bool, error) {
+	s.called("Fail")
+	return s.Store.Fail(ctx, l, lastError)
 }
 
-func (s *fakeStore) Hold(_ context.Context, l webhook.Lease, h webhook.Hold) (bool, error) {
-	return s.move("Hold", l, webhook.StatusHeld, h.Reason)
-}
-
-func (s *fakeStore) Journal(_ context.Context, l webhook.Lease) ([]webhook.JournalEntry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls["Journal"]++
-	return append([]webhook.JournalEntry(nil), mapsValues(s.journal[l.Key])...), nil
-}
-
-func mapsValues(m map[string]webhook.JournalEntry) []webhook.JournalEntry {
-	var out []webhook.JournalEntry
-	for v := range maps.Values(m) {
-		out = append(out, v)
-	}
-	return out
-}
-
-func (s *fakeStore) SaveStep(_ context.Context, l webhook.Lease, e webhook.JournalEntry) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls["SaveStep"]++
-	if _, ok := s.holds(l); !ok {
-		return false, nil
-	}
-	if s.journal[l.Key] == nil {
-		s.journal[l.Key] = map[string]webhook.JournalEntry{}
-	}
-	s.journal[l.Key][e.Handler+"#"+e.Step] = e
-	return true, nil
+func (s *table) Journal(ctx context.Context, l webhook.Lease) ([]webhook.JournalEntry, error) {
+	s.called("Journal")
+	return s.Store.Journal(ctx, l)
 }
 
 // fakeQueue records visibility changes and dead letters.

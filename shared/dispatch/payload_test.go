@@ -11,11 +11,11 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// loadingStore is a fakeStore that keeps payloads apart from its records,
+// loadingStore is a table that keeps payloads apart from its records,
 // as store.Table does for large ones: its leases carry none, and
 // LoadPayload reads them.
 type loadingStore struct {
-	*fakeStore
+	*table
 	payload []byte
 	err     error
 	loads   int
@@ -37,7 +37,7 @@ func leanDelivery(key string) Message {
 func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 	ls := &loadingStore{payload: []byte(`{"userId":"U1"}`)}
 	var got string
-	rg := newRig(t, func(c *Config) { ls.fakeStore = c.Store.(*fakeStore); c.Store = ls }, func(r *process.Registry) {
+	rg := newRig(t, func(c *Config) { ls.table = c.Store.(*table); c.Store = ls }, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(_ context.Context, ev *process.Event[follow]) error {
 			got = ev.Data.UserID
 			return nil
@@ -63,7 +63,7 @@ func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 func TestPayloadThatCannotBeReadIsRetried(t *testing.T) {
 	ls := &loadingStore{err: errors.New("throttled")}
 	ran := false
-	rg := newRig(t, func(c *Config) { ls.fakeStore = c.Store.(*fakeStore); c.Store = ls }, func(r *process.Registry) {
+	rg := newRig(t, func(c *Config) { ls.table = c.Store.(*table); c.Store = ls }, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { ran = true; return nil })
 	})
 	rg.store.put("k1", webhook.StatusReceived)
@@ -71,7 +71,7 @@ func TestPayloadThatCannotBeReadIsRetried(t *testing.T) {
 	if res.Verdict != Retried || ran {
 		t.Errorf("got %v (%v), handler ran %v; want retried, not run", res.Verdict, res.Err, ran)
 	}
-	if st := rg.store.get("k1").status; st != webhook.StatusRetry {
+	if st := rg.store.get(t, "k1").Status; st != webhook.StatusRetry {
 		t.Errorf("record %s, want RETRY", st)
 	}
 }
