@@ -7,6 +7,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore/memtest"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -16,7 +17,7 @@ import (
 // is reset to RECEIVED with an empty journal (a new claim) before each
 // delivery.
 func benchProcess(b *testing.B, steps []string) {
-	st, q := newTable(), newFakeQueue()
+	st, q := memtest.New(b, nil), newFakeQueue()
 	reg := process.NewRegistry()
 	process.Handle(reg, "bench.handler", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		for _, s := range steps {
@@ -31,14 +32,14 @@ func benchProcess(b *testing.B, steps []string) {
 		b.Fatal(err)
 	}
 	const key = "line#t1#bench"
-	st.put(key, webhook.StatusReceived)
+	st.Seed(store.Record{Key: key, Status: webhook.StatusReceived})
 	dv := delivery(key, "line", "follow", follow{UserID: "U1"})
 	ctx := context.Background()
 	b.ReportAllocs()
 	claim := 0
 	for b.Loop() {
 		claim++
-		st.update(b, key, func(r *store.Record) {
+		st.Update(key, func(r *store.Record) {
 			r.Status, r.Attempts, r.ClaimID, r.History = webhook.StatusReceived, 0, fmt.Sprintf("c%d", claim), nil
 		})
 		if res := d.Handle(ctx, dv); res.Verdict != Succeeded {

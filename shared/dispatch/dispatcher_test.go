@@ -16,6 +16,7 @@ import (
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore/memtest"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -27,7 +28,7 @@ var followType = webhook.NewType[follow]("line", "follow")
 
 type rig struct {
 	reg     *process.Registry
-	store   *table
+	store   *memtest.Table
 	queue   *fakeQueue
 	pub     *fakePublisher
 	metrics *obs.Metrics
@@ -36,7 +37,7 @@ type rig struct {
 
 func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registry)) *rig {
 	t.Helper()
-	rg := &rig{reg: process.NewRegistry(), store: newTable(), queue: newFakeQueue(), pub: &fakePublisher{},
+	rg := &rig{reg: process.NewRegistry(), store: memtest.New(t, nil), queue: newFakeQueue(), pub: &fakePublisher{},
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
 	cfg := Config{Registry: rg.reg, Store: rg.store, DLQ: rg.queue,
@@ -102,13 +103,12 @@ func TestOutcomes(t *testing.T) {
 				payload = "not an object"
 			}
 			rg := newRig(t, nil, func(r *process.Registry) { process.Handle(r, "crm.follow", followType, fn) })
-			rg.store.put("k1", tt.status)
-			rg.store.update(t, "k1", func(r *store.Record) { r.Attempts = int64(tt.attempts) })
+			rg.store.Seed(store.Record{Key: "k1", Status: tt.status, Attempts: int64(tt.attempts)})
 			res := rg.d.Handle(context.Background(), delivery("k1", "line", "follow", payload))
 			if res.Verdict != tt.wantVerdict || res.Ack != tt.wantAck {
 				t.Fatalf("got verdict %v ack %v (err %v), want %v ack %v", res.Verdict, res.Ack, res.Err, tt.wantVerdict, tt.wantAck)
 			}
-			if got := rg.store.get(t, "k1").Status; got != tt.wantStatus {
+			if got := rg.store.Record("k1").Status; got != tt.wantStatus {
 				t.Errorf("got status %s, want %s", got, tt.wantStatus)
 			}
 			dead := rg.queue.dead()
@@ -129,13 +129,13 @@ func TestPanicIsAPanicError(t *testing.T) {
 	rg := newRig(t, nil, func(r *process.Registry) {
 		process.Handle(r, "p", followType, func(context.Context, *process.Event[follow]) error { panic("kaput") })
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	var pe *registry.PanicError
 	if !errors.As(res.Err, &pe) || pe.Value != "kaput" || !strings.Contains(string(pe.Stack), "runHandler") {
 		t.Fatalf("got err %v, want a *registry.PanicError with value and stack", res.Err)
 	}
-	if got := rg.store.get(t, "k").LastError; got != "panic: kaput" {
+	if got := rg.store.Record("k").LastError; got != "panic: kaput" {
 		t.Errorf("got lastError %q, want %q", got, "panic: kaput")
 	}
 }
@@ -144,8 +144,8 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 	rg := newRig(t, nil, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
-	rg.store.put("k", webhook.StatusProcessing)
-	rg.store.update(t, "k", func(r *store.Record) { r.LeaseUntil = time.Now().Add(10 * time.Second).UnixMilli() })
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusProcessing})
+	rg.store.Update("k", func(r *store.Record) { r.LeaseUntil = time.Now().Add(10 * time.Second).UnixMilli() })
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Busy || res.Ack {
 		t.Fatalf("got %v ack %v, want busy, not acked", res.Verdict, res.Ack)
@@ -154,7 +154,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 		t.Errorf("got visibility %v, want the remaining lease (~10s) plus a second", v)
 	}
 	// An expired lease is taken over.
-	rg.store.update(t, "k", func(r *store.Record) { r.LeaseUntil = time.Now().Add(-time.Millisecond).UnixMilli() })
+	rg.store.Update("k", func(r *store.Record) { r.LeaseUntil = time.Now().Add(-time.Millisecond).UnixMilli() })
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Errorf("after expiry: got %v, want succeeded", res.Verdict)
 	}
@@ -163,7 +163,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 func TestUnknownType(t *testing.T) {
 	for _, toDLQ := range []bool{false, true} {
 		rg := newRig(t, func(c *Config) { c.UnhandledToDLQ = toDLQ }, func(*process.Registry) {})
-		rg.store.put("k", webhook.StatusReceived)
+		rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 		res := rg.d.Handle(context.Background(), delivery("k", "line", "beacon", follow{}))
 		wantVerdict, wantStatus, wantDead := Unhandled, webhook.StatusSucceeded, 0
 		if toDLQ {
@@ -172,7 +172,7 @@ func TestUnknownType(t *testing.T) {
 		if res.Verdict != wantVerdict || !res.Ack {
 			t.Errorf("toDLQ=%v: got %v ack %v, want %v acked", toDLQ, res.Verdict, res.Ack, wantVerdict)
 		}
-		if got := rg.store.get(t, "k").Status; got != wantStatus {
+		if got := rg.store.Record("k").Status; got != wantStatus {
 			t.Errorf("toDLQ=%v: got status %s, want %s", toDLQ, got, wantStatus)
 		}
 		if got := len(rg.queue.dead()); got != wantDead {
@@ -291,11 +291,11 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 			})
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Retried {
 		t.Fatalf("attempt 1: got %v, want retried", res.Verdict)
 	}
-	if n := rg.store.count("Journal"); n != 0 {
+	if n := rg.store.Count("Journal"); n != 0 {
 		t.Errorf("attempt 1 read the journal %d times, want 0", n)
 	}
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
@@ -304,7 +304,7 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 	if runs["create"] != 1 || runs["notify"] != 2 {
 		t.Errorf("got runs %v, want create 1, notify 2", runs)
 	}
-	if n := rg.store.count("Journal"); n != 1 {
+	if n := rg.store.Count("Journal"); n != 1 {
 		t.Errorf("attempt 2 read the journal %d times, want 1", n)
 	}
 	if got := rg.metrics.Counts()[MetricStepSkipped]; got != 1 {
@@ -324,7 +324,7 @@ func TestCompletedHandlersAreSkippedOnRetry(t *testing.T) {
 			return nil
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Succeeded || aRuns != 1 || bRuns != 2 {
@@ -346,7 +346,7 @@ func TestStepNames(t *testing.T) {
 			return ev.Step(ctx, "x", func(context.Context, string) error { return nil })
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Failed {
 		t.Errorf("a step name used twice: got %v, want failed", res.Verdict)
 	}
@@ -362,14 +362,14 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 			return nil // the outcome must be discarded anyway
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
-	rg.store.heartbeatLost = true
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
+	rg.store.LoseHeartbeats()
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	// One lost-lease behaviour for both engines: Err is ErrLeaseLost.
 	if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, registry.ErrLeaseLost) {
 		t.Fatalf("got %v ack %v (%v), want lease-lost with ErrLeaseLost, not acked", res.Verdict, res.Ack, res.Err)
 	}
-	if n := rg.store.count("Complete") + rg.store.count("CompleteSteps") + rg.store.count("Retry") + rg.store.count("Fail"); n != 0 {
+	if n := rg.store.Count("Complete") + rg.store.Count("CompleteSteps") + rg.store.Count("Retry") + rg.store.Count("Fail"); n != 0 {
 		t.Errorf("got %d closing writes, want 0", n)
 	}
 	if got := rg.metrics.Counts()[kernel.MetricLeaseLost]; got != 1 {
@@ -379,11 +379,11 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 
 func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 	var until time.Time
-	st := newTable()
-	rg := newRig(t, func(c *Config) { c.Store = &leaseSpy{table: st, until: &until} }, func(r *process.Registry) {
+	st := memtest.New(t, nil)
+	rg := newRig(t, func(c *Config) { c.Store = &leaseSpy{Table: st, until: &until} }, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
-	st.put("k", webhook.StatusReceived)
+	st.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	deadline := time.Now().Add(20 * time.Second)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -394,13 +394,13 @@ func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 }
 
 type leaseSpy struct {
-	*table
+	*memtest.Table
 	until *time.Time
 }
 
 func (s *leaseSpy) AcquireGeneration(ctx context.Context, key string, _ int64, owner string, until time.Time) (webhook.Acquisition, error) {
 	*s.until = until
-	return s.table.Acquire(ctx, key, owner, until)
+	return s.Table.Acquire(ctx, key, owner, until)
 }
 
 func TestHandlerTimeout(t *testing.T) {
@@ -410,7 +410,7 @@ func TestHandlerTimeout(t *testing.T) {
 			return ctx.Err()
 		}, process.Timeout(10*time.Millisecond))
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Retried || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Errorf("got %v (%v), want retried with deadline exceeded", res.Verdict, res.Err)
@@ -443,7 +443,7 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 			return ev.Step(ctx, "create", func(ctx context.Context, _ string) error { return call(ctx, c) })
 		})
 	})
-	rg.store.put("line#t1#e1", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "line#t1#e1", Status: webhook.StatusReceived})
 	if res := rg.d.Handle(context.Background(), delivery("line#t1#e1", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v)", res.Verdict, res.Err)
 	}
@@ -459,7 +459,7 @@ func TestProcessBatchPublishesOnce(t *testing.T) {
 	})
 	var ds []Message
 	for _, k := range []string{"a", "b", "c"} {
-		rg.store.put(k, webhook.StatusReceived)
+		rg.store.Seed(store.Record{Key: k, Status: webhook.StatusReceived})
 		ds = append(ds, delivery(k, "line", "follow", follow{}))
 		ds = append(ds, delivery(k, "line", "follow", follow{})) // duplicate in the same batch
 	}
@@ -487,7 +487,7 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Error("empty config: no error")
 	}
-	if _, err := New(Config{Registry: process.NewRegistry(), Store: newTable(), DLQ: newFakeQueue(),
+	if _, err := New(Config{Registry: process.NewRegistry(), Store: memtest.New(t, nil), DLQ: newFakeQueue(),
 		Kernel: Kernel{Queue: newFakeQueue(), RetryCap: 13 * time.Hour}}); err == nil {
 		t.Error("RetryCap above 12h: no error")
 	}

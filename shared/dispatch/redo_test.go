@@ -16,8 +16,8 @@ import (
 // of undone, its step and that step's undo.
 func (rg *rig) replayedWithUndone(t testing.TB, k string, undone map[string]string) {
 	t.Helper()
-	rg.store.put(k, webhook.StatusReceived)
-	rg.store.update(t, k, func(r *store.Record) { r.Version = 9 })
+	rg.store.Seed(store.Record{Key: k, Status: webhook.StatusReceived})
+	rg.store.Update(k, func(r *store.Record) { r.Version = 9 })
 	at := time.Now().Add(-time.Hour)
 	var j []webhook.JournalEntry
 	for h, step := range undone {
@@ -25,7 +25,7 @@ func (rg *rig) replayedWithUndone(t testing.TB, k string, undone map[string]stri
 			webhook.JournalEntry{Handler: h, Step: webhook.DoneStep, CompletedAt: at},
 			webhook.JournalEntry{Handler: h, Step: "$undo:" + step, CompletedAt: at.Add(time.Minute)})
 	}
-	rg.store.journal(t, k, j...)
+	rg.store.SeedJournal(k, j...)
 }
 
 // keyRecorder records the idempotency keys a step ran with, by step.
@@ -68,12 +68,12 @@ func TestUndoneStepRunsAgainUnderANewKey(t *testing.T) {
 	if got := rec.of("create-lead"); len(got) != 1 || got[0] != redo || redo == old {
 		t.Fatalf("create-lead ran with keys %v, want once with the run-1 key %s (not the undone run's %s)", got, redo, old)
 	}
-	if e, ok := rg.store.entry(t, "k", "crm.lead", "create-lead"); !ok || e.Run != 1 {
+	if e, ok := rg.store.Entry("k", "crm.lead", "create-lead"); !ok || e.Run != 1 {
 		t.Errorf("journaled run %d (journaled: %v), want 1", e.Run, ok)
 	}
 
 	// Replayed again: the step's run 1 is not undone, so it is done.
-	rg.store.update(t, "k", func(r *store.Record) { r.Status, r.Attempts = webhook.StatusReceived, 0 })
+	rg.store.Update("k", func(r *store.Record) { r.Status, r.Attempts = webhook.StatusReceived, 0 })
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("second replay: got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
