@@ -36,8 +36,8 @@ func noop(context.Context, *process.Event[follow]) error { return nil }
 type rig struct {
 	clock   *webhooktest.Clock
 	store   *memtest.Table
-	queue   *fakeQueue
-	pub     *fakePublisher
+	queue   *webhooktest.Queue
+	pub     *webhooktest.Outcomes
 	metrics *obs.Metrics
 	reg     *process.Registry
 	c       *Compensator
@@ -51,7 +51,7 @@ type rig struct {
 // more register further ones.
 func newRig(t *testing.T, errFor func(id string) error, more func(r *process.Registry, rg *rig), mod ...func(*Config)) *rig {
 	t.Helper()
-	rg := &rig{clock: webhooktest.NewClock(time.UnixMilli(1_700_000_000_000)), queue: &fakeQueue{}, pub: &fakePublisher{},
+	rg := &rig{clock: webhooktest.NewClock(time.UnixMilli(1_700_000_000_000)), queue: &webhooktest.Queue{}, pub: &webhooktest.Outcomes{},
 		metrics: obs.NewMetrics(&bytes.Buffer{}, "Test", nil), reg: process.NewRegistry()}
 	rg.store = memtest.New(t, rg.clock.Now)
 	undo := func(ctx context.Context, u *process.Undo) error {
@@ -148,7 +148,7 @@ func TestUndoesNewestFirstThenCompensated(t *testing.T) {
 	if rec := rg.store.Record(key); rec.Status != webhook.StatusCompensated || rec.LeaseOwner != "" {
 		t.Errorf("record: got %+v, want COMPENSATED without a lease", rec)
 	}
-	evs := rg.pub.all()
+	evs := rg.pub.All()
 	if len(evs) != 1 || evs[0].Status != webhook.StatusCompensated || evs[0].Key != key || evs[0].Type != "follow" ||
 		evs[0].Attempts != 5 || evs[0].Compensations != 1 || !evs[0].At.Equal(rg.clock.Now()) {
 		t.Errorf("outcomes: got %+v, want one COMPENSATED outcome of the event", evs)
@@ -277,7 +277,7 @@ func TestOutcomes(t *testing.T) {
 			if got := rg.undone(); !slices.Equal(got, tc.wantUndone) {
 				t.Errorf("undo calls: got %v, want %v", got, tc.wantUndone)
 			}
-			evs := rg.pub.all()
+			evs := rg.pub.All()
 			if tc.want == Dead {
 				if len(evs) != 1 || evs[0].Status != webhook.StatusDead || evs[0].LastError != tc.wantError {
 					t.Errorf("outcomes: got %+v, want one DEAD with the reason", evs)
@@ -305,7 +305,7 @@ func TestTransientErrorsRetryWithBackoffUntilTheLimit(t *testing.T) {
 			if res.Verdict != kernel.Retried || res.Ack || res.Attempt != attempt {
 				t.Fatalf("attempt %d: got %s (ack %v) on attempt %d, want retried", attempt, res.Verdict, res.Ack, res.Attempt)
 			}
-			d, _ := rg.queue.visibility("rh1")
+			d, _ := rg.queue.Visibility("rh1")
 			waits = append(waits, d)
 			continue
 		}
@@ -342,7 +342,7 @@ func TestLiveLeaseComesBack(t *testing.T) {
 			if res.Verdict != kernel.Busy || res.Ack || res.RetryAfter != 11*time.Second {
 				t.Fatalf("got %s (ack %v) after %v, want busy, not acked, back after 11s", res.Verdict, res.Ack, res.RetryAfter)
 			}
-			if d, ok := rg.queue.visibility("rh1"); !ok || d != 11*time.Second {
+			if d, ok := rg.queue.Visibility("rh1"); !ok || d != 11*time.Second {
 				t.Errorf("visibility: got %v (%v), want 11s", d, ok)
 			}
 			if rec := rg.store.Record(key); rec.Status != st || rec.LeaseOwner != "other" || len(rg.undone()) != 0 {
@@ -364,7 +364,7 @@ func TestMalformedIsKeptForAnOperator(t *testing.T) {
 		if res.Verdict != kernel.Malformed || res.Ack {
 			t.Errorf("%s: got %s (ack %v), want malformed, not acked", body, res.Verdict, res.Ack)
 		}
-		if d, _ := rg.queue.visibility("rh-bad"); d != webhook.MaxQueueDelay {
+		if d, _ := rg.queue.Visibility("rh-bad"); d != webhook.MaxQueueDelay {
 			t.Errorf("%s: visibility %v, want %v", body, d, webhook.MaxQueueDelay)
 		}
 	}
@@ -476,8 +476,8 @@ func TestBatchPublishesOnce(t *testing.T) {
 	if want := []kernel.Verdict{Compensated, Dead, kernel.Duplicate, kernel.Malformed}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if len(rg.pub.calls) != 1 || len(rg.pub.calls[0]) != 2 {
-		t.Errorf("publish calls: got %v, want one call with two outcomes", rg.pub.calls)
+	if len(rg.pub.Batches()) != 1 || len(rg.pub.Batches()[0]) != 2 {
+		t.Errorf("publish calls: got %v, want one call with two outcomes", rg.pub.Batches())
 	}
 }
 
@@ -508,7 +508,7 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	ok := Config{Registry: process.NewRegistry(), Store: memtest.New(t, nil), Kernel: Kernel{Queue: &fakeQueue{}}}
+	ok := Config{Registry: process.NewRegistry(), Store: memtest.New(t, nil), Kernel: Kernel{Queue: &webhooktest.Queue{}}}
 	if _, err := New(ok); err != nil {
 		t.Fatal(err)
 	}
@@ -569,8 +569,8 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 			if len(rq.sent) != DefaultMaxRequeues || rq.sent[0].Key != key || string(rq.sent[0].Payload) != `{"userId":"U1"}` {
 				t.Fatalf("requeued %d envelopes: %+v", len(rq.sent), rq.sent)
 			}
-			if len(rg.pub.all()) != 0 {
-				t.Errorf("a requeue published an outcome: %+v", rg.pub.all())
+			if len(rg.pub.All()) != 0 {
+				t.Errorf("a requeue published an outcome: %+v", rg.pub.All())
 			}
 			res := rg.c.Handle(context.Background(), message(t, envelope()))
 			if res.Verdict != Dead || !res.Ack {

@@ -9,6 +9,7 @@ import (
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore/memtest"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // benchProcess measures Dispatcher.Handle of one event whose handler runs
@@ -17,7 +18,7 @@ import (
 // is reset to RECEIVED with an empty journal (a new claim) before each
 // delivery.
 func benchProcess(b *testing.B, steps []string) {
-	st, q := memtest.New(b, nil), newFakeQueue()
+	st, q := memtest.New(b, nil), &webhooktest.Queue{}
 	reg := process.NewRegistry()
 	process.Handle(reg, "bench.handler", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		for _, s := range steps {

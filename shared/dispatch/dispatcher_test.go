@@ -18,6 +18,7 @@ import (
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore/memtest"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 type follow struct {
@@ -29,15 +30,15 @@ var followType = webhook.NewType[follow]("line", "follow")
 type rig struct {
 	reg     *process.Registry
 	store   *memtest.Table
-	queue   *fakeQueue
-	pub     *fakePublisher
+	queue   *webhooktest.Queue
+	pub     *webhooktest.Outcomes
 	metrics *obs.Metrics
 	d       *Dispatcher
 }
 
 func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registry)) *rig {
 	t.Helper()
-	rg := &rig{reg: process.NewRegistry(), store: memtest.New(t, nil), queue: newFakeQueue(), pub: &fakePublisher{},
+	rg := &rig{reg: process.NewRegistry(), store: memtest.New(t, nil), queue: &webhooktest.Queue{}, pub: &webhooktest.Outcomes{},
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
 	cfg := Config{Registry: rg.reg, Store: rg.store, DLQ: rg.queue,
@@ -111,14 +112,14 @@ func TestOutcomes(t *testing.T) {
 			if got := rg.store.Record("k1").Status; got != tt.wantStatus {
 				t.Errorf("got status %s, want %s", got, tt.wantStatus)
 			}
-			dead := rg.queue.dead()
+			dead := rg.queue.DeadLetters()
 			switch {
 			case tt.wantDLQ == "" && len(dead) > 0:
 				t.Errorf("got dead letters %+v, want none", dead)
-			case tt.wantDLQ != "" && (len(dead) != 1 || !strings.Contains(dead[0].reason, tt.wantDLQ) || dead[0].key != "k1"):
+			case tt.wantDLQ != "" && (len(dead) != 1 || !strings.Contains(dead[0].Reason, tt.wantDLQ) || dead[0].Key != "k1"):
 				t.Errorf("got dead letters %+v, want one for k1 with reason containing %q", dead, tt.wantDLQ)
 			}
-			if got := rg.queue.visibility["rh-k1"]; got != tt.wantVis {
+			if got, _ := rg.queue.Visibility("rh-k1"); got != tt.wantVis {
 				t.Errorf("got visibility %v, want %v", got, tt.wantVis)
 			}
 		})
@@ -150,7 +151,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 	if res.Verdict != Busy || res.Ack {
 		t.Fatalf("got %v ack %v, want busy, not acked", res.Verdict, res.Ack)
 	}
-	if v := rg.queue.visibility["rh-k"]; v < 10*time.Second || v > 12*time.Second {
+	if v, _ := rg.queue.Visibility("rh-k"); v < 10*time.Second || v > 12*time.Second {
 		t.Errorf("got visibility %v, want the remaining lease (~10s) plus a second", v)
 	}
 	// An expired lease is taken over.
@@ -175,7 +176,7 @@ func TestUnknownType(t *testing.T) {
 		if got := rg.store.Record("k").Status; got != wantStatus {
 			t.Errorf("toDLQ=%v: got status %s, want %s", toDLQ, got, wantStatus)
 		}
-		if got := len(rg.queue.dead()); got != wantDead {
+		if got := len(rg.queue.DeadLetters()); got != wantDead {
 			t.Errorf("toDLQ=%v: got %d dead letters, want %d", toDLQ, got, wantDead)
 		}
 		if got := rg.metrics.Counts()[MetricUnhandled]; got != 1 {
@@ -192,7 +193,7 @@ func TestMalformedBodyGoesToDLQ(t *testing.T) {
 			t.Errorf("body %q: got %v ack %v, want malformed, acked", body, res.Verdict, res.Ack)
 		}
 	}
-	if got := len(rg.queue.dead()); got != 3 {
+	if got := len(rg.queue.DeadLetters()); got != 3 {
 		t.Errorf("got %d dead letters, want 3", got)
 	}
 }
@@ -473,10 +474,10 @@ func TestProcessBatchPublishesOnce(t *testing.T) {
 			ok++
 		}
 	}
-	if ok != 3 || len(rg.pub.events) != 3 {
-		t.Errorf("got %d succeeded and %d events, want 3 and 3", ok, len(rg.pub.events))
+	if ok != 3 || len(rg.pub.All()) != 3 {
+		t.Errorf("got %d succeeded and %d events, want 3 and 3", ok, len(rg.pub.All()))
 	}
-	for _, ev := range rg.pub.events {
+	for _, ev := range rg.pub.All() {
 		if ev.Status != webhook.StatusSucceeded || ev.Tenant != "t1" || ev.Attempts != 1 {
 			t.Errorf("got event %+v", ev)
 		}
@@ -487,8 +488,8 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Error("empty config: no error")
 	}
-	if _, err := New(Config{Registry: process.NewRegistry(), Store: memtest.New(t, nil), DLQ: newFakeQueue(),
-		Kernel: Kernel{Queue: newFakeQueue(), RetryCap: 13 * time.Hour}}); err == nil {
+	if _, err := New(Config{Registry: process.NewRegistry(), Store: memtest.New(t, nil), DLQ: &webhooktest.Queue{},
+		Kernel: Kernel{Queue: &webhooktest.Queue{}, RetryCap: 13 * time.Hour}}); err == nil {
 		t.Error("RetryCap above 12h: no error")
 	}
 }
