@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,5 +53,17 @@ func TestQueueRecordsVisibilityAndDeadLetters(t *testing.T) {
 	body[0] = 'x'
 	if got := q.DeadLetters(); len(got) != 1 || got[0].Key != "k" || got[0].Reason != "why" || string(got[0].Body) != "m" {
 		t.Errorf("dead letters: got %+v", got)
+	}
+}
+
+func TestLockedBufferKeepsConcurrentWrites(t *testing.T) {
+	var b webhooktest.LockedBuffer
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { _, _ = b.Write([]byte("ab")) })
+	}
+	wg.Wait()
+	if got := b.String(); got != strings.Repeat("ab", 8) {
+		t.Errorf("got %q, want eight writes of ab", got)
 	}
 }
