@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,31 +27,14 @@ type rig struct {
 	pub     *webhooktest.Outcomes
 	metrics *obs.Metrics
 	emf     *bytes.Buffer
-	logs    *syncBuffer
+	logs    *webhooktest.LockedBuffer
 	e       *Engine
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newRig(t *testing.T, names Names, mod ...func(*Config)) *rig {
 	t.Helper()
 	rg := &rig{clock: webhooktest.NewClock(time.UnixMilli(1_700_000_000_000)), queue: &webhooktest.Queue{}, pub: &webhooktest.Outcomes{},
-		emf: &bytes.Buffer{}, logs: &syncBuffer{},
+		emf: &bytes.Buffer{}, logs: &webhooktest.LockedBuffer{},
 		phase: &fakePhase{acq: webhook.Acquisition{Outcome: webhook.Acquired, Status: webhook.StatusReceived,
 			Lease: webhook.Lease{Attempt: 2, Version: 3}}}}
 	rg.metrics = obs.NewMetrics(rg.emf, "Test", nil)
