@@ -16,6 +16,7 @@ import (
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/memgate"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 type holdQueue struct{}
@@ -24,23 +25,11 @@ func (holdQueue) ChangeVisibility(context.Context, string, time.Duration) error 
 func (holdQueue) SendDeadLetter(context.Context, string, []byte, string) error  { return nil }
 
 // opsLog records the operational events published.
-type opsLog struct {
-	mu  sync.Mutex
-	ops []dispatch.Op
-}
-
-func (l *opsLog) PublishOps(_ context.Context, ops []dispatch.Op) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.ops = append(l.ops, ops...)
-	return nil
-}
+type opsLog struct{ webhooktest.Ops[dispatch.Op] }
 
 func (l *opsLog) kinds() []dispatch.OpKind {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var k []dispatch.OpKind
-	for _, o := range l.ops {
+	for _, o := range l.All() {
 		k = append(k, o.Kind)
 	}
 	return k

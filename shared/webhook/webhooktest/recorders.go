@@ -106,3 +106,26 @@ func (q *Queue) DeadLetters() []DeadLetter {
 	defer q.mu.Unlock()
 	return slices.Clone(q.dead)
 }
+
+// Ops is a publisher of operational events of type T (the processor's
+// dispatch.Op, the operators' bus.Op) that records them, in order. It is
+// safe for concurrent use; the zero value is ready.
+type Ops[T any] struct {
+	mu  sync.Mutex
+	ops []T
+}
+
+// PublishOps records ops.
+func (o *Ops[T]) PublishOps(_ context.Context, ops []T) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ops = append(o.ops, ops...)
+	return nil
+}
+
+// All returns the events published, in order.
+func (o *Ops[T]) All() []T {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.ops)
+}

@@ -67,3 +67,12 @@ func TestLockedBufferKeepsConcurrentWrites(t *testing.T) {
 		t.Errorf("got %q, want eight writes of ab", got)
 	}
 }
+
+func TestOpsRecordInOrder(t *testing.T) {
+	var o webhooktest.Ops[string]
+	_ = o.PublishOps(context.Background(), []string{"a", "b"})
+	_ = o.PublishOps(context.Background(), []string{"c"})
+	if got := o.All(); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("got %v, want [a b c]", got)
+	}
+}
