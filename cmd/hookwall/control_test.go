@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,25 +16,13 @@ import (
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/memgate"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // fakeHeld counts held records by scope ("kind#name").
 type fakeHeld map[string]int
 
 func (h fakeHeld) HeldCount(_ context.Context, on string) (int, error) { return h[on], nil }
-
-// fakeOps records the operational events published.
-type fakeOps struct {
-	mu  sync.Mutex
-	ops []bus.Op
-}
-
-func (o *fakeOps) PublishOps(_ context.Context, ops []bus.Op) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.ops = append(o.ops, ops...)
-	return nil
-}
 
 // fakeJobs is the recovery jobs: Run reports steps progress reports, one
 // event each, the clock advancing by tick between them, then ends the job
@@ -135,7 +122,7 @@ func gateFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx.gate, fx.held, fx.ops = g, map[string]int{}, &fakeOps{}
+	fx.gate, fx.held, fx.ops = g, map[string]int{}, &webhooktest.Ops[bus.Op]{}
 	return fx
 }
 
@@ -169,12 +156,13 @@ func TestPauseResumeAndTargets(t *testing.T) {
 		t.Errorf("still paused: %v", ps)
 	}
 	var types []string
-	for _, op := range fx.ops.ops {
+	ops := fx.ops.All()
+	for _, op := range ops {
 		types = append(types, op.Type+" "+op.Scope)
 	}
 	if !slices.Equal(types, []string{bus.DetailTypeControlPaused + " target#forward/acme", bus.DetailTypeControlResumed + " target#forward/acme"}) ||
-		fx.ops.ops[1].Count != 3 || fx.ops.ops[0].Reason != "migration" {
-		t.Errorf("op events: %+v", fx.ops.ops)
+		ops[1].Count != 3 || ops[0].Reason != "migration" {
+		t.Errorf("op events: %+v", ops)
 	}
 
 	code, out, errOut = fx.run(t, "resume", "tenant/acme", "--no-drain", "--json")
@@ -186,7 +174,7 @@ func TestPauseResumeAndTargets(t *testing.T) {
 	}
 	// A scope no event can ever be held on is refused, with the rule, and
 	// never answered "paused".
-	before := len(fx.ops.ops)
+	before := len(fx.ops.All())
 	for _, bad := range []string{"tenant/a#b", "target/../x", "tenant/" + strings.Repeat("a", 400), "handler/a#b"} {
 		code, out, errOut := fx.run(t, "pause", bad)
 		want(t, code, out, errOut, exitUsage, nil, []string{"can never match"})
@@ -194,8 +182,8 @@ func TestPauseResumeAndTargets(t *testing.T) {
 			t.Errorf("pause %.40s answered %q %q", bad, out, errOut)
 		}
 	}
-	if len(fx.ops.ops) != before {
-		t.Errorf("op events for refused pauses: %+v", fx.ops.ops[before:])
+	if ops := fx.ops.All(); len(ops) != before {
+		t.Errorf("op events for refused pauses: %+v", ops[before:])
 	}
 }
 

@@ -18,12 +18,14 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // testNow is the fake clock of the unit tests.
@@ -40,7 +42,7 @@ type fixture struct {
 	held    map[string]int
 	jobs    *fakeJobs
 	drained []string
-	ops     *fakeOps
+	ops     *webhooktest.Ops[bus.Op]
 	opens   int
 	// settings is the configuration AWS was last opened with.
 	settings settings.CLI

@@ -17,6 +17,8 @@ import (
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore/memtest"
 	"github.com/hookwall/hookwall/shared/webhook"
 	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
@@ -33,9 +35,9 @@ func noop(context.Context, *process.Event[follow]) error { return nil }
 // record what they were called with.
 type rig struct {
 	clock   *webhooktest.Clock
-	store   *fakeStore
-	queue   *fakeQueue
-	pub     *fakePublisher
+	store   *memtest.Table
+	queue   *webhooktest.Queue
+	pub     *webhooktest.Outcomes
 	metrics *obs.Metrics
 	reg     *process.Registry
 	c       *Compensator
@@ -49,9 +51,9 @@ type rig struct {
 // more register further ones.
 func newRig(t *testing.T, errFor func(id string) error, more func(r *process.Registry, rg *rig), mod ...func(*Config)) *rig {
 	t.Helper()
-	rg := &rig{clock: webhooktest.NewClock(time.UnixMilli(1_700_000_000_000)), queue: &fakeQueue{}, pub: &fakePublisher{},
+	rg := &rig{clock: webhooktest.NewClock(time.UnixMilli(1_700_000_000_000)), queue: &webhooktest.Queue{}, pub: &webhooktest.Outcomes{},
 		metrics: obs.NewMetrics(&bytes.Buffer{}, "Test", nil), reg: process.NewRegistry()}
-	rg.store = newFakeStore(rg.clock.Now)
+	rg.store = memtest.New(t, rg.clock.Now)
 	undo := func(ctx context.Context, u *process.Undo) error {
 		rg.mu.Lock()
 		rg.calls = append(rg.calls, u)
@@ -106,17 +108,27 @@ func envelope() webhook.Envelope {
 		ReceivedAt: time.UnixMilli(1_699_999_000_000).UTC(), Payload: json.RawMessage(`{"userId":"U1"}`)}
 }
 
+// step journals handler/step of the claim of key's record, completed at at,
+// with result (none when empty).
+func (rg *rig) step(handler, step string, at time.Time, result string) {
+	e := webhook.JournalEntry{Handler: handler, Step: step, CompletedAt: at}
+	if result != "" {
+		e.Result = []byte(result)
+	}
+	rg.store.SeedJournal(key, e)
+}
+
 // failedWithSteps puts a FAILED record whose claim journaled, in this
 // order: a/one, b/two, a/three (each a millisecond after the last), c/four
 // (no compensation) and the done marker of a.
 func (rg *rig) failedWithSteps() {
-	rg.store.put(key, fakeRecord{status: webhook.StatusFailed, attempts: 5, lastError: "permanent: boom"})
+	rg.store.Seed(store.Record{Key: key, Status: webhook.StatusFailed, Attempts: 5, LastError: "permanent: boom"})
 	t0 := rg.clock.Now().Add(-time.Minute)
-	rg.store.step(key, "a", "one", t0, `{"id":"L1"}`)
-	rg.store.step(key, "b", "two", t0.Add(time.Millisecond), "")
-	rg.store.step(key, "a", "three", t0.Add(2*time.Millisecond), "")
-	rg.store.step(key, "c", "four", t0.Add(3*time.Millisecond), "")
-	rg.store.step(key, "a", webhook.DoneStep, t0.Add(4*time.Millisecond), "")
+	rg.step("a", "one", t0, `{"id":"L1"}`)
+	rg.step("b", "two", t0.Add(time.Millisecond), "")
+	rg.step("a", "three", t0.Add(2*time.Millisecond), "")
+	rg.step("c", "four", t0.Add(3*time.Millisecond), "")
+	rg.step("a", webhook.DoneStep, t0.Add(4*time.Millisecond), "")
 }
 
 func TestUndoesNewestFirstThenCompensated(t *testing.T) {
@@ -130,13 +142,13 @@ func TestUndoesNewestFirstThenCompensated(t *testing.T) {
 	if got, want := rg.undone(), []string{"a/three", "b/two", "a/one"}; !slices.Equal(got, want) {
 		t.Errorf("undo calls: got %v, want %v (newest first; c has no compensation; $done is no step)", got, want)
 	}
-	if want := []string{"a/$undo:three", "b/$undo:two", "a/$undo:one"}; !slices.Equal(rg.store.saves, want) {
-		t.Errorf("journaled: got %v, want %v", rg.store.saves, want)
+	if want := []string{"a/$undo:three", "b/$undo:two", "a/$undo:one"}; !slices.Equal(rg.store.Saves(), want) {
+		t.Errorf("journaled: got %v, want %v", rg.store.Saves(), want)
 	}
-	if rec := rg.store.get(key); rec.status != webhook.StatusCompensated || rec.owner != "" {
+	if rec := rg.store.Record(key); rec.Status != webhook.StatusCompensated || rec.LeaseOwner != "" {
 		t.Errorf("record: got %+v, want COMPENSATED without a lease", rec)
 	}
-	evs := rg.pub.all()
+	evs := rg.pub.All()
 	if len(evs) != 1 || evs[0].Status != webhook.StatusCompensated || evs[0].Key != key || evs[0].Type != "follow" ||
 		evs[0].Attempts != 5 || evs[0].Compensations != 1 || !evs[0].At.Equal(rg.clock.Now()) {
 		t.Errorf("outcomes: got %+v, want one COMPENSATED outcome of the event", evs)
@@ -169,10 +181,10 @@ func TestUndoGetsTheStepAndItsOwnKey(t *testing.T) {
 
 func TestTiesUndoInReverseJournalOrder(t *testing.T) {
 	rg := newRig(t, nil, nil)
-	rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "x"})
+	rg.store.Seed(store.Record{Key: key, Status: webhook.StatusFailed, LastError: "x"})
 	at := rg.clock.Now().Add(-time.Second)
 	for _, s := range []string{"s1", "s2", "s3"} {
-		rg.store.step(key, "a", s, at, "")
+		rg.step("a", s, at, "")
 	}
 	rg.c.Handle(context.Background(), message(t, envelope()))
 	if got, want := rg.undone(), []string{"a/s3", "a/s2", "a/s1"}; !slices.Equal(got, want) {
@@ -184,11 +196,10 @@ func TestResumesAfterJournaledUndos(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	rg.failedWithSteps()
 	// An earlier attempt undid a/three and died: COMPENSATING, its lease run out.
-	rg.store.step(key, "a", "$undo:three", rg.clock.Now(), "")
-	rg.store.mu.Lock()
-	r := rg.store.recs[key]
-	r.status, r.owner, r.until, r.compensations = webhook.StatusCompensating, "dead", rg.clock.Now().Add(-time.Second), 1
-	rg.store.mu.Unlock()
+	rg.step("a", "$undo:three", rg.clock.Now(), "")
+	rg.store.Update(key, func(r *store.Record) {
+		r.Status, r.LeaseOwner, r.LeaseUntil, r.Compensations = webhook.StatusCompensating, "dead", rg.clock.Now().Add(-time.Second).UnixMilli(), 1
+	})
 
 	res := rg.c.Handle(context.Background(), message(t, envelope()))
 	if res.Verdict != Compensated || res.Attempt != 2 || res.From != webhook.StatusCompensating {
@@ -216,12 +227,12 @@ func TestOutcomes(t *testing.T) {
 	}{
 		{name: "nothing to compensate is DEAD with the reason",
 			setup: func(rg *rig) {
-				rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "permanent: status 400"})
-				rg.store.step(key, "c", "only", rg.clock.Now(), "")
+				rg.store.Seed(store.Record{Key: key, Status: webhook.StatusFailed, LastError: "permanent: status 400"})
+				rg.step("c", "only", rg.clock.Now(), "")
 			},
 			want: Dead, wantAck: true, wantStatus: webhook.StatusDead, wantError: "nothing to compensate: permanent: status 400"},
 		{name: "a redriven record with no journal and no error is DEAD",
-			setup: func(rg *rig) { rg.store.put(key, fakeRecord{status: webhook.StatusRetry}) },
+			setup: func(rg *rig) { rg.store.Seed(store.Record{Key: key, Status: webhook.StatusRetry}) },
 			want:  Dead, wantAck: true, wantStatus: webhook.StatusDead, wantError: "nothing to compensate: record was RETRY with no error recorded"},
 		{name: "a permanent undo error is DEAD at once",
 			errFor: func(id string) error {
@@ -244,7 +255,7 @@ func TestOutcomes(t *testing.T) {
 			want:  kernel.Retried, wantStatus: webhook.StatusCompensating, wantError: "undo b/two: status 503",
 			wantUndone: []string{"a/three", "b/two"}},
 		{name: "a terminal record is acknowledged and left alone",
-			setup: func(rg *rig) { rg.store.put(key, fakeRecord{status: webhook.StatusSucceeded}) },
+			setup: func(rg *rig) { rg.store.Seed(store.Record{Key: key, Status: webhook.StatusSucceeded}) },
 			want:  kernel.Duplicate, wantAck: true, wantStatus: webhook.StatusSucceeded},
 		{name: "a missing record is acknowledged",
 			setup: func(*rig) {}, want: kernel.Absent, wantAck: true},
@@ -258,15 +269,15 @@ func TestOutcomes(t *testing.T) {
 				t.Fatalf("got %s (ack %v, %v), want %s (ack %v)", res.Verdict, res.Ack, res.Err, tc.want, tc.wantAck)
 			}
 			if tc.wantStatus != "" {
-				rec := rg.store.get(key)
-				if rec.status != tc.wantStatus || rec.lastError != tc.wantError {
-					t.Errorf("record: got %s %q, want %s %q", rec.status, rec.lastError, tc.wantStatus, tc.wantError)
+				rec := rg.store.Record(key)
+				if rec.Status != tc.wantStatus || rec.LastError != tc.wantError {
+					t.Errorf("record: got %s %q, want %s %q", rec.Status, rec.LastError, tc.wantStatus, tc.wantError)
 				}
 			}
 			if got := rg.undone(); !slices.Equal(got, tc.wantUndone) {
 				t.Errorf("undo calls: got %v, want %v", got, tc.wantUndone)
 			}
-			evs := rg.pub.all()
+			evs := rg.pub.All()
 			if tc.want == Dead {
 				if len(evs) != 1 || evs[0].Status != webhook.StatusDead || evs[0].LastError != tc.wantError {
 					t.Errorf("outcomes: got %+v, want one DEAD with the reason", evs)
@@ -294,7 +305,7 @@ func TestTransientErrorsRetryWithBackoffUntilTheLimit(t *testing.T) {
 			if res.Verdict != kernel.Retried || res.Ack || res.Attempt != attempt {
 				t.Fatalf("attempt %d: got %s (ack %v) on attempt %d, want retried", attempt, res.Verdict, res.Ack, res.Attempt)
 			}
-			d, _ := rg.queue.visibility("rh1")
+			d, _ := rg.queue.Visibility("rh1")
 			waits = append(waits, d)
 			continue
 		}
@@ -306,9 +317,9 @@ func TestTransientErrorsRetryWithBackoffUntilTheLimit(t *testing.T) {
 	if want := []time.Duration{2 * time.Second, 4 * time.Second}; !slices.Equal(waits, want) {
 		t.Errorf("visibility: got %v, want %v", waits, want)
 	}
-	rec := rg.store.get(key)
-	if rec.status != webhook.StatusDead || rec.lastError != "compensation attempts exhausted (3): undo a/one: status 503" {
-		t.Errorf("record: got %s %q", rec.status, rec.lastError)
+	rec := rg.store.Record(key)
+	if rec.Status != webhook.StatusDead || rec.LastError != "compensation attempts exhausted (3): undo a/one: status 503" {
+		t.Errorf("record: got %s %q", rec.Status, rec.LastError)
 	}
 	// Each attempt resumed: a/three and b/two were undone once.
 	if got, want := rg.undone(), []string{"a/three", "b/two", "a/one", "a/one", "a/one"}; !slices.Equal(got, want) {
@@ -324,24 +335,21 @@ func TestLiveLeaseComesBack(t *testing.T) {
 		t.Run(st.String(), func(t *testing.T) {
 			rg := newRig(t, nil, nil)
 			rg.failedWithSteps()
-			rg.store.mu.Lock()
-			r := rg.store.recs[key]
-			r.status, r.owner, r.until = st, "other", rg.clock.Now().Add(10*time.Second)
-			rg.store.mu.Unlock()
+			rg.store.Update(key, func(r *store.Record) {
+				r.Status, r.LeaseOwner, r.LeaseUntil = st, "other", rg.clock.Now().Add(10*time.Second).UnixMilli()
+			})
 			res := rg.c.Handle(context.Background(), message(t, envelope()))
 			if res.Verdict != kernel.Busy || res.Ack || res.RetryAfter != 11*time.Second {
 				t.Fatalf("got %s (ack %v) after %v, want busy, not acked, back after 11s", res.Verdict, res.Ack, res.RetryAfter)
 			}
-			if d, ok := rg.queue.visibility("rh1"); !ok || d != 11*time.Second {
+			if d, ok := rg.queue.Visibility("rh1"); !ok || d != 11*time.Second {
 				t.Errorf("visibility: got %v (%v), want 11s", d, ok)
 			}
-			if rec := rg.store.get(key); rec.status != st || rec.owner != "other" || len(rg.undone()) != 0 {
+			if rec := rg.store.Record(key); rec.Status != st || rec.LeaseOwner != "other" || len(rg.undone()) != 0 {
 				t.Errorf("record changed: %+v; undos %v", rec, rg.undone())
 			}
 			// On its return, after the lease, it is compensated.
-			rg.store.mu.Lock()
-			r.status, r.owner = webhook.StatusFailed, ""
-			rg.store.mu.Unlock()
+			rg.store.Update(key, func(r *store.Record) { r.Status, r.LeaseOwner = webhook.StatusFailed, "" })
 			if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Compensated {
 				t.Errorf("on its return: got %s, want compensated", res.Verdict)
 			}
@@ -356,11 +364,11 @@ func TestMalformedIsKeptForAnOperator(t *testing.T) {
 		if res.Verdict != kernel.Malformed || res.Ack {
 			t.Errorf("%s: got %s (ack %v), want malformed, not acked", body, res.Verdict, res.Ack)
 		}
-		if d, _ := rg.queue.visibility("rh-bad"); d != webhook.MaxQueueDelay {
+		if d, _ := rg.queue.Visibility("rh-bad"); d != webhook.MaxQueueDelay {
 			t.Errorf("%s: visibility %v, want %v", body, d, webhook.MaxQueueDelay)
 		}
 	}
-	if rg.store.count("AcquireCompensation") != 0 {
+	if rg.store.Count("AcquireCompensationGeneration") != 0 {
 		t.Error("a malformed message reached the store")
 	}
 }
@@ -368,9 +376,7 @@ func TestMalformedIsKeptForAnOperator(t *testing.T) {
 func TestPayloadFromTheRecord(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	rg.failedWithSteps()
-	rg.store.mu.Lock()
-	rg.store.recs[key].payload = []byte(`{"userId":"from-record"}`)
-	rg.store.mu.Unlock()
+	rg.store.Update(key, func(r *store.Record) { r.Payload = store.Payload(`{"userId":"from-record"}`) })
 	env := envelope()
 	env.Payload, env.PayloadInRecord = nil, true
 	rg.c.Handle(context.Background(), message(t, env))
@@ -399,7 +405,7 @@ func TestPanicIsRetried(t *testing.T) {
 func TestLostLeaseDiscardsTheOutcome(t *testing.T) {
 	rg := newRig(t, nil, nil)
 	rg.failedWithSteps()
-	rg.store.saveLost = true
+	rg.store.LoseSaves()
 	res := rg.c.Handle(context.Background(), message(t, envelope()))
 	if res.Verdict != kernel.LeaseLost || res.Ack || res.Event != nil {
 		t.Errorf("got %s (ack %v, event %v), want lease-lost, not acked, no outcome", res.Verdict, res.Ack, res.Event)
@@ -407,7 +413,7 @@ func TestLostLeaseDiscardsTheOutcome(t *testing.T) {
 	if got := rg.undone(); !slices.Equal(got, []string{"a/three"}) {
 		t.Errorf("undo calls: got %v, want only the first (then the lease was found lost)", got)
 	}
-	if rg.store.count("Compensated")+rg.store.count("Dead")+rg.store.count("RetryCompensation") != 0 {
+	if rg.store.Count("Compensated")+rg.store.Count("Dead")+rg.store.Count("RetryCompensation") != 0 {
 		t.Error("an outcome was written after the lease was lost")
 	}
 }
@@ -421,9 +427,9 @@ func TestHeartbeatLossCancelsTheUndo(t *testing.T) {
 			return ctx.Err()
 		}))
 	}, func(c *Config) { c.LeaseDuration = 3 * time.Millisecond })
-	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
-	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
-	rg.store.heartbeatLost = true
+	rg.store.Seed(store.Record{Key: key, Status: webhook.StatusFailed})
+	rg.step("slow", "s", rg.clock.Now(), "")
+	rg.store.LoseHeartbeats()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res := rg.c.Handle(ctx, message(t, envelope()))
@@ -441,8 +447,8 @@ func TestUndoTimeout(t *testing.T) {
 		process.Handle(r, "slow", followType, noop, process.Timeout(5*time.Millisecond), process.Compensate(
 			func(ctx context.Context, u *process.Undo) error { <-ctx.Done(); return ctx.Err() }))
 	})
-	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
-	rg.store.step(key, "slow", "s", rg.clock.Now(), "")
+	rg.store.Seed(store.Record{Key: key, Status: webhook.StatusFailed})
+	rg.step("slow", "s", rg.clock.Now(), "")
 	res := rg.c.Handle(context.Background(), message(t, envelope()))
 	if res.Verdict != kernel.Retried || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Errorf("got %s (%v), want retried after the handler's timeout", res.Verdict, res.Err)
@@ -454,8 +460,8 @@ func TestBatchPublishesOnce(t *testing.T) {
 	rg.failedWithSteps()
 	other := envelope()
 	other.Key = "line#acme#ev2"
-	rg.store.put(other.Key, fakeRecord{status: webhook.StatusFailed, lastError: "x"})
-	rg.store.put("line#acme#done", fakeRecord{status: webhook.StatusSucceeded})
+	rg.store.Seed(store.Record{Key: other.Key, Status: webhook.StatusFailed, LastError: "x"})
+	rg.store.Seed(store.Record{Key: "line#acme#done", Status: webhook.StatusSucceeded})
 	done := envelope()
 	done.Key = "line#acme#done"
 	ms := []kernel.Message{message(t, envelope()), message(t, other), message(t, done), {MessageID: "bad", Body: []byte("x")}}
@@ -470,8 +476,8 @@ func TestBatchPublishesOnce(t *testing.T) {
 	if want := []kernel.Verdict{Compensated, Dead, kernel.Duplicate, kernel.Malformed}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if len(rg.pub.calls) != 1 || len(rg.pub.calls[0]) != 2 {
-		t.Errorf("publish calls: got %v, want one call with two outcomes", rg.pub.calls)
+	if len(rg.pub.Batches()) != 1 || len(rg.pub.Batches()[0]) != 2 {
+		t.Errorf("publish calls: got %v, want one call with two outcomes", rg.pub.Batches())
 	}
 }
 
@@ -491,8 +497,8 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 			return resp.Body.Close()
 		}))
 	}, func(c *Config) { c.Transport = srv.Client().Transport })
-	rg.store.put(key, fakeRecord{status: webhook.StatusFailed})
-	rg.store.step(key, "http", "create", rg.clock.Now(), "")
+	rg.store.Seed(store.Record{Key: key, Status: webhook.StatusFailed})
+	rg.step("http", "create", rg.clock.Now(), "")
 	if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Compensated {
 		t.Fatalf("got %s (%v)", res.Verdict, res.Err)
 	}
@@ -502,7 +508,7 @@ func TestUndoHTTPClientSendsTheUndoKey(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	ok := Config{Registry: process.NewRegistry(), Store: newFakeStore(time.Now), Kernel: Kernel{Queue: &fakeQueue{}}}
+	ok := Config{Registry: process.NewRegistry(), Store: memtest.New(t, nil), Kernel: Kernel{Queue: &webhooktest.Queue{}}}
 	if _, err := New(ok); err != nil {
 		t.Fatal(err)
 	}
@@ -548,37 +554,37 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 		t.Run(from.String(), func(t *testing.T) {
 			rq := &fakeRequeue{}
 			rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })
-			rg.store.put(key, fakeRecord{status: from, until: rg.clock.Now().Add(-time.Second)})
-			rg.store.step(key, "c", "only", rg.clock.Now(), "") // journaled, no compensation: re-run skips it
+			rg.store.Seed(store.Record{Key: key, Status: from, LeaseUntil: rg.clock.Now().Add(-time.Second).UnixMilli()})
+			rg.step("c", "only", rg.clock.Now(), "") // journaled, no compensation: re-run skips it
 			for n := 1; n <= DefaultMaxRequeues; n++ {
 				res := rg.c.Handle(context.Background(), message(t, envelope()))
 				if res.Verdict != Requeued || !res.Ack || res.Attempt != n {
 					t.Fatalf("dead letter %d: got %s (ack %v, attempt %d, %v), want requeued", n, res.Verdict, res.Ack, res.Attempt, res.Err)
 				}
-				rec := rg.store.get(key)
-				if rec.status != webhook.StatusRetry || !strings.Contains(rec.lastError, "requeued by the compensator") {
-					t.Fatalf("record after requeue %d: %s %q", n, rec.status, rec.lastError)
+				rec := rg.store.Record(key)
+				if rec.Status != webhook.StatusRetry || !strings.Contains(rec.LastError, "requeued by the compensator") {
+					t.Fatalf("record after requeue %d: %s %q", n, rec.Status, rec.LastError)
 				}
 			}
 			if len(rq.sent) != DefaultMaxRequeues || rq.sent[0].Key != key || string(rq.sent[0].Payload) != `{"userId":"U1"}` {
 				t.Fatalf("requeued %d envelopes: %+v", len(rq.sent), rq.sent)
 			}
-			if len(rg.pub.all()) != 0 {
-				t.Errorf("a requeue published an outcome: %+v", rg.pub.all())
+			if len(rg.pub.All()) != 0 {
+				t.Errorf("a requeue published an outcome: %+v", rg.pub.All())
 			}
 			res := rg.c.Handle(context.Background(), message(t, envelope()))
 			if res.Verdict != Dead || !res.Ack {
 				t.Fatalf("after %d requeues: got %s, want dead", DefaultMaxRequeues, res.Verdict)
 			}
-			if rec := rg.store.get(key); rec.status != webhook.StatusDead || !strings.HasPrefix(rec.lastError, "nothing to compensate: requeued by the compensator") {
-				t.Errorf("record: %s %q", rec.status, rec.lastError)
+			if rec := rg.store.Record(key); rec.Status != webhook.StatusDead || !strings.HasPrefix(rec.LastError, "nothing to compensate: requeued by the compensator") {
+				t.Errorf("record: %s %q", rec.Status, rec.LastError)
 			}
 		})
 	}
 	t.Run("FAILED is not requeued", func(t *testing.T) {
 		rq := &fakeRequeue{}
 		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })
-		rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "permanent: status 400"})
+		rg.store.Seed(store.Record{Key: key, Status: webhook.StatusFailed, LastError: "permanent: status 400"})
 		if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Dead || len(rq.sent) != 0 {
 			t.Errorf("got %s with %d requeued, want dead and none", res.Verdict, len(rq.sent))
 		}
@@ -586,7 +592,7 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 	t.Run("an event older than RequeueWithin is not requeued", func(t *testing.T) {
 		rq := &fakeRequeue{}
 		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq; c.RequeueWithin = 10 * time.Minute })
-		rg.store.put(key, fakeRecord{status: webhook.StatusRetry}) // received 1,000 s before the clock
+		rg.store.Seed(store.Record{Key: key, Status: webhook.StatusRetry}) // received 1,000 s before the clock
 		if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Dead || len(rq.sent) != 0 {
 			t.Errorf("got %s with %d requeued, want dead and none", res.Verdict, len(rq.sent))
 		}
@@ -594,13 +600,13 @@ func TestRequeueOfARecordTheProcessorNeverFinished(t *testing.T) {
 	t.Run("a failed send leaves the dead letter to come back", func(t *testing.T) {
 		rq := &fakeRequeue{err: errors.New("sqs down")}
 		rg := newRig(t, nil, nil, func(c *Config) { c.Requeue = rq })
-		rg.store.put(key, fakeRecord{status: webhook.StatusRetry})
+		rg.store.Seed(store.Record{Key: key, Status: webhook.StatusRetry})
 		res := rg.c.Handle(context.Background(), message(t, envelope()))
 		if res.Verdict != kernel.Errored || res.Ack {
 			t.Fatalf("got %s (ack %v), want errored, not acknowledged", res.Verdict, res.Ack)
 		}
-		if rec := rg.store.get(key); rec.status != webhook.StatusRetry {
-			t.Errorf("record %s, want RETRY (the next dead letter, or the sweeper, sends it)", rec.status)
+		if rec := rg.store.Record(key); rec.Status != webhook.StatusRetry {
+			t.Errorf("record %s, want RETRY (the next dead letter, or the sweeper, sends it)", rec.Status)
 		}
 		rq.err = nil
 		if res := rg.c.Handle(context.Background(), message(t, envelope())); res.Verdict != Requeued || len(rq.sent) != 1 {
@@ -623,15 +629,10 @@ func TestRunAfterAnUndoIsUndoneAgain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rg := newRig(t, nil, nil)
-			rg.store.put(key, fakeRecord{status: webhook.StatusFailed, lastError: "x"})
+			rg.store.Seed(store.Record{Key: key, Status: webhook.StatusFailed, LastError: "x"})
 			t0 := rg.clock.Now().Add(-time.Hour)
-			rg.store.step(key, "a", "$undo:one", t0, "")
-			rg.store.mu.Lock()
-			u := rg.store.journal[key]["a#$undo:one"]
-			u.Run = tc.undoRun
-			rg.store.journal[key]["a#$undo:one"] = u
-			rg.store.journal[key]["a#one"] = webhook.JournalEntry{Handler: "a", Step: "one", CompletedAt: t0.Add(time.Minute), Run: 1}
-			rg.store.mu.Unlock()
+			rg.store.SeedJournal(key, webhook.JournalEntry{Handler: "a", Step: "$undo:one", CompletedAt: t0, Run: tc.undoRun},
+				webhook.JournalEntry{Handler: "a", Step: "one", CompletedAt: t0.Add(time.Minute), Run: 1})
 
 			res := rg.c.Handle(context.Background(), message(t, envelope()))
 			if res.Verdict != Compensated {
@@ -650,11 +651,8 @@ func TestRunAfterAnUndoIsUndoneAgain(t *testing.T) {
 			if len(calls) != 1 || calls[0].IdempotencyKey != want || want == webhook.IdempotencyKey(key, "a", "$undo:one") {
 				t.Fatalf("undo calls %d, want one with the undo key of run 1 %s", len(calls), want)
 			}
-			rg.store.mu.Lock()
-			got := rg.store.journal[key]["a#$undo:one"]
-			rg.store.mu.Unlock()
-			if got.Run != 1 {
-				t.Errorf("undo journaled for run %d, want 1", got.Run)
+			if got, ok := rg.store.Entry(key, "a", "$undo:one"); !ok || got.Run != 1 {
+				t.Errorf("undo journaled for run %d (journaled: %v), want 1", got.Run, ok)
 			}
 		})
 	}

@@ -2,18 +2,23 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore/memtest"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // benchProcess measures Dispatcher.Handle of one event whose handler runs
-// steps steps, against the in-memory fakes (so the figures are the
-// dispatcher's own cost plus the fakes', no I/O). The record is reset to
-// RECEIVED with an empty journal before each delivery, in place.
+// steps steps, against the in-memory table (memstore) and queue fake (so the
+// figures are the dispatcher's own cost plus memstore's, no I/O). The record
+// is reset to RECEIVED with an empty journal (a new claim) before each
+// delivery.
 func benchProcess(b *testing.B, steps []string) {
-	st, q := newFakeStore(), newFakeQueue()
+	st, q := memtest.New(b, nil), &webhooktest.Queue{}
 	reg := process.NewRegistry()
 	process.Handle(reg, "bench.handler", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		for _, s := range steps {
@@ -28,16 +33,16 @@ func benchProcess(b *testing.B, steps []string) {
 		b.Fatal(err)
 	}
 	const key = "line#t1#bench"
-	st.put(key, webhook.StatusReceived)
+	st.Seed(store.Record{Key: key, Status: webhook.StatusReceived})
 	dv := delivery(key, "line", "follow", follow{UserID: "U1"})
 	ctx := context.Background()
 	b.ReportAllocs()
+	claim := 0
 	for b.Loop() {
-		st.mu.Lock()
-		r := st.recs[key]
-		r.status, r.attempts = webhook.StatusReceived, 0
-		clear(st.journal[key])
-		st.mu.Unlock()
+		claim++
+		st.Update(key, func(r *store.Record) {
+			r.Status, r.Attempts, r.ClaimID, r.History = webhook.StatusReceived, 0, fmt.Sprintf("c%d", claim), nil
+		})
 		if res := d.Handle(ctx, dv); res.Verdict != Succeeded {
 			b.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // callRig is a dispatcher on the in-memory store (which passes the store's
@@ -34,7 +35,7 @@ func newCallRig(t *testing.T, svc http.HandlerFunc, fn func(ctx context.Context,
 	process.Handle(reg, "crm.follow", followType, func(ctx context.Context, ev *process.Event[follow]) error {
 		return fn(ctx, ev, rg.srv.URL)
 	}, process.Target("crm/{tenant}"))
-	q := newFakeQueue()
+	q := &webhooktest.Queue{}
 	d, err := New(Config{Registry: reg, Store: rg.mem, DLQ: q, Kernel: Kernel{Queue: q, MaxAttempts: 3,
 		RetryBase: time.Second, Jitter: func(n int64) int64 { return n - 1 }}})
 	if err != nil {

@@ -33,7 +33,7 @@ func TestCircuitGaugeFollowsTheBreaker(t *testing.T) {
 		}
 		return nil
 	}, process.Target("b.example/{tenant}"))
-	r := &holdRig{st: memstore.New(memstore.Config{Now: clk.Now})}
+	r := gatedRig{st: memstore.New(memstore.Config{Now: clk.Now}), gate: gate}
 	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: gate,
 		Kernel: dispatch.Kernel{Queue: holdQueue{}, MaxAttempts: 1, Now: clk.Now,
 			Metrics: obs.NewMetrics(&emf, "Hookwall", map[string]string{"Function": "processor"})}}); err != nil {

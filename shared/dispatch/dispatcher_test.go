@@ -15,7 +15,10 @@ import (
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore/memtest"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 type follow struct {
@@ -26,16 +29,16 @@ var followType = webhook.NewType[follow]("line", "follow")
 
 type rig struct {
 	reg     *process.Registry
-	store   *fakeStore
-	queue   *fakeQueue
-	pub     *fakePublisher
+	store   *memtest.Table
+	queue   *webhooktest.Queue
+	pub     *webhooktest.Outcomes
 	metrics *obs.Metrics
 	d       *Dispatcher
 }
 
 func newRig(t *testing.T, mutate func(*Config), register func(r *process.Registry)) *rig {
 	t.Helper()
-	rg := &rig{reg: process.NewRegistry(), store: newFakeStore(), queue: newFakeQueue(), pub: &fakePublisher{},
+	rg := &rig{reg: process.NewRegistry(), store: memtest.New(t, nil), queue: &webhooktest.Queue{}, pub: &webhooktest.Outcomes{},
 		metrics: obs.NewMetrics(&strings.Builder{}, "test", nil)}
 	register(rg.reg)
 	cfg := Config{Registry: rg.reg, Store: rg.store, DLQ: rg.queue,
@@ -101,23 +104,22 @@ func TestOutcomes(t *testing.T) {
 				payload = "not an object"
 			}
 			rg := newRig(t, nil, func(r *process.Registry) { process.Handle(r, "crm.follow", followType, fn) })
-			rg.store.put("k1", tt.status)
-			rg.store.recs["k1"].attempts = tt.attempts
+			rg.store.Seed(store.Record{Key: "k1", Status: tt.status, Attempts: int64(tt.attempts)})
 			res := rg.d.Handle(context.Background(), delivery("k1", "line", "follow", payload))
 			if res.Verdict != tt.wantVerdict || res.Ack != tt.wantAck {
 				t.Fatalf("got verdict %v ack %v (err %v), want %v ack %v", res.Verdict, res.Ack, res.Err, tt.wantVerdict, tt.wantAck)
 			}
-			if got := rg.store.get("k1").status; got != tt.wantStatus {
+			if got := rg.store.Record("k1").Status; got != tt.wantStatus {
 				t.Errorf("got status %s, want %s", got, tt.wantStatus)
 			}
-			dead := rg.queue.dead()
+			dead := rg.queue.DeadLetters()
 			switch {
 			case tt.wantDLQ == "" && len(dead) > 0:
 				t.Errorf("got dead letters %+v, want none", dead)
-			case tt.wantDLQ != "" && (len(dead) != 1 || !strings.Contains(dead[0].reason, tt.wantDLQ) || dead[0].key != "k1"):
+			case tt.wantDLQ != "" && (len(dead) != 1 || !strings.Contains(dead[0].Reason, tt.wantDLQ) || dead[0].Key != "k1"):
 				t.Errorf("got dead letters %+v, want one for k1 with reason containing %q", dead, tt.wantDLQ)
 			}
-			if got := rg.queue.visibility["rh-k1"]; got != tt.wantVis {
+			if got, _ := rg.queue.Visibility("rh-k1"); got != tt.wantVis {
 				t.Errorf("got visibility %v, want %v", got, tt.wantVis)
 			}
 		})
@@ -128,13 +130,13 @@ func TestPanicIsAPanicError(t *testing.T) {
 	rg := newRig(t, nil, func(r *process.Registry) {
 		process.Handle(r, "p", followType, func(context.Context, *process.Event[follow]) error { panic("kaput") })
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	var pe *registry.PanicError
 	if !errors.As(res.Err, &pe) || pe.Value != "kaput" || !strings.Contains(string(pe.Stack), "runHandler") {
 		t.Fatalf("got err %v, want a *registry.PanicError with value and stack", res.Err)
 	}
-	if got := rg.store.get("k").lastError; got != "panic: kaput" {
+	if got := rg.store.Record("k").LastError; got != "panic: kaput" {
 		t.Errorf("got lastError %q, want %q", got, "panic: kaput")
 	}
 }
@@ -143,17 +145,17 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 	rg := newRig(t, nil, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
-	rg.store.put("k", webhook.StatusProcessing)
-	rg.store.recs["k"].until = time.Now().Add(10 * time.Second)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusProcessing})
+	rg.store.Update("k", func(r *store.Record) { r.LeaseUntil = time.Now().Add(10 * time.Second).UnixMilli() })
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Busy || res.Ack {
 		t.Fatalf("got %v ack %v, want busy, not acked", res.Verdict, res.Ack)
 	}
-	if v := rg.queue.visibility["rh-k"]; v < 10*time.Second || v > 12*time.Second {
+	if v, _ := rg.queue.Visibility("rh-k"); v < 10*time.Second || v > 12*time.Second {
 		t.Errorf("got visibility %v, want the remaining lease (~10s) plus a second", v)
 	}
 	// An expired lease is taken over.
-	rg.store.recs["k"].until = time.Now().Add(-time.Millisecond)
+	rg.store.Update("k", func(r *store.Record) { r.LeaseUntil = time.Now().Add(-time.Millisecond).UnixMilli() })
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Errorf("after expiry: got %v, want succeeded", res.Verdict)
 	}
@@ -162,7 +164,7 @@ func TestBusyLeaseComesBackAfterIt(t *testing.T) {
 func TestUnknownType(t *testing.T) {
 	for _, toDLQ := range []bool{false, true} {
 		rg := newRig(t, func(c *Config) { c.UnhandledToDLQ = toDLQ }, func(*process.Registry) {})
-		rg.store.put("k", webhook.StatusReceived)
+		rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 		res := rg.d.Handle(context.Background(), delivery("k", "line", "beacon", follow{}))
 		wantVerdict, wantStatus, wantDead := Unhandled, webhook.StatusSucceeded, 0
 		if toDLQ {
@@ -171,10 +173,10 @@ func TestUnknownType(t *testing.T) {
 		if res.Verdict != wantVerdict || !res.Ack {
 			t.Errorf("toDLQ=%v: got %v ack %v, want %v acked", toDLQ, res.Verdict, res.Ack, wantVerdict)
 		}
-		if got := rg.store.get("k").status; got != wantStatus {
+		if got := rg.store.Record("k").Status; got != wantStatus {
 			t.Errorf("toDLQ=%v: got status %s, want %s", toDLQ, got, wantStatus)
 		}
-		if got := len(rg.queue.dead()); got != wantDead {
+		if got := len(rg.queue.DeadLetters()); got != wantDead {
 			t.Errorf("toDLQ=%v: got %d dead letters, want %d", toDLQ, got, wantDead)
 		}
 		if got := rg.metrics.Counts()[MetricUnhandled]; got != 1 {
@@ -191,7 +193,7 @@ func TestMalformedBodyGoesToDLQ(t *testing.T) {
 			t.Errorf("body %q: got %v ack %v, want malformed, acked", body, res.Verdict, res.Ack)
 		}
 	}
-	if got := len(rg.queue.dead()); got != 3 {
+	if got := len(rg.queue.DeadLetters()); got != 3 {
 		t.Errorf("got %d dead letters, want 3", got)
 	}
 }
@@ -290,11 +292,11 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 			})
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Retried {
 		t.Fatalf("attempt 1: got %v, want retried", res.Verdict)
 	}
-	if n := rg.store.count("Journal"); n != 0 {
+	if n := rg.store.Count("Journal"); n != 0 {
 		t.Errorf("attempt 1 read the journal %d times, want 0", n)
 	}
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
@@ -303,7 +305,7 @@ func TestStepsAreJournaledAndReplayed(t *testing.T) {
 	if runs["create"] != 1 || runs["notify"] != 2 {
 		t.Errorf("got runs %v, want create 1, notify 2", runs)
 	}
-	if n := rg.store.count("Journal"); n != 1 {
+	if n := rg.store.Count("Journal"); n != 1 {
 		t.Errorf("attempt 2 read the journal %d times, want 1", n)
 	}
 	if got := rg.metrics.Counts()[MetricStepSkipped]; got != 1 {
@@ -323,7 +325,7 @@ func TestCompletedHandlersAreSkippedOnRetry(t *testing.T) {
 			return nil
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Succeeded || aRuns != 1 || bRuns != 2 {
@@ -345,7 +347,7 @@ func TestStepNames(t *testing.T) {
 			return ev.Step(ctx, "x", func(context.Context, string) error { return nil })
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Failed {
 		t.Errorf("a step name used twice: got %v, want failed", res.Verdict)
 	}
@@ -361,14 +363,14 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 			return nil // the outcome must be discarded anyway
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
-	rg.store.heartbeatLost = true
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
+	rg.store.LoseHeartbeats()
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	// One lost-lease behaviour for both engines: Err is ErrLeaseLost.
 	if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, registry.ErrLeaseLost) {
 		t.Fatalf("got %v ack %v (%v), want lease-lost with ErrLeaseLost, not acked", res.Verdict, res.Ack, res.Err)
 	}
-	if n := rg.store.count("Complete") + rg.store.count("Retry") + rg.store.count("Fail"); n != 0 {
+	if n := rg.store.Count("Complete") + rg.store.Count("CompleteSteps") + rg.store.Count("Retry") + rg.store.Count("Fail"); n != 0 {
 		t.Errorf("got %d closing writes, want 0", n)
 	}
 	if got := rg.metrics.Counts()[kernel.MetricLeaseLost]; got != 1 {
@@ -378,11 +380,11 @@ func TestLostLeaseCancelsTheHandler(t *testing.T) {
 
 func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 	var until time.Time
-	st := newFakeStore()
-	rg := newRig(t, func(c *Config) { c.Store = &leaseSpy{fakeStore: st, until: &until} }, func(r *process.Registry) {
+	st := memtest.New(t, nil)
+	rg := newRig(t, func(c *Config) { c.Store = &leaseSpy{Table: st, until: &until} }, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { return nil })
 	})
-	st.put("k", webhook.StatusReceived)
+	st.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	deadline := time.Now().Add(20 * time.Second)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -393,13 +395,13 @@ func TestLeaseNeverOutlivesTheDeadline(t *testing.T) {
 }
 
 type leaseSpy struct {
-	*fakeStore
+	*memtest.Table
 	until *time.Time
 }
 
 func (s *leaseSpy) AcquireGeneration(ctx context.Context, key string, _ int64, owner string, until time.Time) (webhook.Acquisition, error) {
 	*s.until = until
-	return s.fakeStore.Acquire(ctx, key, owner, until)
+	return s.Table.Acquire(ctx, key, owner, until)
 }
 
 func TestHandlerTimeout(t *testing.T) {
@@ -409,7 +411,7 @@ func TestHandlerTimeout(t *testing.T) {
 			return ctx.Err()
 		}, process.Timeout(10*time.Millisecond))
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Retried || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Errorf("got %v (%v), want retried with deadline exceeded", res.Verdict, res.Err)
@@ -442,7 +444,7 @@ func TestHTTPClientSetsIdempotencyKeyInsideSteps(t *testing.T) {
 			return ev.Step(ctx, "create", func(ctx context.Context, _ string) error { return call(ctx, c) })
 		})
 	})
-	rg.store.put("line#t1#e1", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "line#t1#e1", Status: webhook.StatusReceived})
 	if res := rg.d.Handle(context.Background(), delivery("line#t1#e1", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v)", res.Verdict, res.Err)
 	}
@@ -458,7 +460,7 @@ func TestProcessBatchPublishesOnce(t *testing.T) {
 	})
 	var ds []Message
 	for _, k := range []string{"a", "b", "c"} {
-		rg.store.put(k, webhook.StatusReceived)
+		rg.store.Seed(store.Record{Key: k, Status: webhook.StatusReceived})
 		ds = append(ds, delivery(k, "line", "follow", follow{}))
 		ds = append(ds, delivery(k, "line", "follow", follow{})) // duplicate in the same batch
 	}
@@ -472,10 +474,10 @@ func TestProcessBatchPublishesOnce(t *testing.T) {
 			ok++
 		}
 	}
-	if ok != 3 || len(rg.pub.events) != 3 {
-		t.Errorf("got %d succeeded and %d events, want 3 and 3", ok, len(rg.pub.events))
+	if ok != 3 || len(rg.pub.All()) != 3 {
+		t.Errorf("got %d succeeded and %d events, want 3 and 3", ok, len(rg.pub.All()))
 	}
-	for _, ev := range rg.pub.events {
+	for _, ev := range rg.pub.All() {
 		if ev.Status != webhook.StatusSucceeded || ev.Tenant != "t1" || ev.Attempts != 1 {
 			t.Errorf("got event %+v", ev)
 		}
@@ -486,8 +488,8 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Error("empty config: no error")
 	}
-	if _, err := New(Config{Registry: process.NewRegistry(), Store: newFakeStore(), DLQ: newFakeQueue(),
-		Kernel: Kernel{Queue: newFakeQueue(), RetryCap: 13 * time.Hour}}); err == nil {
+	if _, err := New(Config{Registry: process.NewRegistry(), Store: memtest.New(t, nil), DLQ: &webhooktest.Queue{},
+		Kernel: Kernel{Queue: &webhooktest.Queue{}, RetryCap: 13 * time.Hour}}); err == nil {
 		t.Error("RetryCap above 12h: no error")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/memgate"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 type holdQueue struct{}
@@ -24,33 +25,64 @@ func (holdQueue) ChangeVisibility(context.Context, string, time.Duration) error 
 func (holdQueue) SendDeadLetter(context.Context, string, []byte, string) error  { return nil }
 
 // opsLog records the operational events published.
-type opsLog struct {
-	mu  sync.Mutex
-	ops []dispatch.Op
-}
-
-func (l *opsLog) PublishOps(_ context.Context, ops []dispatch.Op) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.ops = append(l.ops, ops...)
-	return nil
-}
+type opsLog struct{ webhooktest.Ops[dispatch.Op] }
 
 func (l *opsLog) kinds() []dispatch.OpKind {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var k []dispatch.OpKind
-	for _, o := range l.ops {
+	for _, o := range l.All() {
 		k = append(k, o.Kind)
 	}
 	return k
 }
 
-type holdRig struct {
+// gatedRig is the hold and poison tests' common set-up: a Dispatcher on
+// memstore and a memgate (its breakers, buckets and pauses), the events
+// claimed as the receiver claims them and delivered with their payload.
+type gatedRig struct {
 	st   *memstore.Store
 	gate *memgate.Gate
-	ops  *opsLog
 	d    *dispatch.Dispatcher
+}
+
+// newGatedRig builds the rig's gate on gcfg and its Dispatcher on the
+// handlers register registers, with maxAttempts attempts and ops (nil:
+// none) for the operational events.
+func newGatedRig(t *testing.T, gcfg targets.Config, maxAttempts int, ops dispatch.Ops, register func(*process.Registry)) gatedRig {
+	t.Helper()
+	g := gatedRig{st: memstore.New(memstore.Config{})}
+	var err error
+	if g.gate, err = memgate.New(gcfg); err != nil {
+		t.Fatal(err)
+	}
+	reg := process.NewRegistry()
+	register(reg)
+	if g.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: g.st, DLQ: holdQueue{}, Gate: g.gate, Ops: ops,
+		Kernel: dispatch.Kernel{Queue: holdQueue{}, MaxAttempts: maxAttempts}}); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// claimFollow claims the follow event key of tenant with payload (hashed
+// as hash), as the receiver does.
+func (g gatedRig) claimFollow(t *testing.T, key, tenant, payload, hash string) {
+	t.Helper()
+	if res, err := g.st.Claim(context.Background(), store.NewEvent{Key: key, Provider: "line", Tenant: tenant, EventType: "follow",
+		PayloadHash: hash, Payload: []byte(payload)}, time.Hour); err != nil || res.Outcome != store.Claimed {
+		t.Fatal(res.Outcome, err)
+	}
+}
+
+// deliverFollow delivers the queue message of the follow event key of
+// tenant, carrying payload.
+func (g gatedRig) deliverFollow(key, tenant, payload string) dispatch.Result {
+	b, _ := json.Marshal(webhook.Envelope{Key: key, Provider: "line", Tenant: tenant, Type: "follow", Payload: json.RawMessage(payload)})
+	return g.d.Handle(context.Background(), dispatch.Message{MessageID: key, Body: b})
+}
+
+type holdRig struct {
+	gatedRig
+	ops  *opsLog
 	runs map[string]int // handler runs, by handler
 	mu   sync.Mutex
 	fail map[string]error // a handler's error
@@ -58,24 +90,17 @@ type holdRig struct {
 
 func newHoldRig(t *testing.T, maxAttempts int) *holdRig {
 	t.Helper()
-	r := &holdRig{st: memstore.New(memstore.Config{}), ops: &opsLog{}, runs: map[string]int{}, fail: map[string]error{}}
-	var err error
-	if r.gate, err = memgate.New(targets.Config{MinCalls: 2}); err != nil {
-		t.Fatal(err)
-	}
-	reg := process.NewRegistry()
-	for _, name := range []string{"a", "b"} {
-		process.Handle(reg, name, heldFollowType, func(ctx context.Context, ev *process.Event[heldFollow]) error {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.runs[name]++
-			return r.fail[name]
-		}, process.Target(name+".example/{tenant}"))
-	}
-	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: r.gate, Ops: r.ops,
-		Kernel: dispatch.Kernel{Queue: holdQueue{}, MaxAttempts: maxAttempts}}); err != nil {
-		t.Fatal(err)
-	}
+	r := &holdRig{ops: &opsLog{}, runs: map[string]int{}, fail: map[string]error{}}
+	r.gatedRig = newGatedRig(t, targets.Config{MinCalls: 2}, maxAttempts, r.ops, func(reg *process.Registry) {
+		for _, name := range []string{"a", "b"} {
+			process.Handle(reg, name, heldFollowType, func(ctx context.Context, ev *process.Event[heldFollow]) error {
+				r.mu.Lock()
+				defer r.mu.Unlock()
+				r.runs[name]++
+				return r.fail[name]
+			}, process.Target(name+".example/{tenant}"))
+		}
+	})
 	return r
 }
 
@@ -85,18 +110,16 @@ type heldFollow struct {
 
 var heldFollowType = webhook.NewType[heldFollow]("line", "follow")
 
-func (r *holdRig) handle(t *testing.T, key string) dispatch.Result {
+// handle delivers the follow event key of tenant t1 ({} its payload).
+func (g gatedRig) handle(t *testing.T, key string) dispatch.Result {
 	t.Helper()
-	b, _ := json.Marshal(webhook.Envelope{Key: key, Provider: "line", Tenant: "t1", Type: "follow", Payload: json.RawMessage(`{}`)})
-	return r.d.Handle(context.Background(), dispatch.Message{MessageID: key, Body: b})
+	return g.deliverFollow(key, "t1", `{}`)
 }
 
-func (r *holdRig) claim(t *testing.T, key string) {
+// claim claims the follow event key of tenant t1 ({} its payload).
+func (g gatedRig) claim(t *testing.T, key string) {
 	t.Helper()
-	if res, err := r.st.Claim(context.Background(), store.NewEvent{Key: key, Provider: "line", Tenant: "t1", EventType: "follow",
-		PayloadHash: "h", Payload: []byte(`{}`)}, time.Hour); err != nil || res.Outcome != store.Claimed {
-		t.Fatal(res.Outcome, err)
-	}
+	g.claimFollow(t, key, "t1", `{}`, "h")
 }
 
 // A paused target holds the event at the handler that calls it, after the

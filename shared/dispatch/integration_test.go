@@ -11,18 +11,14 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/shared/awstest"
 	"github.com/hookwall/hookwall/shared/dispatch"
@@ -181,58 +177,6 @@ func body(t *testing.T, env webhook.Envelope) dispatch.Message {
 	return dispatch.Message{MessageID: env.Key, ReceiptHandle: "rh", Body: b}
 }
 
-// pump polls url with workers goroutines, runs each batch through the SQS
-// batch adapter and deletes what it acknowledged (counted in acked), until
-// ctx ends. (The local server's queue-depth attributes are not reliable, so
-// tests wait on acked.)
-func pump(ctx context.Context, t *testing.T, c *sqs.Client, url string, h *sqsbatch.Handler, workers int, acked *atomic.Int64) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				msgs, err := awstest.Receive(ctx, c, url, 10, time.Second)
-				if err != nil {
-					if ctx.Err() == nil {
-						t.Errorf("receive: %v", err)
-					}
-					return
-				}
-				if len(msgs) == 0 {
-					continue
-				}
-				var ev events.SQSEvent
-				for _, m := range msgs {
-					ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId),
-						ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body), Attributes: m.Attributes})
-				}
-				resp, err := h.Handle(context.WithoutCancel(ctx), ev)
-				if err != nil {
-					t.Errorf("batch handler returned an error: %v", err)
-				}
-				failed := map[string]bool{}
-				for _, f := range resp.BatchItemFailures {
-					failed[f.ItemIdentifier] = true
-				}
-				var del []sqstypes.DeleteMessageBatchRequestEntry
-				for i, m := range msgs {
-					if !failed[aws.ToString(m.MessageId)] {
-						del = append(del, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
-					}
-				}
-				if len(del) > 0 {
-					if _, err := c.DeleteMessageBatch(context.WithoutCancel(ctx), &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: del}); err != nil {
-						t.Errorf("delete: %v", err)
-					}
-					acked.Add(int64(len(del)))
-				}
-			}
-		}()
-	}
-	return &wg
-}
-
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -278,7 +222,7 @@ func TestEachEffectOnceUnderTripleDelivery(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var acked atomic.Int64
-	wg := pump(ctx, t, sc, qs.URL, sqsbatch.New(d, 10), 6, &acked)
+	wg := awstest.Pump(ctx, t, sc, qs.URL, sqsbatch.New(d, 10).Handle, 6, &acked)
 	waitFor(t, 2*time.Minute, "every message to be acknowledged", func() bool { return acked.Load() >= events*copies })
 	cancel()
 	wg.Wait()
@@ -587,7 +531,7 @@ func TestDeadLetterPaths(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var acked atomic.Int64
-	wg := pump(ctx, t, sc, qs.URL, sqsbatch.New(d, 10), 2, &acked)
+	wg := awstest.Pump(ctx, t, sc, qs.URL, sqsbatch.New(d, 10).Handle, 2, &acked)
 	waitFor(t, time.Minute, "every message to be acknowledged", func() bool { return acked.Load() >= int64(len(envs)) })
 	cancel()
 	wg.Wait()

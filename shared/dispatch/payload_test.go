@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/store/memstore/memtest"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// loadingStore is a fakeStore that keeps payloads apart from its records,
+// loadingStore is a memtest.Table that keeps payloads apart from its records,
 // as store.Table does for large ones: its leases carry none, and
 // LoadPayload reads them.
 type loadingStore struct {
-	*fakeStore
+	*memtest.Table
 	payload []byte
 	err     error
 	loads   int
@@ -37,13 +39,13 @@ func leanDelivery(key string) Message {
 func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 	ls := &loadingStore{payload: []byte(`{"userId":"U1"}`)}
 	var got string
-	rg := newRig(t, func(c *Config) { ls.fakeStore = c.Store.(*fakeStore); c.Store = ls }, func(r *process.Registry) {
+	rg := newRig(t, func(c *Config) { ls.Table = c.Store.(*memtest.Table); c.Store = ls }, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(_ context.Context, ev *process.Event[follow]) error {
 			got = ev.Data.UserID
 			return nil
 		})
 	})
-	rg.store.put("k1", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k1", Status: webhook.StatusReceived})
 	if res := rg.d.Handle(context.Background(), leanDelivery("k1")); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
@@ -51,7 +53,7 @@ func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 		t.Errorf("handler saw user %q after %d loads; want U1 after 1", got, ls.loads)
 	}
 	// A message with its payload is not read from the store.
-	rg.store.put("k2", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k2", Status: webhook.StatusReceived})
 	if res := rg.d.Handle(context.Background(), delivery("k2", "line", "follow", follow{UserID: "U2"})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
@@ -63,15 +65,15 @@ func TestLeanMessageReadsThePayloadFromTheStore(t *testing.T) {
 func TestPayloadThatCannotBeReadIsRetried(t *testing.T) {
 	ls := &loadingStore{err: errors.New("throttled")}
 	ran := false
-	rg := newRig(t, func(c *Config) { ls.fakeStore = c.Store.(*fakeStore); c.Store = ls }, func(r *process.Registry) {
+	rg := newRig(t, func(c *Config) { ls.Table = c.Store.(*memtest.Table); c.Store = ls }, func(r *process.Registry) {
 		process.Handle(r, "h", followType, func(context.Context, *process.Event[follow]) error { ran = true; return nil })
 	})
-	rg.store.put("k1", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k1", Status: webhook.StatusReceived})
 	res := rg.d.Handle(context.Background(), leanDelivery("k1"))
 	if res.Verdict != Retried || ran {
 		t.Errorf("got %v (%v), handler ran %v; want retried, not run", res.Verdict, res.Err, ran)
 	}
-	if st := rg.store.get("k1").status; st != webhook.StatusRetry {
+	if st := rg.store.Record("k1").Status; st != webhook.StatusRetry {
 		t.Errorf("record %s, want RETRY", st)
 	}
 }

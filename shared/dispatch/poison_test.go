@@ -2,7 +2,6 @@ package dispatch_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -12,10 +11,9 @@ import (
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/store/memstore"
 	"github.com/hookwall/hookwall/shared/targets"
-	"github.com/hookwall/hookwall/shared/targets/memgate"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // poisonRig is one handler, "crm", whose target ("crm") names no tenant:
@@ -23,58 +21,31 @@ import (
 // events whose userId begins with "poison" (a target answering 500 to
 // their payload only) and for every event of a tenant in down.
 type poisonRig struct {
-	st    *memstore.Store
-	gate  *memgate.Gate
-	d     *dispatch.Dispatcher
-	clock *fakeClock
+	gatedRig
+	clock *webhooktest.Clock
 
 	mu   sync.Mutex
 	runs map[string]int // handler runs, by event key
 	down map[string]bool
 }
 
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 const poisonProbe = 30 * time.Second
 
 func newPoisonRig(t *testing.T, maxAttempts, minCalls int) *poisonRig {
 	t.Helper()
-	r := &poisonRig{st: memstore.New(memstore.Config{}), runs: map[string]int{}, down: map[string]bool{},
-		clock: &fakeClock{now: time.Now()}}
-	var err error
-	if r.gate, err = memgate.New(targets.Config{MinCalls: minCalls, FailureRate: 0.5, ProbeInterval: poisonProbe,
-		Window: time.Hour, Now: r.clock.Now}); err != nil {
-		t.Fatal(err)
-	}
-	reg := process.NewRegistry()
-	process.Handle(reg, "crm", heldFollowType, func(ctx context.Context, ev *process.Event[heldFollow]) error {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.runs[ev.Key]++
-		if strings.HasPrefix(ev.Data.UserID, "poison") || r.down[ev.Tenant] {
-			return errors.New("crm answered 500")
-		}
-		return nil
+	r := &poisonRig{runs: map[string]int{}, down: map[string]bool{}, clock: webhooktest.NewClock(time.Now())}
+	gcfg := targets.Config{MinCalls: minCalls, FailureRate: 0.5, ProbeInterval: poisonProbe, Window: time.Hour, Now: r.clock.Now}
+	r.gatedRig = newGatedRig(t, gcfg, maxAttempts, nil, func(reg *process.Registry) {
+		process.Handle(reg, "crm", heldFollowType, func(ctx context.Context, ev *process.Event[heldFollow]) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.runs[ev.Key]++
+			if strings.HasPrefix(ev.Data.UserID, "poison") || r.down[ev.Tenant] {
+				return errors.New("crm answered 500")
+			}
+			return nil
+		})
 	})
-	if r.d, err = dispatch.New(dispatch.Config{Registry: reg, Store: r.st, DLQ: holdQueue{}, Gate: r.gate,
-		Kernel: dispatch.Kernel{Queue: holdQueue{}, MaxAttempts: maxAttempts}}); err != nil {
-		t.Fatal(err)
-	}
 	return r
 }
 
@@ -83,21 +54,13 @@ func poisonKey(tenant, id string) string { return "line#" + tenant + "#" + id }
 // add claims the event id of tenant (userId id) and processes it once.
 func (r *poisonRig) add(t *testing.T, tenant, id string) dispatch.Result {
 	t.Helper()
-	key := poisonKey(tenant, id)
-	payload := []byte(`{"userId":"` + id + `"}`)
-	if res, err := r.st.Claim(context.Background(), store.NewEvent{Key: key, Provider: "line", Tenant: tenant, EventType: "follow",
-		PayloadHash: id, Payload: payload}, time.Hour); err != nil || res.Outcome != store.Claimed {
-		t.Fatal(res.Outcome, err)
-	}
+	r.claimFollow(t, poisonKey(tenant, id), tenant, `{"userId":"`+id+`"}`, id)
 	return r.handle(t, tenant, id)
 }
 
 func (r *poisonRig) handle(t *testing.T, tenant, id string) dispatch.Result {
 	t.Helper()
-	key := poisonKey(tenant, id)
-	b, _ := json.Marshal(webhook.Envelope{Key: key, Provider: "line", Tenant: tenant, Type: "follow",
-		Payload: json.RawMessage(`{"userId":"` + id + `"}`)})
-	return r.d.Handle(context.Background(), dispatch.Message{MessageID: key, Body: b})
+	return r.deliverFollow(poisonKey(tenant, id), tenant, `{"userId":"`+id+`"}`)
 }
 
 func (r *poisonRig) get(t *testing.T, tenant, id string) *store.Record {
@@ -158,7 +121,7 @@ func TestPoisonEventsEndFailedWithinTheirAttempts(t *testing.T) {
 					oldest = h
 				}
 			}
-			r.clock.Add(poisonProbe)
+			r.clock.Advance(poisonProbe)
 			r.release(t, oldest)
 			_, id, _ := strings.Cut(strings.TrimPrefix(oldest.Key, "line#"), "#")
 			r.handle(t, "acme", id)
@@ -192,7 +155,7 @@ func TestFailedProbeSpendsTheAttempt(t *testing.T) {
 	if rec.Attempts != 0 || rec.GivenBack != 1 {
 		t.Fatalf("opened: attempts %d, given back %d; want 0 and 1", rec.Attempts, rec.GivenBack)
 	}
-	r.clock.Add(poisonProbe)
+	r.clock.Advance(poisonProbe)
 	r.release(t, rec)
 	res := r.handle(t, "acme", "o2")
 	if res.Verdict != dispatch.Retried {
@@ -215,7 +178,7 @@ func TestFailedProbeSpendsTheAttempt(t *testing.T) {
 	if res := r2.add(t, "acme", "p"); res.Verdict != dispatch.Held {
 		t.Fatalf("opening call: got %v, want held", res.Verdict)
 	}
-	r2.clock.Add(poisonProbe)
+	r2.clock.Advance(poisonProbe)
 	r2.release(t, r2.get(t, "acme", "p"))
 	if res := r2.handle(t, "acme", "p"); res.Verdict != dispatch.Failed {
 		t.Fatalf("failed probe on the last attempt: got %v (%v), want failed", res.Verdict, res.Err)
@@ -230,7 +193,7 @@ func TestOpeningCallGivenBackOncePerEvent(t *testing.T) {
 		t.Fatalf("first opening: got %v, want held", res.Verdict)
 	}
 	// The target recovers for the others: a healthy event's probe closes it.
-	r.clock.Add(poisonProbe)
+	r.clock.Advance(poisonProbe)
 	if res := r.add(t, "acme", "ok-1"); res.Verdict != dispatch.Succeeded {
 		t.Fatalf("healthy probe: got %v (%v), want succeeded", res.Verdict, res.Err)
 	}

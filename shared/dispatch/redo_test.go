@@ -7,25 +7,25 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // replayedWithUndone puts record k as a replay of a COMPENSATED event leaves
 // it (RECEIVED at a later version) whose claim journaled, for each handler
 // of undone, its step and that step's undo.
-func (rg *rig) replayedWithUndone(k string, undone map[string]string) {
-	rg.store.put(k, webhook.StatusReceived)
-	rg.store.mu.Lock()
-	defer rg.store.mu.Unlock()
-	rg.store.recs[k].version = 9
+func (rg *rig) replayedWithUndone(t testing.TB, k string, undone map[string]string) {
+	t.Helper()
+	rg.store.Seed(store.Record{Key: k, Status: webhook.StatusReceived})
+	rg.store.Update(k, func(r *store.Record) { r.Version = 9 })
 	at := time.Now().Add(-time.Hour)
-	j := map[string]webhook.JournalEntry{}
+	var j []webhook.JournalEntry
 	for h, step := range undone {
-		j[h+"#"+step] = webhook.JournalEntry{Handler: h, Step: step, CompletedAt: at}
-		j[h+"#"+webhook.DoneStep] = webhook.JournalEntry{Handler: h, Step: webhook.DoneStep, CompletedAt: at}
-		j[h+"#$undo:"+step] = webhook.JournalEntry{Handler: h, Step: "$undo:" + step, CompletedAt: at.Add(time.Minute)}
+		j = append(j, webhook.JournalEntry{Handler: h, Step: step, CompletedAt: at},
+			webhook.JournalEntry{Handler: h, Step: webhook.DoneStep, CompletedAt: at},
+			webhook.JournalEntry{Handler: h, Step: "$undo:" + step, CompletedAt: at.Add(time.Minute)})
 	}
-	rg.store.journal[k] = j
+	rg.store.SeedJournal(k, j...)
 }
 
 // keyRecorder records the idempotency keys a step ran with, by step.
@@ -59,7 +59,7 @@ func (r *keyRecorder) of(name string) []string {
 func TestUndoneStepRunsAgainUnderANewKey(t *testing.T) {
 	var rec keyRecorder
 	rg := newRig(t, nil, func(r *process.Registry) { process.Handle(r, "crm.lead", followType, rec.step("create-lead")) })
-	rg.replayedWithUndone("k", map[string]string{"crm.lead": "create-lead"})
+	rg.replayedWithUndone(t, "k", map[string]string{"crm.lead": "create-lead"})
 
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
@@ -68,18 +68,12 @@ func TestUndoneStepRunsAgainUnderANewKey(t *testing.T) {
 	if got := rec.of("create-lead"); len(got) != 1 || got[0] != redo || redo == old {
 		t.Fatalf("create-lead ran with keys %v, want once with the run-1 key %s (not the undone run's %s)", got, redo, old)
 	}
-	rg.store.mu.Lock()
-	e := rg.store.journal["k"]["crm.lead#create-lead"]
-	rg.store.mu.Unlock()
-	if e.Run != 1 {
-		t.Errorf("journaled run %d, want 1", e.Run)
+	if e, ok := rg.store.Entry("k", "crm.lead", "create-lead"); !ok || e.Run != 1 {
+		t.Errorf("journaled run %d (journaled: %v), want 1", e.Run, ok)
 	}
 
 	// Replayed again: the step's run 1 is not undone, so it is done.
-	rg.store.mu.Lock()
-	rg.store.recs["k"].status = webhook.StatusReceived
-	rg.store.recs["k"].attempts = 0
-	rg.store.mu.Unlock()
+	rg.store.Update("k", func(r *store.Record) { r.Status, r.Attempts = webhook.StatusReceived, 0 })
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("second replay: got %v (%v), want succeeded", res.Verdict, res.Err)
 	}
@@ -96,7 +90,7 @@ func TestHandlerWithAnUndoneStepIsNotDone(t *testing.T) {
 		process.Handle(r, "a", followType, rec.step("one"))
 		process.Handle(r, "b", followType, rec.step("two"))
 	})
-	rg.replayedWithUndone("k", map[string]string{"a": "one"})
+	rg.replayedWithUndone(t, "k", map[string]string{"a": "one"})
 	if res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{})); res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -60,7 +61,7 @@ func TestHandleAllGetsTheEnvelope(t *testing.T) {
 			return nil
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	res := rg.d.Handle(context.Background(), delivery("k", "wecom", "anything", follow{UserID: "U1"}))
 	if res.Verdict != Succeeded {
 		t.Fatalf("got %v (%v), want succeeded", res.Verdict, res.Err)
@@ -79,7 +80,7 @@ func TestCatchAllForOtherTenantsLeavesTheEventUnhandled(t *testing.T) {
 		process.HandleAll(r, "fwd", func(context.Context, *process.Event[webhook.Envelope]) error { ran++; return nil },
 			process.ForTenants(func(tenant string) bool { return tenant == "acme" }))
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "beacon", follow{})) // tenant t1
 	if res.Verdict != Unhandled || !res.Ack || ran != 0 {
 		t.Errorf("got %v ack %v, handler ran %d times; want unhandled, acked, 0", res.Verdict, res.Ack, ran)
@@ -103,7 +104,7 @@ func TestCatchAllIsSkippedOnRetryOnceDone(t *testing.T) {
 			return nil
 		})
 	})
-	rg.store.put("k", webhook.StatusReceived)
+	rg.store.Seed(store.Record{Key: "k", Status: webhook.StatusReceived})
 	rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	res := rg.d.Handle(context.Background(), delivery("k", "line", "follow", follow{}))
 	if res.Verdict != Succeeded || fwd != 1 || typed != 2 {

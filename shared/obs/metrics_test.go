@@ -1,7 +1,6 @@
 package obs
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // The rules below are those of the CloudWatch embedded metric format
@@ -389,7 +390,7 @@ func TestFlushReturnsTheWriteError(t *testing.T) {
 // Run with -race: counters, samples and flushes from many goroutines, and
 // every recorded value is flushed exactly once.
 func TestMetricsIsSafeForConcurrentUse(t *testing.T) {
-	var buf lockedBuffer
+	var buf webhooktest.LockedBuffer
 	m := NewMetrics(&buf, "Hookwall", map[string]string{"Function": "processor"})
 	const workers, each = 8, 500
 	var wg sync.WaitGroup
@@ -421,23 +422,6 @@ func TestMetricsIsSafeForConcurrentUse(t *testing.T) {
 	if count != workers*each || samples != workers*each {
 		t.Errorf("flushed %v counts and %v samples, want %d each", count, samples, workers*each)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestGaugeWritesOneDocumentWithItsOwnDimension(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/targetsdb"
 	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
 // Recovery jobs against DynamoDB Local and the SQS server through the real
@@ -216,23 +217,11 @@ func (l *limiter) Take(_ context.Context, target string, n int) (int, time.Time,
 }
 
 // opsLog records the operational events published.
-type opsLog struct {
-	mu  sync.Mutex
-	ops []bus.Op
-}
-
-func (o *opsLog) PublishOps(_ context.Context, ops []bus.Op) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.ops = append(o.ops, ops...)
-	return nil
-}
+type opsLog struct{ webhooktest.Ops[bus.Op] }
 
 func (o *opsLog) keys() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	var keys []string
-	for _, op := range o.ops {
+	for _, op := range o.All() {
 		if op.Type == bus.DetailTypeEventRecovered {
 			keys = append(keys, op.Key)
 		}

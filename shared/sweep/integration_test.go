@@ -9,13 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -67,50 +65,6 @@ func (c *calls) get(key string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n[key]
-}
-
-// pump polls url and runs each batch through the processor's SQS batch
-// adapter, deleting what it acknowledged, until ctx ends.
-func pump(ctx context.Context, t *testing.T, c *sqs.Client, url string, h *sqsbatch.Handler) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			msgs, err := awstest.Receive(ctx, c, url, 10, time.Second)
-			if err != nil {
-				if ctx.Err() == nil {
-					t.Errorf("receive: %v", err)
-				}
-				return
-			}
-			if len(msgs) == 0 {
-				continue
-			}
-			var ev events.SQSEvent
-			for _, m := range msgs {
-				ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId),
-					ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body)})
-			}
-			resp, _ := h.Handle(context.WithoutCancel(ctx), ev)
-			failed := map[string]bool{}
-			for _, f := range resp.BatchItemFailures {
-				failed[f.ItemIdentifier] = true
-			}
-			var del []sqstypes.DeleteMessageBatchRequestEntry
-			for i, m := range msgs {
-				if !failed[aws.ToString(m.MessageId)] {
-					del = append(del, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
-				}
-			}
-			if len(del) > 0 {
-				if _, err := c.DeleteMessageBatch(context.WithoutCancel(ctx), &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: del}); err != nil {
-					t.Errorf("delete: %v", err)
-				}
-			}
-		}
-	}()
-	return &wg
 }
 
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
@@ -229,7 +183,7 @@ func TestSweeperRecoversAClaimLeftWithoutAMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	pctx, stop := context.WithCancel(ctx)
-	wg := pump(pctx, t, sc, qs.URL, sqsbatch.New(d, 10))
+	wg := awstest.Pump(pctx, t, sc, qs.URL, sqsbatch.New(d, 10).Handle, 1, nil)
 	defer func() { stop(); wg.Wait() }()
 
 	// The receiver's side: claims, and the sends of all but the crashed one.

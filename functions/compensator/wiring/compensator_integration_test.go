@@ -58,7 +58,7 @@ type stack struct {
 	sqs     *sqs.Client
 	main    *queue.Queue
 	dlq     *queue.Queue
-	pub     *outcomes
+	pub     *webhooktest.Outcomes
 	metrics *obs.Metrics
 }
 
@@ -85,7 +85,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{t: t, clock: clk, table: table, proc: proc, sqs: c, main: main, dlq: dlq, pub: &outcomes{},
+	return &stack{t: t, clock: clk, table: table, proc: proc, sqs: c, main: main, dlq: dlq, pub: &webhooktest.Outcomes{},
 		metrics: obs.NewMetrics(io.Discard, "Test", map[string]string{"Function": "compensator"})}
 }
 
@@ -190,24 +190,6 @@ func (s *stack) get(ctx context.Context, key string) *store.Record {
 		s.t.Fatalf("get %s: %v (missing %v)", key, err, rec == nil)
 	}
 	return rec
-}
-
-type outcomes struct {
-	mu  sync.Mutex
-	evs []webhook.Outcome
-}
-
-func (o *outcomes) Publish(_ context.Context, evs []webhook.Outcome) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.evs = append(o.evs, evs...)
-	return nil
-}
-
-func (o *outcomes) all() []webhook.Outcome {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return slices.Clone(o.evs)
 }
 
 // crashStore crashes the attempt at its first undo journal write, before
@@ -405,7 +387,7 @@ func TestCompensatesTwoStepsOnceAcrossACrashAndRedeliveries(t *testing.T) {
 			if rec.Compensations != 2 || rec.LeaseOwner != "" {
 				t.Errorf("record: %d compensations, lease %q; want 2 (the crashed one and the one that finished), none", rec.Compensations, rec.LeaseOwner)
 			}
-			if outs := s.pub.all(); len(outs) != 1 || outs[0].Status != webhook.StatusCompensated || outs[0].Key != env.Key {
+			if outs := s.pub.All(); len(outs) != 1 || outs[0].Status != webhook.StatusCompensated || outs[0].Key != env.Key {
 				t.Errorf("outcomes: got %+v, want one COMPENSATED", outs)
 			}
 			if n := s.depth(ctx, s.dlq.URL()); n != 0 {
@@ -464,8 +446,8 @@ func TestSucceededIsAcknowledgedAndLiveLeaseComesBack(t *testing.T) {
 		if after := s.get(ctx, env.Key); !reflect.DeepEqual(after, before) {
 			t.Errorf("record changed:\n got %+v\nwant %+v", after, before)
 		}
-		if len(undos) != 0 || len(s.pub.all()) != 0 {
-			t.Errorf("undos %v, outcomes %+v; want none", undos, s.pub.all())
+		if len(undos) != 0 || len(s.pub.All()) != 0 {
+			t.Errorf("undos %v, outcomes %+v; want none", undos, s.pub.All())
 		}
 	})
 
@@ -562,7 +544,7 @@ func TestRedrivenBeforeItRanIsRequeuedAndProcessed(t *testing.T) {
 	if rec := s.get(ctx, env.Key); rec.Status != webhook.StatusSucceeded || ran != 1 {
 		t.Errorf("record %s, step ran %d times; want SUCCEEDED, once", rec.Status, ran)
 	}
-	if len(s.pub.all()) != 0 {
-		t.Errorf("the compensator published %+v, want nothing (the event was not terminal)", s.pub.all())
+	if len(s.pub.All()) != 0 {
+		t.Errorf("the compensator published %+v, want nothing (the event was not terminal)", s.pub.All())
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
 )
 
-type nopQueue struct{ fakeQueue }
+type nopQueue struct{ webhooktest.Queue }
 
 func TestSetDefaults(t *testing.T) {
 	var c Config

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,35 +23,18 @@ var testNames = Names{Package: "test", Acquire: "acquire it", Duplicate: "was do
 type rig struct {
 	clock   *webhooktest.Clock
 	phase   *fakePhase
-	queue   *fakeQueue
-	pub     *fakePublisher
+	queue   *webhooktest.Queue
+	pub     *webhooktest.Outcomes
 	metrics *obs.Metrics
 	emf     *bytes.Buffer
-	logs    *syncBuffer
+	logs    *webhooktest.LockedBuffer
 	e       *Engine
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newRig(t *testing.T, names Names, mod ...func(*Config)) *rig {
 	t.Helper()
-	rg := &rig{clock: webhooktest.NewClock(time.UnixMilli(1_700_000_000_000)), queue: &fakeQueue{}, pub: &fakePublisher{},
-		emf: &bytes.Buffer{}, logs: &syncBuffer{},
+	rg := &rig{clock: webhooktest.NewClock(time.UnixMilli(1_700_000_000_000)), queue: &webhooktest.Queue{}, pub: &webhooktest.Outcomes{},
+		emf: &bytes.Buffer{}, logs: &webhooktest.LockedBuffer{},
 		phase: &fakePhase{acq: webhook.Acquisition{Outcome: webhook.Acquired, Status: webhook.StatusReceived,
 			Lease: webhook.Lease{Attempt: 2, Version: 3}}}}
 	rg.metrics = obs.NewMetrics(rg.emf, "Test", nil)
@@ -137,15 +119,15 @@ func TestAcquireSwitch(t *testing.T) {
 			if tc.wantMetric != "" && rg.metrics.Counts()[tc.wantMetric] != 1 {
 				t.Errorf("metrics %v, want %s 1", rg.metrics.Counts(), tc.wantMetric)
 			}
-			if d, ok := rg.queue.visibility("rh-m1"); ok != (tc.wantAfter > 0) || d != tc.wantAfter {
+			if d, ok := rg.queue.Visibility("rh-m1"); ok != (tc.wantAfter > 0) || d != tc.wantAfter {
 				t.Errorf("visibility: got %v (%v), want %v", d, ok, tc.wantAfter)
 			}
 			if logs := rg.logs.String(); tc.wantLog != "" && !strings.Contains(logs, "msg=\""+tc.wantLog+"\"") &&
 				!strings.Contains(logs, "msg="+tc.wantLog+" ") {
 				t.Errorf("logs %q, want %q", logs, tc.wantLog)
 			}
-			if len(rg.phase.begun) != 0 || len(rg.pub.calls) != 0 {
-				t.Errorf("began %d attempts and published %v; want none", len(rg.phase.begun), rg.pub.calls)
+			if len(rg.phase.begun) != 0 || len(rg.pub.Batches()) != 0 {
+				t.Errorf("began %d attempts and published %v; want none", len(rg.phase.begun), rg.pub.Batches())
 			}
 		})
 	}
@@ -197,8 +179,8 @@ func TestSettledAttemptPublishesItsOutcome(t *testing.T) {
 		ev.Attempts != 2 || ev.Status != webhook.StatusSucceeded || !ev.At.Equal(rg.clock.Now()) {
 		t.Fatalf("event %+v", ev)
 	}
-	if len(rg.pub.calls) != 1 || len(rg.pub.calls[0]) != 1 || rg.pub.calls[0][0].Key != key {
-		t.Errorf("published %v, want the outcome once", rg.pub.calls)
+	if len(rg.pub.Batches()) != 1 || len(rg.pub.Batches()[0]) != 1 || rg.pub.Batches()[0][0].Key != key {
+		t.Errorf("published %v, want the outcome once", rg.pub.Batches())
 	}
 	a := rg.phase.begun[0]
 	if a.Lease.Owner == "" || !a.Lease.Until.Equal(rg.clock.Now().Add(time.Minute)) {
@@ -221,7 +203,7 @@ func TestRetryBacksOff(t *testing.T) {
 	if res.Verdict != Retried || res.Ack || res.RetryAfter != 2*time.Second || !errors.Is(res.Err, boom) {
 		t.Fatalf("got %+v, want retried after 2s with the work's error", res)
 	}
-	if d, _ := rg.queue.visibility("rh-m1"); d != 2*time.Second {
+	if d, _ := rg.queue.Visibility("rh-m1"); d != 2*time.Second {
 		t.Errorf("visibility %v, want 2s", d)
 	}
 	if !slices.Equal(rg.phase.settled, []error{boom}) {
@@ -243,8 +225,8 @@ func TestFailedWriteIsAnError(t *testing.T) {
 	if res.Verdict != Errored || res.Ack || res.Event != nil || res.Err == nil || res.Err.Error() != "throttled" {
 		t.Fatalf("got %+v, want errored", res)
 	}
-	if !strings.Contains(rg.logs.String(), `msg="set it"`) || len(rg.pub.calls) != 0 {
-		t.Errorf("logs %q, published %v", rg.logs.String(), rg.pub.calls)
+	if !strings.Contains(rg.logs.String(), `msg="set it"`) || len(rg.pub.Batches()) != 0 {
+		t.Errorf("logs %q, published %v", rg.logs.String(), rg.pub.Batches())
 	}
 }
 
@@ -283,8 +265,8 @@ func TestLostLease(t *testing.T) {
 			if res.Verdict != LeaseLost || res.Ack || res.Event != nil || !errors.Is(res.Err, tc.wantErr) {
 				t.Fatalf("got %+v, want lease-lost with %v", res, tc.wantErr)
 			}
-			if len(rg.phase.settled) != tc.settles || len(rg.pub.calls) != 0 {
-				t.Errorf("settled %d times, published %v; want %d and none", len(rg.phase.settled), rg.pub.calls, tc.settles)
+			if len(rg.phase.settled) != tc.settles || len(rg.pub.Batches()) != 0 {
+				t.Errorf("settled %d times, published %v; want %d and none", len(rg.phase.settled), rg.pub.Batches(), tc.settles)
 			}
 			if rg.metrics.Counts()[MetricLeaseLost] != 1 || !strings.Contains(rg.logs.String(), `msg="lost it"`) {
 				t.Errorf("metrics %v, logs %q", rg.metrics.Counts(), rg.logs.String())
@@ -340,14 +322,14 @@ func TestBatchPublishesOnceInOrder(t *testing.T) {
 	if want := []string{"a:succeeded", "bad:malformed", "c:succeeded"}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if len(rg.pub.calls) != 1 || len(rg.pub.calls[0]) != 2 {
-		t.Errorf("publish calls %v, want one with two outcomes", rg.pub.calls)
+	if len(rg.pub.Batches()) != 1 || len(rg.pub.Batches()[0]) != 2 {
+		t.Errorf("publish calls %v, want one with two outcomes", rg.pub.Batches())
 	}
 }
 
 func TestPublishFailureIsCounted(t *testing.T) {
 	rg := newRig(t, testNames)
-	rg.pub.err = errors.New("bus down")
+	rg.pub.Fail(errors.New("bus down"))
 	if res := rg.e.Handle(context.Background(), message(t, "m1")); res.Verdict != Succeeded || !res.Ack {
 		t.Fatalf("got %+v: a failed publication changes nothing", res)
 	}
@@ -419,7 +401,7 @@ func TestOutcomeEventsClasses(t *testing.T) {
 		}
 		rg.e.publish(context.Background(), evs)
 		var got []webhook.Status
-		for _, call := range rg.pub.calls {
+		for _, call := range rg.pub.Batches() {
 			for _, ev := range call {
 				got = append(got, ev.Status)
 			}
@@ -427,8 +409,8 @@ func TestOutcomeEventsClasses(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("class %q: published %v, want %v", c.class, got, c.want)
 		}
-		if len(c.want) == 0 && len(rg.pub.calls) != 0 {
-			t.Errorf("class %q: %d publish calls, want none", c.class, len(rg.pub.calls))
+		if len(c.want) == 0 && len(rg.pub.Batches()) != 0 {
+			t.Errorf("class %q: %d publish calls, want none", c.class, len(rg.pub.Batches()))
 		}
 	}
 }
@@ -443,7 +425,7 @@ func TestParseOutcomeEvents(t *testing.T) {
 		if _, err := ParseOutcomeEvents(bad); err == nil {
 			t.Errorf("ParseOutcomeEvents(%q): got no error", bad)
 		}
-		cfg := Config{Queue: &fakeQueue{}, Outcomes: OutcomeEvents(bad)}
+		cfg := Config{Queue: &webhooktest.Queue{}, Outcomes: OutcomeEvents(bad)}
 		if err := cfg.Validate("test"); err == nil {
 			t.Errorf("Validate with Outcomes %q: got no error", bad)
 		}
