@@ -119,9 +119,17 @@ model: ## check the delivery protocol's Promela model exhaustively with spin (mo
 ROUNDS ?= 3
 PEER_N ?= 2000
 PEER_WARMUP ?= 3000
-.PHONY: peer
-peer: ## Hookwall vs the Powertools peer bench (shuffled mode), alternately, ROUNDS rounds of PEER_N events (PEER_WARMUP): medians and ratios
-	@ROUNDS=$(ROUNDS) PEER_N=$(PEER_N) PEER_WARMUP=$(PEER_WARMUP) GO=$(GO) $(DEV)/cmd/hookwall-peer/peer.sh
+PERF_DDB_PORT ?= 8100
+PERF_SQS_PORT ?= 9424
+PERF_ENV = ROUNDS=$(ROUNDS) PERF_N=$(PEER_N) PERF_WARMUP=$(PEER_WARMUP) PERF_DDB_PORT=$(PERF_DDB_PORT) PERF_SQS_PORT=$(PERF_SQS_PORT) GO=$(GO)
+.PHONY: peer perf perf-release
+perf: ## the side-by-side protocol (scripts/perf/protocol.sh): Hookwall vs the Powertools peer, ROUNDS alternated rounds of PEER_N events, each run on a fresh stack (PERF_DDB_PORT, PERF_SQS_PORT); medians, ratios, whole-machine CPU
+	@$(PERF_ENV) $(ROOT)/scripts/perf/protocol.sh 'hookwall@.' powertools
+
+peer: perf ## the same as make perf (the protocol replaced the former shared-stack bench, peer.sh; docs/PERFORMANCE.md says why)
+
+perf-release: ## the protocol with this tree against the previous release built from git (releases.tsv, else RELEASE_REV, default 903736a = v0.1.0), alternated; reports figures >10% worse, asserts no speed
+	@$(PERF_ENV) $(ROOT)/scripts/perf/release-guard.sh
 
 .PHONY: generate
 generate: ## write the handler settings the team packages declare into template.yaml and README.md (cmd/hookwall-gen; go test ./cmd/hookwall-gen fails on drift)

@@ -263,8 +263,21 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 		return res, err
 	}
 	// The record expired but is still there: claim it anew.
-	_, err = t.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           &t.name,
+	_, err = t.db.PutItem(ctx, claimPut(t.name, item, now))
+	if err == nil {
+		return ClaimResult{Outcome: Claimed, Record: rec}, nil
+	}
+	res, _, err = t.claimFailed(&ev, rec, err, now)
+	return res, err
+}
+
+// claimPut is the claim's PutItem of item, the record of a claim at now,
+// over an expired record: it creates the record when there is none or the
+// one there has expired, and returns the record there (ALL_OLD) when its
+// condition fails.
+func claimPut(table string, item map[string]types.AttributeValue, now time.Time) *dynamodb.PutItemInput {
+	return &dynamodb.PutItemInput{
+		TableName:           &table,
 		Item:                item,
 		ConditionExpression: aws.String("attribute_not_exists(#pk) OR #exp < :now"),
 		ExpressionAttributeNames: map[string]string{
@@ -274,12 +287,7 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 			":now": avInt(now.Unix()),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if err == nil {
-		return ClaimResult{Outcome: Claimed, Record: rec}, nil
 	}
-	res, _, err = t.claimFailed(&ev, rec, err, now)
-	return res, err
 }
 
 // countLargeDuplicate spares a duplicate of an event whose payload lives in

@@ -16,8 +16,9 @@
 // TABLE_NAME, QUEUE_URL, AWS_* credentials) and HOOKWALL_TENANTS_FILE
 // (default infra/local/tenants.json, tenant "demo").
 //
-// `make peer` (dev/cmd/hookwall-peer/peer.sh) runs it and the Powertools bench
-// alternately and calls -compare.
+// `make perf` (scripts/perf/protocol.sh; `make peer` is the same) runs it and
+// the Powertools bench alternately, each on a fresh stack, and compares them
+// (scripts/perf/summary.py).
 package main
 
 import (
