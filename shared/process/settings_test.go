@@ -8,67 +8,101 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/registry"
+	"github.com/hookwall/hookwall/shared/setting"
+	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
+// build builds the registry of one team of the tests, its settings read
+// from env.
+func build(env map[string]string, settings []setting.Setting, register func(r *Registry, d Deps), deps Deps) (*Registry, error) {
+	team := Team{Owner: "shared/process", Settings: settings, Register: register}
+	return Build(func(k string) string { return env[k] }, deps, team)
+}
+
 func TestGettersReadTheirKind(t *testing.T) {
 	env := map[string]string{"A_URL": "https://a.example", "A_DURATION": "90s", "A_INT": "7", "A_STRING": "x.y"}
-	r := (*Registry)(registry.NewWith(func(k string) string { return env[k] }))
-	if got := r.URL(Setting{Name: "A_URL", Doc: "d"}); got != "https://a.example" {
-		t.Errorf("URL: got %q", got)
+	var (
+		aURL      = setting.Setting{Name: "A_URL", Kind: setting.KindURL, Doc: "d"}
+		aDuration = setting.Setting{Name: "A_DURATION", Kind: setting.KindDuration, Doc: "d"}
+		aInt      = setting.Setting{Name: "A_INT", Kind: setting.KindInt, Doc: "d"}
+		aString   = setting.Setting{Name: "A_STRING", Kind: setting.KindString, Doc: "d"}
+		dDuration = setting.Setting{Name: "UNSET_DURATION", Kind: setting.KindDuration, Doc: "d", Default: "2m"}
+		unsetInt  = setting.Setting{Name: "UNSET_INT", Kind: setting.KindInt, Doc: "d"}
+	)
+	_, err := build(env, []setting.Setting{aURL, aDuration, aInt, aString, dDuration, unsetInt}, func(r *Registry, _ Deps) {
+		for what, got := range map[string][2]any{
+			"String of a URL": {r.String(aURL), "https://a.example"}, "Duration": {r.Duration(aDuration), 90 * time.Second},
+			"Int": {r.Int(aInt), 7}, "String": {r.String(aString), "x.y"},
+			"Duration default": {r.Duration(dDuration), 2 * time.Minute}, "Int unset": {r.Int(unsetInt), 0},
+		} {
+			if got[0] != got[1] {
+				t.Errorf("%s: got %v, want %v", what, got[0], got[1])
+			}
+		}
+	}, Deps{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := r.Duration(Setting{Name: "A_DURATION", Doc: "d"}); got != 90*time.Second {
-		t.Errorf("Duration: got %v", got)
-	}
-	if got := r.Int(Setting{Name: "A_INT", Doc: "d"}); got != 7 {
-		t.Errorf("Int: got %v", got)
-	}
-	if got := r.String(Setting{Name: "A_STRING", Doc: "d"}); got != "x.y" {
-		t.Errorf("String: got %q", got)
-	}
-	if got := r.Duration(Setting{Name: "UNSET_DURATION", Doc: "d", Default: "2m"}); got != 2*time.Minute {
-		t.Errorf("Duration default: got %v", got)
-	}
-	if got := r.Int(Setting{Name: "UNSET_INT", Doc: "d"}); got != 0 {
-		t.Errorf("Int unset: got %v", got)
-	}
-	check := Setting{Name: "CHECKED", Doc: "d", Check: func(v string) error {
+	check := setting.Setting{Name: "CHECKED", Kind: setting.KindString, Doc: "d", Check: func(v string) error {
 		if v != "ok" {
 			return errors.New("want ok")
 		}
 		return nil
 	}}
-	env["CHECKED"] = "nope"
-	r.String(check)
-	if err := r.table().Err(); err == nil || !strings.Contains(err.Error(), `CHECKED="nope": want ok`) {
+	if _, err := build(map[string]string{"CHECKED": "nope"}, []setting.Setting{check}, func(*Registry, Deps) {}, Deps{}); err == nil ||
+		!strings.Contains(err.Error(), `CHECKED="nope": want ok`) {
 		t.Errorf("got %v, want the check's error naming the variable", err)
-	}
-	kinds := map[string]registry.Kind{}
-	for _, d := range r.table().Settings() {
-		kinds[d.Name] = d.Kind
-		if d.Owner != "shared/process" {
-			t.Errorf("%s: owner %q, want the caller's package", d.Name, d.Owner)
-		}
-	}
-	if kinds["A_URL"] != registry.KindURL || kinds["A_DURATION"] != registry.KindDuration || kinds["A_INT"] != registry.KindInt ||
-		kinds["A_STRING"] != registry.KindString {
-		t.Errorf("got kinds %v", kinds)
 	}
 }
 
-type tenantsDoc struct{ name string }
+// Reading a setting the team does not declare, or with the getter of
+// another kind, fails the build; so does a malformed declaration, or one
+// name declared differently by two teams.
+func TestBuildRefusesWhatTheDeclarationsDoNotSay(t *testing.T) {
+	n := setting.Setting{Name: "N", Kind: setting.KindInt, Doc: "d"}
+	for name, tc := range map[string]struct {
+		settings []setting.Setting
+		register func(r *Registry, d Deps)
+		want     string
+	}{
+		"undeclared":    {nil, func(r *Registry, _ Deps) { r.Int(n) }, "N is not in the Settings"},
+		"another kind":  {[]setting.Setting{n}, func(r *Registry, _ Deps) { r.String(n) }, `read as "string"`},
+		"no kind":       {[]setting.Setting{{Name: "X", Doc: "d"}}, func(*Registry, Deps) {}, "unknown kind"},
+		"no register":   {nil, nil, "needs an Owner and a Register"},
+		"declared once": {[]setting.Setting{n, n}, func(r *Registry, _ Deps) { r.Int(n) }, ""},
+	} {
+		_, err := build(nil, tc.settings, tc.register, Deps{})
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: got %v, want an error with %q", name, err, tc.want)
+		}
+	}
+	other := n
+	other.Default = "3"
+	nop := func(*Registry, Deps) {}
+	_, err := Build(nil, Deps{}, Team{Owner: "a", Settings: []setting.Setting{n}, Register: nop}, Team{Owner: "b", Settings: []setting.Setting{other}, Register: nop})
+	if err == nil || !strings.Contains(err.Error(), "N declared twice, differently (a and b)") {
+		t.Errorf("got %v, want N declared twice", err)
+	}
+}
 
-func TestUseFindsADependencyByType(t *testing.T) {
-	doc := &tenantsDoc{"acme"}
-	r := (*Registry)(registry.NewWith(nil, 42, doc))
-	if got, ok := Use[*tenantsDoc](r); !ok || got != doc {
-		t.Errorf("got %v, %v", got, ok)
+// The handlers a team registers are its Owner's; its Register gets the
+// dependencies given to Build.
+func TestBuildGivesTheOwnerAndTheDeps(t *testing.T) {
+	doc := &tenants.Tenants{}
+	var got *tenants.Tenants
+	r, err := build(nil, nil, func(r *Registry, d Deps) {
+		got = d.Tenants
+		HandleAll(r, "t.noop", func(context.Context, *Event[webhook.Envelope]) error { return nil })
+	}, Deps{Tenants: doc})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, ok := Use[interface{ String() string }](r); ok || got != nil {
-		t.Errorf("a type nobody gave: got %v, %v", got, ok)
+	if got != doc {
+		t.Errorf("Register got tenants %v, want %v", got, doc)
 	}
-	if _, ok := Use[int](NewRegistry()); ok {
-		t.Error("a new registry gives a dependency")
+	if e := r.table().Handler("t.noop"); e == nil || e.Owner != "shared/process" {
+		t.Errorf("got entry %+v, want t.noop owned by shared/process", e)
 	}
 }
 

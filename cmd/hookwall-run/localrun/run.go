@@ -29,7 +29,6 @@ import (
 	"github.com/hookwall/hookwall/shared/awslog"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/control"
-	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/drain"
 	"github.com/hookwall/hookwall/shared/intake"
 	"github.com/hookwall/hookwall/shared/obs"
@@ -112,7 +111,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 
 	// The teams' settings first: a malformed one is named in a moment,
 	// not after the services have started.
-	if err := dispatch.CheckSettings(handlers.Register, cfg.Getenv); err != nil {
+	if err := handlers.CheckSettings(cfg.Getenv); err != nil {
 		return fmt.Errorf("localrun: %w", err)
 	}
 

@@ -3,7 +3,6 @@ package processtest
 import (
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/process"
 )
 
@@ -12,15 +11,14 @@ import (
 type Env map[string]string
 
 // NewRegistry builds a registry as the processor does at cold start
-// (dispatch.BuildRegistry): register (a team's Register, or
-// handlers.Register for every team) runs with the settings read from env
-// and the dependencies deps (what process.Use finds). It fails t on an
-// invalid setting value or a panic of the registration.
+// (process.Build): team's settings read from env, its Register run with
+// deps (the dependencies it uses; the others are their zero value). It
+// fails t on an invalid setting value or a failed registration.
 //
-//	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
-func NewRegistry(t testing.TB, register func(*process.Registry), env Env, deps ...any) *process.Registry {
+//	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, process.Deps{})
+func NewRegistry(t testing.TB, team process.Team, env Env, deps process.Deps) *process.Registry {
 	t.Helper()
-	reg, err := dispatch.BuildRegistry(register, func(name string) string { return env[name] }, deps...)
+	reg, err := process.Build(func(name string) string { return env[name] }, deps, team)
 	if err != nil {
 		t.Fatalf("processtest: %v", err)
 	}

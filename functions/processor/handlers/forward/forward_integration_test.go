@@ -68,7 +68,7 @@ func setup(t *testing.T) (*verifier, *processtest.EffectServer, *process.Registr
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := processtest.NewRegistry(t, forward.Register, nil, tenants)
+	reg := processtest.NewRegistry(t, forward.Team, nil, process.Deps{Tenants: tenants})
 	return v, srv, reg
 }
 
@@ -143,7 +143,7 @@ func TestForwardOutcomes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reg := processtest.NewRegistry(t, forward.Register, nil, tenants)
+			reg := processtest.NewRegistry(t, forward.Team, nil, process.Deps{Tenants: tenants})
 			rep := processtest.Run(t, reg, line.Follow, []byte(`{}`), processtest.Tenant("acme"))
 			if rep.Status != tc.wantStatus || rep.Attempts != tc.wantAttempts || srv.Total() != tc.wantAttempts {
 				t.Errorf("got %s after %d attempts, %d POSTs (%s); want %s after %d", rep.Status, rep.Attempts, srv.Total(),

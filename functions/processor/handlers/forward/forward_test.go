@@ -190,7 +190,8 @@ func TestOnlyTenantsWithForwardAreMatched(t *testing.T) {
 		{"an unknown tenant", ts, "nobody", false},
 		{"no tenants document", nil, "acme", false},
 	} {
-		r, err := dispatch.BuildRegistry(Register, nil, tc.tenants) // the tenants through process.Use
+		team := process.Team{Owner: Team.Owner, Register: func(r *process.Registry, _ process.Deps) { register(r, config{Tenants: tc.tenants}) }}
+		r, err := process.Build(nil, process.Deps{}, team)
 		if err != nil {
 			t.Fatal(err)
 		}
