@@ -1,5 +1,5 @@
 // Command hookwall-gen writes the handler settings the team packages
-// declare (process.Setting, listed in their process.Team) into template.yaml (the parameters and the
+// declare (process.Setting, listed in their platform.Team) into template.yaml (the parameters and the
 // processor's and compensator's Environment) and the README's
 // handler-settings table, between their marker comments. `make generate`
 // runs it from the module's root; -check only reports drift (exit 1).
@@ -15,7 +15,7 @@ import (
 
 	"github.com/hookwall/hookwall/cmd/internal/settingsgen"
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/setting"
 )
 
@@ -33,7 +33,7 @@ func main() {
 // order: read from the teams' declarations (handlers.Teams), no Register
 // run.
 func Declared() ([]setting.Setting, error) {
-	return process.Settings(handlers.Teams...)
+	return platform.Settings(handlers.Teams...)
 }
 
 func run(root string, check bool) error {

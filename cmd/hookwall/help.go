@@ -360,8 +360,8 @@ const newHandlerUsage = `Usage:
 
 Writes a new business team's package into the repository, ready to build on:
   functions/processor/handlers/TEAM/doc.go, TEAM.go, TEAM_test.go
-    a process.Team with one setting, TEAM_API_URL (unset: the team is off),
-    and a Register(r *process.Registry, d process.Deps) with one handler on
+    a platform.Team with one setting, TEAM_API_URL (unset: the team is off),
+    and a Register(r *process.Registry, d platform.Deps) with one handler on
     the event (default line/message) that POSTs it to that API in a
     journaled step, a compensation stub, and a test on the kit
     (shared/process/processtest: three deliveries at once, a crash after every

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
 	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 )
@@ -60,7 +60,7 @@ var allFunctions = append(slices.Clone(functions), hook)
 // (setting.Setting), which the processor and the compensator read when they
 // build the handler registry.
 func handlerSettings() []string {
-	settings, err := process.Settings(handlers.Teams...)
+	settings, err := platform.Settings(handlers.Teams...)
 	if err != nil {
 		panic(err)
 	}

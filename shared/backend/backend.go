@@ -15,7 +15,7 @@ import (
 	"github.com/hookwall/hookwall/shared/awsconf"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/internal/kernel"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
@@ -127,10 +127,10 @@ func (b *Backend) NewTable(function string) (*store.Table, error) {
 }
 
 // TeamDeps returns the dependencies the platform gives every team's
-// Register (process.Deps): the tenants document, the AWS configuration and
+// Register (platform.Deps): the tenants document, the AWS configuration and
 // the DynamoDB client.
-func (b *Backend) TeamDeps() process.Deps {
-	d := process.Deps{AWS: b.AWS}
+func (b *Backend) TeamDeps() platform.Deps {
+	d := platform.Deps{AWS: b.AWS}
 	if b.Tenants != nil { // a nil *tenants.Tenants in the interface would not be nil
 		d.Tenants = b.Tenants
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/shared/awsconf"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/setting"
 )
@@ -33,9 +34,9 @@ var (
 // A team's resources are named after its settings' template parameters,
 // read from the declarations: the team's Register is not run.
 func TestTeamResourcesAreTheSettingsParameters(t *testing.T) {
-	team := process.Team{Owner: "functions/processor/handlers/team", Settings: []setting.Setting{teamTable, teamQueue},
-		Register: func(*process.Registry, process.Deps) { panic("Register run to name the resources") }}
-	got, err := TeamResources([]process.Team{team}, func(k string) string {
+	team := platform.Team{Owner: "functions/processor/handlers/team", Settings: []setting.Setting{teamTable, teamQueue},
+		Register: func(*process.Registry, platform.Deps) { panic("Register run to name the resources") }}
+	got, err := TeamResources([]platform.Team{team}, func(k string) string {
 		if k == teamTable.Name {
 			return "team-table"
 		}

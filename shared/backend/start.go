@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookwall/hookwall/shared/awsconf"
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/setting"
 )
@@ -32,12 +33,12 @@ type Engine struct {
 
 // Start is the cold start the processor and the compensator share: it loads
 // the backend of c (see [Load]), opens the EMF metrics of c.Function on
-// metricsOut and builds the handler registry (process.Build: the teams'
+// metricsOut and builds the handler registry (platform.Build: the teams'
 // settings read through getenv, their Register run with [Backend.TeamDeps];
 // an invalid setting fails the start, naming it).
 // When awsconf.RecordEnv is set, the runtime records name the teams'
 // resources too ([TeamResources]). Errors name c.Function.
-func Start(ctx context.Context, c Config, teams []process.Team, getenv func(string) string,
+func Start(ctx context.Context, c Config, teams []platform.Team, getenv func(string) string,
 	logger *slog.Logger, metricsOut io.Writer, optFns ...func(*config.LoadOptions) error) (*Engine, error) {
 	if awsconf.RecordTo() != "" {
 		teams, err := TeamResources(teams, getenv)
@@ -51,7 +52,7 @@ func Start(ctx context.Context, c Config, teams []process.Team, getenv func(stri
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Function, err)
 	}
-	reg, err := process.Build(getenv, b.TeamDeps(), teams...)
+	reg, err := platform.Build(getenv, b.TeamDeps(), teams...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Function, err)
 	}
@@ -61,17 +62,17 @@ func Start(ctx context.Context, c Config, teams []process.Team, getenv func(stri
 
 // TeamResources returns the logical names of the resources the teams'
 // settings name, for the runtime records: every handler setting the teams
-// declare (process.Settings, as cmd/hookwall-gen reads them), valued
+// declare (platform.Settings, as cmd/hookwall-gen reads them), valued
 // through getenv (nil: os.Getenv) or its default, maps its value to its
 // template parameter (APPROVALS_TABLE=approvals → "approvals":
 // "ApprovalsTable", setting.ParameterName), the name
 // iam/README.md gives a team's resource. A value that names no AWS
 // resource (a URL) is never met in a call, so it does no harm.
-func TeamResources(teams []process.Team, getenv func(string) string) (map[string]string, error) {
+func TeamResources(teams []platform.Team, getenv func(string) string) (map[string]string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	settings, err := process.Settings(teams...)
+	settings, err := platform.Settings(teams...)
 	if err != nil {
 		return nil, err
 	}

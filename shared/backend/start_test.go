@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/setting"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -26,8 +27,8 @@ var quiet = slog.New(slog.DiscardHandler)
 var limit = setting.Setting{Name: "BACKEND_TEST_LIMIT", Kind: setting.KindInt, Doc: "a number", Default: "3"}
 
 // team is a team of the tests, with the setting limit and register.
-func team(register func(r *process.Registry, d process.Deps)) []process.Team {
-	return []process.Team{{Owner: "shared/backend", Settings: []setting.Setting{limit}, Register: register}}
+func team(register func(r *process.Registry, d platform.Deps)) []platform.Team {
+	return []platform.Team{{Owner: "shared/backend", Settings: []setting.Setting{limit}, Register: register}}
 }
 
 // Start gives the teams the backend's dependencies and reads their
@@ -35,7 +36,7 @@ func team(register func(r *process.Registry, d process.Deps)) []process.Team {
 func TestStartBuildsTheRegistry(t *testing.T) {
 	var got int
 	var gotTenants bool
-	register := func(r *process.Registry, d process.Deps) {
+	register := func(r *process.Registry, d platform.Deps) {
 		got = r.Int(limit)
 		gotTenants = d.Tenants != nil
 		process.HandleAll(r, "t.noop", func(context.Context, *process.Event[webhook.Envelope]) error { return nil })
@@ -66,11 +67,11 @@ func TestStartBuildsTheRegistry(t *testing.T) {
 func TestStartFailsOnTheRegistry(t *testing.T) {
 	for name, c := range map[string]struct {
 		limit    string // the value of limit
-		register func(r *process.Registry, d process.Deps)
+		register func(r *process.Registry, d platform.Deps)
 		want     string
 	}{
-		"invalid setting": {"many", func(r *process.Registry, _ process.Deps) { r.Int(limit) }, limit.Name},
-		"duplicate name": {"", func(r *process.Registry, _ process.Deps) {
+		"invalid setting": {"many", func(r *process.Registry, _ platform.Deps) { r.Int(limit) }, limit.Name},
+		"duplicate name": {"", func(r *process.Registry, _ platform.Deps) {
 			noop := func(context.Context, *process.Event[webhook.Envelope]) error { return nil }
 			process.HandleAll(r, "t.noop", noop)
 			process.HandleAll(r, "t.noop", noop)
@@ -95,7 +96,7 @@ func TestStartFailsOnTheRegistry(t *testing.T) {
 func TestStartFailsOnTheBackend(t *testing.T) {
 	c := localConfig(t)
 	c.TenantsFile = t.TempDir() + "/missing.json"
-	if _, err := Start(context.Background(), c, team(func(*process.Registry, process.Deps) {}), nil, quiet, io.Discard); err == nil ||
+	if _, err := Start(context.Background(), c, team(func(*process.Registry, platform.Deps) {}), nil, quiet, io.Discard); err == nil ||
 		!strings.HasPrefix(err.Error(), "processor: ") {
 		t.Errorf("got %v, want an error starting %q", err, "processor: ")
 	}

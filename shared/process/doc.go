@@ -3,18 +3,18 @@
 // the outside world, the compensations, and the settings and dependencies a
 // team's handlers get from the platform.
 //
-// A team owns one package with one value, its [Team], listed in
+// A team owns one package with one value, its platform.Team, listed in
 // functions/processor/handlers/handlers.go: its package (Owner), the
 // settings it declares as data (shared/setting's Setting: `make generate`
 // reads them without running any code) and its Register, which reads those
-// settings, takes the platform's clients from its [Deps] argument and
+// settings, takes the platform's clients from its platform.Deps argument and
 // registers typed handlers with [Handle]:
 //
 //	var LeadsURL = setting.Setting{Name: "CRM_LEADS_URL", Kind: setting.KindURL, Doc: "the CRM's leads API (empty: off)"}
 //
-//	var Team = process.Team{Owner: "functions/processor/handlers/crm", Settings: []setting.Setting{LeadsURL}, Register: Register}
+//	var Team = platform.Team{Owner: "functions/processor/handlers/crm", Settings: []setting.Setting{LeadsURL}, Register: Register}
 //
-//	func Register(r *process.Registry, d process.Deps) {
+//	func Register(r *process.Registry, d platform.Deps) {
 //		base := r.String(LeadsURL)
 //		if base == "" {
 //			return
@@ -42,7 +42,7 @@
 // call gets an [Undo] with the step's journaled result ([UndoResult]) and
 // its own idempotency key, which [Undo.HTTPClient] sends.
 //
-// The processor and the compensator build the registry with [Build] at
+// The processor and the compensator build the registry with platform.Build at
 // their cold start. The engines live elsewhere: shared/dispatch runs the
 // handlers, shared/compensate runs the compensations;
 // shared/process/processtest and shared/compensate/compensatetest are the

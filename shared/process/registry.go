@@ -12,18 +12,18 @@ import (
 )
 
 // Registry holds the registered handlers and the values of the teams'
-// settings. A team's package fills it in its Register (its [Team]'s):
+// settings. A team's package fills it in its Register (its platform.Team's):
 //
-//	func Register(r *process.Registry, d process.Deps)
+//	func Register(r *process.Registry, d platform.Deps)
 //
 // with [Handle] and [HandleAll], reading its settings with [Registry.String],
 // [Registry.Duration] or [Registry.Int]; its dependencies are d's fields.
 // The processor and the compensator build it once per cold start
-// ([Build]); it is safe for concurrent use.
+// (platform.Build); it is safe for concurrent use.
 type Registry registry.Table
 
 // NewRegistry returns an empty Registry of no team, for a test that
-// registers its handlers itself: it holds no setting. [Build] makes the
+// registers its handlers itself: it holds no setting. platform.Build makes the
 // registry of a list of teams.
 func NewRegistry() *Registry { return (*Registry)(registry.New()) }
 

@@ -34,7 +34,7 @@ func (r *Registry) Int(s setting.Setting) int {
 
 // value returns the value of s, read as kind, for the team registering
 // now. Reading a setting of another kind, or one the team's Settings do
-// not list, panics: a programmer error, which [Build] reports.
+// not list, panics: a programmer error, which platform.Build reports.
 func (r *Registry) value(s setting.Setting, kind setting.Kind) string {
 	if s.Kind != kind {
 		panic(fmt.Sprintf("process: setting %s is declared of kind %q, read as %q", s.Name, s.Kind, kind))

@@ -1,5 +1,5 @@
 // Package setting is the one record of a team's handler setting: the
-// declaration a team package writes and lists in its process.Team, which the
+// declaration a team package writes and lists in its platform.Team, which the
 // processor and the compensator read at their cold start, `make generate`
 // writes into template.yaml and the README, and the runtime records and the
 // IAM inventory name a team's resource by. It imports nothing of Hookwall's,
@@ -32,7 +32,7 @@ const (
 
 // Setting declares one setting of a team's handlers: an environment
 // variable of the processor and the compensator. A team package declares
-// it as a value and lists it in its process.Team's Settings; the
+// it as a value and lists it in its platform.Team's Settings; the
 // declaration is the only place a setting is written by hand.
 type Setting struct {
 	// Name is the environment variable: A-Z, 0-9 and _, not starting with
@@ -69,7 +69,7 @@ type Setting struct {
 	//	Grants: []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
 	Grants []string
 	// Owner is the package that declares it, e.g.
-	// functions/processor/handlers/crm: the team's process.Team.Owner,
+	// functions/processor/handlers/crm: the team's platform.Team.Owner,
 	// filled in when the teams' settings are listed (a team leaves it
 	// empty).
 	Owner string

@@ -63,7 +63,7 @@ type Compensator struct {
 	// Getenv is the environment the configuration was read from: the
 	// wiring reads the team packages' settings (shared/setting) through it
 	// when it builds the same handler registry as the processor's, to find
-	// the compensations (process.Build).
+	// the compensations (platform.Build).
 	Getenv func(string) string
 }
 

@@ -50,7 +50,7 @@ type Processor struct {
 	// Getenv is the environment the configuration was read from. The
 	// settings the team packages declare (shared/setting) are not read
 	// here: the wiring reads them through Getenv when it builds the handler
-	// registry (process.Build).
+	// registry (platform.Build).
 	Getenv func(string) string
 }
 

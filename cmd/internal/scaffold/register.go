@@ -50,7 +50,7 @@ func addTeam(src []byte, team string) ([]byte, error) {
 	}
 	list := teamsList(f)
 	if list == nil {
-		return nil, errors.New("no var Teams = []process.Team{...}")
+		return nil, errors.New("no var Teams = []platform.Team{...}")
 	}
 	at := slices.IndexFunc(list.Elts, func(e ast.Expr) bool { return isTeam(e, localName(forwardImport)) })
 	if at < 0 {
@@ -98,7 +98,7 @@ func apply(src []byte, edits ...edit) []byte {
 	return append(out, src[last:]...)
 }
 
-// teamsList returns the list of var Teams = []process.Team{...} of f, or nil.
+// teamsList returns the list of var Teams = []platform.Team{...} of f, or nil.
 func teamsList(f *ast.File) *ast.CompositeLit {
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)

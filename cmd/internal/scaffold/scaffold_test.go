@@ -43,11 +43,12 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 )
 
 // Teams are every team.
-var Teams = []process.Team{
+var Teams = []platform.Team{
 	crm.Team,
 	approvals.Team, // a trailing comment stays on its line
 

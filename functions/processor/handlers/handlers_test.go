@@ -20,6 +20,7 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
@@ -33,7 +34,7 @@ const (
 // source declares it.
 type team struct {
 	dir     string // directory name, e.g. "crm"
-	hasTeam bool   // declares var Team = process.Team{...}, the one shape
+	hasTeam bool   // declares var Team = platform.Team{...}, the one shape
 }
 
 // teams reads every package directory under this one.
@@ -63,7 +64,7 @@ func teams(t *testing.T) []team {
 				t.Fatalf("parse %s: %v", f, err)
 			}
 			if lit := varLiteral(file, "Team"); lit != nil {
-				tm.hasTeam = isSelector(lit.Type, "process", "Team")
+				tm.hasTeam = isSelector(lit.Type, "platform", "Team")
 			}
 		}
 		if len(files) > 0 {
@@ -126,7 +127,7 @@ func wiredTeams(t *testing.T) []string {
 	}
 	lit := varLiteral(file, "Teams")
 	if lit == nil {
-		t.Fatal("handlers.go declares no var Teams = []process.Team{...}")
+		t.Fatal("handlers.go declares no var Teams = []platform.Team{...}")
 	}
 	var wired []string
 	for _, el := range lit.Elts {
@@ -164,14 +165,14 @@ func testTenants(t *testing.T) *tenants.Tenants {
 }
 
 // deps are the dependencies the wiring gives the teams (backend.TeamDeps).
-func deps(t *testing.T) process.Deps {
-	return process.Deps{Tenants: testTenants(t), AWS: aws.Config{}, DynamoDB: &dynamodb.Client{}}
+func deps(t *testing.T) platform.Deps {
+	return platform.Deps{Tenants: testTenants(t), AWS: aws.Config{}, DynamoDB: &dynamodb.Client{}}
 }
 
 // build builds the registry of every team as the wiring does, with env.
-func build(t *testing.T, env map[string]string, deps process.Deps) *process.Registry {
+func build(t *testing.T, env map[string]string, deps platform.Deps) *process.Registry {
 	t.Helper()
-	r, err := process.Build(func(name string) string { return env[name] }, deps, Teams...)
+	r, err := platform.Build(func(name string) string { return env[name] }, deps, Teams...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func build(t *testing.T, env map[string]string, deps process.Deps) *process.Regi
 // (its example), so that every team registers.
 func fullEnv(t *testing.T) map[string]string {
 	t.Helper()
-	settings, err := process.Settings(Teams...)
+	settings, err := platform.Settings(Teams...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestRegisterWiresEveryTeam(t *testing.T) {
 	}
 	for _, tm := range all {
 		if !tm.hasTeam {
-			t.Errorf("team package %s declares no var Team = process.Team{...}", tm.dir)
+			t.Errorf("team package %s declares no var Team = platform.Team{...}", tm.dir)
 		}
 		if !slices.Contains(wired, tm.dir) {
 			t.Errorf("team package %s: handlers.Teams does not list %s.Team", tm.dir, tm.dir)
@@ -239,7 +240,7 @@ func TestRegisterWiresEveryTeam(t *testing.T) {
 			t.Errorf("team package %s registers no handler with every setting set (handlers by package: %v)", tm.dir, owners)
 		}
 	}
-	settings, err := process.Settings(Teams...)
+	settings, err := platform.Settings(Teams...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestRegisterWiresEveryTeam(t *testing.T) {
 // that to catch two teams choosing one name.
 func TestRegisterTwiceFailsOnTheDuplicateName(t *testing.T) {
 	env := fullEnv(t)
-	_, err := process.Build(func(name string) string { return env[name] }, deps(t), append(Teams, Teams...)...)
+	_, err := platform.Build(func(name string) string { return env[name] }, deps(t), append(Teams, Teams...)...)
 	if err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Errorf("got %v, want a duplicate handler name", err)
 	}
@@ -292,7 +293,7 @@ func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
 	if want := []string{crm.HandlerName, forward.HandlerName}; !slices.Equal(order, want) {
 		t.Errorf("acme's LINE follow: got handlers %v, want %v (forward last)", order, want)
 	}
-	r := build(t, nil, process.Deps{Tenants: testTenants(t)})
+	r := build(t, nil, platform.Deps{Tenants: testTenants(t)})
 	if got := dispatch.Match(r, "wecom", "acme", "text"); len(got) != 1 || got[0].Name != forward.HandlerName {
 		t.Errorf("acme's wecom text: got %v, want the forward handler", got)
 	}
@@ -305,7 +306,7 @@ func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
 // compensator's cold start) with an error naming each variable at fault.
 func TestInvalidSettingsNameTheVariable(t *testing.T) {
 	env := map[string]string{crm.LeadsURL.Name: "crm.example/leads", approvals.Table.Name: "ab"}
-	_, err := process.Build(func(name string) string { return env[name] }, deps(t), Teams...)
+	_, err := platform.Build(func(name string) string { return env[name] }, deps(t), Teams...)
 	for _, want := range []string{"CRM_LEADS_URL: want an absolute http(s) URL", `APPROVALS_TABLE="ab"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want an error with %q", err, want)
@@ -317,9 +318,9 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 }
 
 func TestApprovalsWithoutDynamoDBFails(t *testing.T) {
-	_, err := process.Build(func(name string) string {
+	_, err := platform.Build(func(name string) string {
 		return map[string]string{approvals.Table.Name: "approvals"}[name]
-	}, process.Deps{Tenants: testTenants(t)}, Teams...)
+	}, platform.Deps{Tenants: testTenants(t)}, Teams...)
 	if err == nil || !strings.Contains(err.Error(), "no DynamoDB client") {
 		t.Errorf("got %v, want an error for APPROVALS_TABLE without a DynamoDB client", err)
 	}

@@ -32,7 +32,7 @@ type Entry struct {
 	// Undo undoes one of its journaled forward steps (nil: no compensation).
 	Undo func(ctx context.Context, c UndoCall) error
 	// Owner is the package of the team that registered it, e.g.
-	// functions/processor/handlers/crm (the team's process.Team.Owner).
+	// functions/processor/handlers/crm (the team's platform.Team.Owner).
 	Owner string
 	// Target names the target its calls go to for an event of tenant: the
 	// unit of the circuit breaker, the rate limit and a target pause (nil:

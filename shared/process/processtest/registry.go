@@ -3,6 +3,7 @@ package processtest
 import (
 	"testing"
 
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 )
 
@@ -11,14 +12,14 @@ import (
 type Env map[string]string
 
 // NewRegistry builds a registry as the processor does at cold start
-// (process.Build): team's settings read from env, its Register run with
+// (platform.Build): team's settings read from env, its Register run with
 // deps (the dependencies it uses; the others are their zero value). It
 // fails t on an invalid setting value or a failed registration.
 //
-//	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, process.Deps{})
-func NewRegistry(t testing.TB, team process.Team, env Env, deps process.Deps) *process.Registry {
+//	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
+func NewRegistry(t testing.TB, team platform.Team, env Env, deps platform.Deps) *process.Registry {
 	t.Helper()
-	reg, err := process.Build(func(name string) string { return env[name] }, deps, team)
+	reg, err := platform.Build(func(name string) string { return env[name] }, deps, team)
 	if err != nil {
 		t.Fatalf("processtest: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
 	"github.com/hookwall/hookwall/shared/setting"
@@ -56,12 +57,12 @@ type config struct {
 
 // Team is the approvals team: its setting and its handler.
 // functions/processor/handlers lists it.
-var Team = process.Team{Owner: "functions/processor/handlers/approvals", Settings: []setting.Setting{Table}, Register: Register}
+var Team = platform.Team{Owner: "functions/processor/handlers/approvals", Settings: []setting.Setting{Table}, Register: Register}
 
 // Register adds the approvals team's handlers to r when [Table] is set,
 // with the platform's DynamoDB client (d.DynamoDB). It panics when the
 // table is set and d has no client (a start-up error).
-func Register(r *process.Registry, d process.Deps) {
+func Register(r *process.Registry, d platform.Deps) {
 	table := r.String(Table)
 	if table == "" {
 		return

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/line"
 	"github.com/hookwall/hookwall/shared/setting"
@@ -43,11 +44,11 @@ var LeadsURL = setting.Setting{
 
 // Team is the CRM team: its setting and its handlers.
 // functions/processor/handlers lists it.
-var Team = process.Team{Owner: "functions/processor/handlers/crm", Settings: []setting.Setting{LeadsURL}, Register: Register}
+var Team = platform.Team{Owner: "functions/processor/handlers/crm", Settings: []setting.Setting{LeadsURL}, Register: Register}
 
 // Register adds the CRM team's handlers to r when [LeadsURL] is set; it
 // needs no dependency.
-func Register(r *process.Registry, _ process.Deps) {
+func Register(r *process.Registry, _ platform.Deps) {
 	base := r.String(LeadsURL)
 	if base == "" {
 		return

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/tenants"
@@ -44,12 +45,12 @@ type config struct {
 // Team is the built-in forwarder, listed last by
 // functions/processor/handlers. It declares no setting: a tenant's forward
 // is in the tenants document.
-var Team = process.Team{Owner: "functions/processor/handlers/forward", Register: Register}
+var Team = platform.Team{Owner: "functions/processor/handlers/forward", Register: Register}
 
 // Register adds the forwarding handler to r, for every event type of the
 // tenants that have forward configured in the tenants document the
 // platform gives (d.Tenants; nil: no tenant forwards).
-func Register(r *process.Registry, d process.Deps) {
+func Register(r *process.Registry, d platform.Deps) {
 	var cfg config
 	if d.Tenants != nil { // a nil *tenants.Tenants in the interface would not be nil
 		cfg.Tenants = d.Tenants

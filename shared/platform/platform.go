@@ -1,4 +1,11 @@
-package process
+// Package platform is what the processor and the compensator give the
+// business teams, and how they build the handler registry from them: a
+// team's declaration ([Team]: its package, its settings as data, its
+// Register), the dependencies its Register receives ([Deps]), the list of
+// the teams' settings `make generate` writes ([Settings]) and the
+// registry's builder ([Build]). The handler API itself is shared/process;
+// the setting record is shared/setting.
+package platform
 
 import (
 	"context"
@@ -9,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookwall/hookwall/shared/internal/registry"
+	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/setting"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
@@ -22,7 +30,7 @@ import (
 //	var LeadsURL = setting.Setting{Name: "CRM_LEADS_URL", Kind: setting.KindURL,
 //		Doc: "the CRM's leads API (empty: the crm handlers are off)"}
 //
-//	var Team = process.Team{
+//	var Team = platform.Team{
 //		Owner:    "functions/processor/handlers/crm",
 //		Settings: []setting.Setting{LeadsURL},
 //		Register: Register,
@@ -33,7 +41,7 @@ import (
 // template.yaml parameter and environment entries and its row of the
 // README's handler-settings table from the teams' lists, without running
 // any Register. Register reads it with the getter of its kind
-// ([Registry.String], [Registry.Duration], [Registry.Int]); a value the
+// (process.Registry's String, Duration, Int); a value the
 // setting rejects makes the processor and the compensator fail to start,
 // with an error naming the variable.
 type Team struct {
@@ -47,7 +55,7 @@ type Team struct {
 	// Register adds the team's handlers to r, reading its settings from r
 	// and taking its dependencies from d. A team whose settings are unset
 	// registers nothing.
-	Register func(r *Registry, d Deps)
+	Register func(r *process.Registry, d Deps)
 }
 
 // Deps are the dependencies the platform gives every team's Register, as
@@ -75,7 +83,7 @@ type Deps struct {
 // deps. The error names every setting whose value is invalid, or reports a
 // malformed team or setting declaration or the panic of a registration (a
 // duplicate handler name, a setting read but not declared).
-func Build(getenv func(string) string, deps Deps, teams ...Team) (*Registry, error) {
+func Build(getenv func(string) string, deps Deps, teams ...Team) (*process.Registry, error) {
 	settings, err := Settings(teams...)
 	if err != nil {
 		return nil, err
@@ -95,7 +103,7 @@ func Build(getenv func(string) string, deps Deps, teams ...Team) (*Registry, err
 		}
 	}
 	t.Begin("", nil)
-	return (*Registry)(t), nil
+	return (*process.Registry)(t), nil
 }
 
 // register runs tm's Register on t with the values of its settings; a
@@ -107,7 +115,7 @@ func register(t *registry.Table, tm Team, values map[string]string, deps Deps) (
 		}
 	}()
 	t.Begin(tm.Owner, values)
-	tm.Register((*Registry)(t), deps)
+	tm.Register((*process.Registry)(t), deps)
 	return nil
 }
 

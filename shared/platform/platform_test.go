@@ -1,4 +1,4 @@
-package process
+package platform
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/internal/registry"
+	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/setting"
 	"github.com/hookwall/hookwall/shared/tenants"
 	"github.com/hookwall/hookwall/shared/webhook"
@@ -15,8 +16,8 @@ import (
 
 // build builds the registry of one team of the tests, its settings read
 // from env.
-func build(env map[string]string, settings []setting.Setting, register func(r *Registry, d Deps), deps Deps) (*Registry, error) {
-	team := Team{Owner: "shared/process", Settings: settings, Register: register}
+func build(env map[string]string, settings []setting.Setting, register func(r *process.Registry, d Deps), deps Deps) (*process.Registry, error) {
+	team := Team{Owner: "shared/platform", Settings: settings, Register: register}
 	return Build(func(k string) string { return env[k] }, deps, team)
 }
 
@@ -30,7 +31,7 @@ func TestGettersReadTheirKind(t *testing.T) {
 		dDuration = setting.Setting{Name: "UNSET_DURATION", Kind: setting.KindDuration, Doc: "d", Default: "2m"}
 		unsetInt  = setting.Setting{Name: "UNSET_INT", Kind: setting.KindInt, Doc: "d"}
 	)
-	_, err := build(env, []setting.Setting{aURL, aDuration, aInt, aString, dDuration, unsetInt}, func(r *Registry, _ Deps) {
+	_, err := build(env, []setting.Setting{aURL, aDuration, aInt, aString, dDuration, unsetInt}, func(r *process.Registry, _ Deps) {
 		for what, got := range map[string][2]any{
 			"String of a URL": {r.String(aURL), "https://a.example"}, "Duration": {r.Duration(aDuration), 90 * time.Second},
 			"Int": {r.Int(aInt), 7}, "String": {r.String(aString), "x.y"},
@@ -50,7 +51,7 @@ func TestGettersReadTheirKind(t *testing.T) {
 		}
 		return nil
 	}}
-	if _, err := build(map[string]string{"CHECKED": "nope"}, []setting.Setting{check}, func(*Registry, Deps) {}, Deps{}); err == nil ||
+	if _, err := build(map[string]string{"CHECKED": "nope"}, []setting.Setting{check}, func(*process.Registry, Deps) {}, Deps{}); err == nil ||
 		!strings.Contains(err.Error(), `CHECKED="nope": want ok`) {
 		t.Errorf("got %v, want the check's error naming the variable", err)
 	}
@@ -63,14 +64,14 @@ func TestBuildRefusesWhatTheDeclarationsDoNotSay(t *testing.T) {
 	n := setting.Setting{Name: "N", Kind: setting.KindInt, Doc: "d"}
 	for name, tc := range map[string]struct {
 		settings []setting.Setting
-		register func(r *Registry, d Deps)
+		register func(r *process.Registry, d Deps)
 		want     string
 	}{
-		"undeclared":    {nil, func(r *Registry, _ Deps) { r.Int(n) }, "N is not in the Settings"},
-		"another kind":  {[]setting.Setting{n}, func(r *Registry, _ Deps) { r.String(n) }, `read as "string"`},
-		"no kind":       {[]setting.Setting{{Name: "X", Doc: "d"}}, func(*Registry, Deps) {}, "unknown kind"},
+		"undeclared":    {nil, func(r *process.Registry, _ Deps) { r.Int(n) }, "N is not in the Settings"},
+		"another kind":  {[]setting.Setting{n}, func(r *process.Registry, _ Deps) { r.String(n) }, `read as "string"`},
+		"no kind":       {[]setting.Setting{{Name: "X", Doc: "d"}}, func(*process.Registry, Deps) {}, "unknown kind"},
 		"no register":   {nil, nil, "needs an Owner and a Register"},
-		"declared once": {[]setting.Setting{n, n}, func(r *Registry, _ Deps) { r.Int(n) }, ""},
+		"declared once": {[]setting.Setting{n, n}, func(r *process.Registry, _ Deps) { r.Int(n) }, ""},
 	} {
 		_, err := build(nil, tc.settings, tc.register, Deps{})
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -79,7 +80,7 @@ func TestBuildRefusesWhatTheDeclarationsDoNotSay(t *testing.T) {
 	}
 	other := n
 	other.Default = "3"
-	nop := func(*Registry, Deps) {}
+	nop := func(*process.Registry, Deps) {}
 	_, err := Build(nil, Deps{}, Team{Owner: "a", Settings: []setting.Setting{n}, Register: nop}, Team{Owner: "b", Settings: []setting.Setting{other}, Register: nop})
 	if err == nil || !strings.Contains(err.Error(), "N declared twice, differently (a and b)") {
 		t.Errorf("got %v, want N declared twice", err)
@@ -91,9 +92,9 @@ func TestBuildRefusesWhatTheDeclarationsDoNotSay(t *testing.T) {
 func TestBuildGivesTheOwnerAndTheDeps(t *testing.T) {
 	doc := &tenants.Tenants{}
 	var got *tenants.Tenants
-	r, err := build(nil, nil, func(r *Registry, d Deps) {
+	r, err := build(nil, nil, func(r *process.Registry, d Deps) {
 		got = d.Tenants
-		HandleAll(r, "t.noop", func(context.Context, *Event[webhook.Envelope]) error { return nil })
+		process.HandleAll(r, "t.noop", func(context.Context, *process.Event[webhook.Envelope]) error { return nil })
 	}, Deps{Tenants: doc})
 	if err != nil {
 		t.Fatal(err)
@@ -101,51 +102,7 @@ func TestBuildGivesTheOwnerAndTheDeps(t *testing.T) {
 	if got != doc {
 		t.Errorf("Register got tenants %v, want %v", got, doc)
 	}
-	if e := r.table().Handler("t.noop"); e == nil || e.Owner != "shared/process" {
-		t.Errorf("got entry %+v, want t.noop owned by shared/process", e)
-	}
-}
-
-// stepper is a journal in memory, as the engine's.
-type stepper struct {
-	journal map[string][]byte
-	runs    int
-}
-
-func (s *stepper) Step(ctx context.Context, name string, fn func(ctx context.Context, idemKey string) ([]byte, error)) ([]byte, error) {
-	if b, ok := s.journal[name]; ok {
-		return b, nil
-	}
-	s.runs++
-	b, err := fn(registry.WithIdempotencyKey(ctx, "key-"+name), "key-"+name)
-	if err == nil {
-		s.journal[name] = b
-	}
-	return b, err
-}
-
-func TestStepsGoThroughTheEnginesStepper(t *testing.T) {
-	st := &stepper{journal: map[string][]byte{}}
-	ev := newEvent[follow](registry.Call{Envelope: webhook.Envelope{Key: "k"}, Steps: st})
-	for range 2 {
-		if err := ev.Step(context.Background(), "a", func(_ context.Context, key string) error {
-			if key != "key-a" {
-				t.Errorf("got key %q", key)
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		n, err := StepResult(context.Background(), ev, "b", func(context.Context, string) (int, error) { return 7, nil })
-		if err != nil || n != 7 {
-			t.Fatalf("StepResult: got %v, %v", n, err)
-		}
-	}
-	if st.runs != 2 {
-		t.Errorf("the steps ran %d times, want 2 (once each)", st.runs)
-	}
-	st.journal["bad"] = []byte(`"x"`)
-	if _, err := StepResult(context.Background(), ev, "bad", func(context.Context, string) (int, error) { return 0, nil }); !IsPermanent(err) {
-		t.Errorf("a journaled result of another type: got %v, want a permanent error", err)
+	if e := (*registry.Table)(r).Handler("t.noop"); e == nil || e.Owner != "shared/platform" {
+		t.Errorf("got entry %+v, want t.noop owned by shared/platform", e)
 	}
 }
