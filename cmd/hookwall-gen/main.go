@@ -1,5 +1,5 @@
 // Command hookwall-gen writes the handler settings the team packages
-// declare (process.Setting) into template.yaml (the parameters and the
+// declare (process.Setting, listed in their platform.Team) into template.yaml (the parameters and the
 // processor's and compensator's Environment) and the README's
 // handler-settings table, between their marker comments. `make generate`
 // runs it from the module's root; -check only reports drift (exit 1).
@@ -15,7 +15,8 @@ import (
 
 	"github.com/hookwall/hookwall/cmd/internal/settingsgen"
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
+	"github.com/hookwall/hookwall/shared/setting"
 )
 
 func main() {
@@ -29,14 +30,10 @@ func main() {
 }
 
 // Declared returns the handler settings of every team, in declaration
-// order: the registry is built as at a cold start, with an empty
-// environment and no dependency.
-func Declared() ([]dispatch.Setting, error) {
-	reg, err := dispatch.BuildRegistry(handlers.Register, func(string) string { return "" })
-	if err != nil {
-		return nil, err
-	}
-	return dispatch.Settings(reg), nil
+// order: read from the teams' declarations (handlers.Teams), no Register
+// run.
+func Declared() ([]setting.Setting, error) {
+	return platform.Settings(handlers.Teams...)
 }
 
 func run(root string, check bool) error {

@@ -360,13 +360,14 @@ const newHandlerUsage = `Usage:
 
 Writes a new business team's package into the repository, ready to build on:
   functions/processor/handlers/TEAM/doc.go, TEAM.go, TEAM_test.go
-    Register(r *process.Registry) with one setting, TEAM_API_URL (unset: the team
-    is off), one handler on the event (default line/message) that POSTs it to
-    that API in a journaled step, a compensation stub, and a test on the kit
+    a platform.Team with one setting, TEAM_API_URL (unset: the team is off),
+    and a Register(r *process.Registry, d platform.Deps) with one handler on
+    the event (default line/message) that POSTs it to that API in a
+    journaled step, a compensation stub, and a test on the kit
     (shared/process/processtest: three deliveries at once, a crash after every
     step) that passes as written
   functions/processor/handlers/handlers.go
-    the team's Register call and its import, before the built-in forwarder
+    the team's entry in Teams and its import, before the built-in forwarder
 Then it runs 'go run ./cmd/hookwall-gen' (make generate), which writes the
 setting into template.yaml and the README's handler-settings table.
 

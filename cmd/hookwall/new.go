@@ -67,7 +67,7 @@ func (a *app) newHandler(ctx context.Context, args []string) error {
 		for _, f := range res.Created {
 			fmt.Fprintln(a.stdout, "created "+f)
 		}
-		fmt.Fprintf(a.stdout, "changed %s: %s.Register(r) before the built-in forwarder\n", res.Changed[0], team)
+		fmt.Fprintf(a.stdout, "changed %s: %s.Team before the built-in forwarder\n", res.Changed[0], team)
 	}
 	generated := []string{"template.yaml", "README.md"}
 	// The generator's output is for people; with --json stdout is the JSON alone.

@@ -23,7 +23,7 @@ import (
 // The proof that adding a configurable handler is one new package plus one
 // line: in a copy of the module, `hookwall new handler ledger` writes the
 // team, the team gets a second setting the way the README's recipe says
-// (declared once, read at the top of Register), `make generate` runs, and
+// (declared once, listed in its Team, read in Register), `make generate` runs, and
 // `go test` passes on the new package, on handlers (every team listed and
 // registering) and on the generator (no drift). What changed in the copy is
 // exactly the new package, handlers.go (the entry and its import) and the
@@ -59,19 +59,21 @@ func TestNewHandlerIsOnePackageAndOneLine(t *testing.T) {
 		}
 	}
 
-	// The README's step 2: declare the setting once and read it through the
-	// getter of its kind at the top of Register, before any early return.
+	// The README's step 2: declare the setting once, list it in the team's
+	// Settings and read it in Register through the getter of its kind.
 	team := filepath.Join(dst, scaffold.HandlersDir, "ledger", "ledger.go")
 	edit(t, team,
 		"// HandlerName is", `// Timeout bounds one run of the handler.
-var Timeout = process.Setting{
+var Timeout = setting.Setting{
 	Name:    "LEDGER_TIMEOUT",
+	Kind:    setting.KindDuration,
 	Doc:     "how long one run of the ledger handler may take",
 	Default: "10s",
 }
 
 // HandlerName is`,
-		"\tbase := r.URL(APIURL)\n", "\tbase := r.URL(APIURL)\n\ttimeout := r.Duration(Timeout)\n",
+		"Settings: []setting.Setting{APIURL},", "Settings: []setting.Setting{APIURL, Timeout},",
+		"\tbase := r.String(APIURL)\n", "\tbase := r.String(APIURL)\n\ttimeout := r.Duration(Timeout)\n",
 		"process.Compensate(c.undo))", "process.Compensate(c.undo), process.Timeout(timeout))")
 	goCmd(ctx, t, dst, "make", "generate")
 	goCmd(ctx, t, dst, "go", "test", "-count=1", "./functions/processor/handlers/ledger/", "./functions/processor/handlers/", "./cmd/hookwall-gen/")
@@ -100,7 +102,7 @@ var Timeout = process.Setting{
 	now := func(name string) string { return readFile(t, filepath.Join(dst, name)) }
 	handlersGo := filepath.Join(scaffold.HandlersDir, "handlers.go")
 	checkAdded(t, handlersGo, orig(handlersGo), now(handlersGo), func(added []string) bool {
-		return slices.Equal(added, []string{"\t\"github.com/hookwall/hookwall/functions/processor/handlers/ledger\"", "\tledger.Register(r)"})
+		return slices.Equal(added, []string{"\t\"github.com/hookwall/hookwall/functions/processor/handlers/ledger\"", "\tledger.Team,"})
 	})
 	checkAdded(t, "README.md", orig("README.md"), now("README.md"), func(added []string) bool {
 		return len(added) == 2 && strings.HasPrefix(added[0], "| `LEDGER_API_URL` (`LedgerApiUrl`) | URL |") &&

@@ -66,7 +66,7 @@ func TestNewHandlerWritesTheTeamThenGenerates(t *testing.T) {
 	code, out, errOut, roots := runNew(t, filepath.Join(root, scaffold.HandlersDir), nil, "new", "handler", "ledger")
 	want(t, code, out, errOut, exitOK, []string{
 		"created functions/processor/handlers/ledger/ledger.go", "created functions/processor/handlers/ledger/ledger_test.go",
-		"changed functions/processor/handlers/handlers.go: ledger.Register(r) before the built-in forwarder",
+		"changed functions/processor/handlers/handlers.go: ledger.Team before the built-in forwarder",
 		"generated template.yaml, README.md (go run ./cmd/hookwall-gen)", "LEDGER_API_URL",
 		"go test ./functions/processor/handlers/ledger/"}, nil)
 	if !slices.Equal(roots, []string{root}) {

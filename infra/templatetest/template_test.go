@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 )
@@ -56,15 +57,15 @@ var hook = function{"pretraffic", "PreTrafficFunction", settings.PreTrafficVaria
 var allFunctions = append(slices.Clone(functions), hook)
 
 // handlerSettings returns the variables the team packages declare
-// (process.Setting), which the processor and the compensator read when they
+// (setting.Setting), which the processor and the compensator read when they
 // build the handler registry.
 func handlerSettings() []string {
-	reg, err := dispatch.BuildRegistry(handlers.Register, func(string) string { return "" })
+	settings, err := platform.Settings(handlers.Teams...)
 	if err != nil {
 		panic(err)
 	}
 	var names []string
-	for _, s := range dispatch.Settings(reg) {
+	for _, s := range settings {
 		names = append(names, s.Name)
 	}
 	return names

@@ -15,6 +15,7 @@ import (
 	"github.com/hookwall/hookwall/shared/awsconf"
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/internal/kernel"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
@@ -125,7 +126,16 @@ func (b *Backend) NewTable(function string) (*store.Table, error) {
 	return store.New(store.Config{Client: b.DynamoDB, TableName: b.tableName, Function: function})
 }
 
-// TeamDeps returns the dependencies the team packages may take from the
-// handler registry (process.Use): the tenants document, the AWS
-// configuration and the DynamoDB client.
-func (b *Backend) TeamDeps() []any { return []any{b.Tenants, b.AWS, b.DynamoDB} }
+// TeamDeps returns the dependencies the platform gives every team's
+// Register (platform.Deps): the tenants document, the AWS configuration and
+// the DynamoDB client.
+func (b *Backend) TeamDeps() platform.Deps {
+	d := platform.Deps{AWS: b.AWS}
+	if b.Tenants != nil { // a nil *tenants.Tenants in the interface would not be nil
+		d.Tenants = b.Tenants
+	}
+	if b.DynamoDB != nil {
+		d.DynamoDB = b.DynamoDB
+	}
+	return d
+}

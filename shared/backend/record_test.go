@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/shared/awsconf"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/setting"
 )
 
 // The runtime records name the platform's resources by their logical
@@ -25,23 +27,16 @@ func TestConfigRecorderNamesThePlatformsResources(t *testing.T) {
 }
 
 var (
-	teamTable = process.Setting{Name: "TEAM_TABLE", Doc: "a table"}
-	teamQueue = process.Setting{Name: "TEAM_AUDIT_QUEUE", Doc: "a queue", Default: "audit"}
+	teamTable = setting.Setting{Name: "TEAM_TABLE", Kind: setting.KindString, Doc: "a table"}
+	teamQueue = setting.Setting{Name: "TEAM_AUDIT_QUEUE", Kind: setting.KindString, Doc: "a queue", Default: "audit"}
 )
 
 // A team's resources are named after its settings' template parameters,
-// whatever the environment makes the team register.
+// read from the declarations: the team's Register is not run.
 func TestTeamResourcesAreTheSettingsParameters(t *testing.T) {
-	register := func(r *process.Registry) {
-		table, _ := r.String(teamTable), r.String(teamQueue)
-		if table == "" {
-			return
-		}
-		if _, ok := process.Use[string](r); !ok {
-			panic("no dependency") // as a team that needs the platform's client: the names need none
-		}
-	}
-	got, err := TeamResources(register, func(k string) string {
+	team := platform.Team{Owner: "functions/processor/handlers/team", Settings: []setting.Setting{teamTable, teamQueue},
+		Register: func(*process.Registry, platform.Deps) { panic("Register run to name the resources") }}
+	got, err := TeamResources([]platform.Team{team}, func(k string) string {
 		if k == teamTable.Name {
 			return "team-table"
 		}

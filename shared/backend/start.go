@@ -11,9 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/hookwall/hookwall/shared/awsconf"
-	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/obs"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/setting"
 )
 
 // MetricsNamespace is the EMF namespace of the engines' metrics.
@@ -32,15 +33,15 @@ type Engine struct {
 
 // Start is the cold start the processor and the compensator share: it loads
 // the backend of c (see [Load]), opens the EMF metrics of c.Function on
-// metricsOut and builds the handler registry (dispatch.BuildRegistry: register
-// run with the settings the teams declare read through getenv and with
-// [Backend.TeamDeps]; an invalid setting fails the start, naming it).
+// metricsOut and builds the handler registry (platform.Build: the teams'
+// settings read through getenv, their Register run with [Backend.TeamDeps];
+// an invalid setting fails the start, naming it).
 // When awsconf.RecordEnv is set, the runtime records name the teams'
 // resources too ([TeamResources]). Errors name c.Function.
-func Start(ctx context.Context, c Config, register func(*process.Registry), getenv func(string) string,
+func Start(ctx context.Context, c Config, teams []platform.Team, getenv func(string) string,
 	logger *slog.Logger, metricsOut io.Writer, optFns ...func(*config.LoadOptions) error) (*Engine, error) {
 	if awsconf.RecordTo() != "" {
-		teams, err := TeamResources(register, getenv)
+		teams, err := TeamResources(teams, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Function, err)
 		}
@@ -51,7 +52,7 @@ func Start(ctx context.Context, c Config, register func(*process.Registry), gete
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Function, err)
 	}
-	reg, err := dispatch.BuildRegistry(register, getenv, b.TeamDeps()...)
+	reg, err := platform.Build(getenv, b.TeamDeps(), teams...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Function, err)
 	}
@@ -60,29 +61,29 @@ func Start(ctx context.Context, c Config, register func(*process.Registry), gete
 }
 
 // TeamResources returns the logical names of the resources the teams'
-// settings name, for the runtime records: every handler setting register
-// declares (registered as cmd/hookwall-gen does, with an empty
-// environment), valued through getenv (nil: os.Getenv) or its default,
-// maps its value to its template parameter (APPROVALS_TABLE=approvals →
-// "approvals": "ApprovalsTable", dispatch.ParameterName), the name
+// settings name, for the runtime records: every handler setting the teams
+// declare (platform.Settings, as cmd/hookwall-gen reads them), valued
+// through getenv (nil: os.Getenv) or its default, maps its value to its
+// template parameter (APPROVALS_TABLE=approvals → "approvals":
+// "ApprovalsTable", setting.ParameterName), the name
 // iam/README.md gives a team's resource. A value that names no AWS
 // resource (a URL) is never met in a call, so it does no harm.
-func TeamResources(register func(*process.Registry), getenv func(string) string) (map[string]string, error) {
+func TeamResources(teams []platform.Team, getenv func(string) string) (map[string]string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	decl, err := dispatch.BuildRegistry(register, func(string) string { return "" })
+	settings, err := platform.Settings(teams...)
 	if err != nil {
 		return nil, err
 	}
 	names := map[string]string{}
-	for _, s := range dispatch.Settings(decl) {
+	for _, s := range settings {
 		v := getenv(s.Name)
 		if v == "" {
 			v = s.Default
 		}
 		if v != "" {
-			names[v] = dispatch.ParameterName(s.Name)
+			names[v] = setting.ParameterName(s.Name)
 		}
 	}
 	return names, nil

@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/setting"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -23,16 +24,21 @@ func localConfig(t *testing.T) Config {
 
 var quiet = slog.New(slog.DiscardHandler)
 
-var limit = process.Setting{Name: "BACKEND_TEST_LIMIT", Doc: "a number", Default: "3"}
+var limit = setting.Setting{Name: "BACKEND_TEST_LIMIT", Kind: setting.KindInt, Doc: "a number", Default: "3"}
+
+// team is a team of the tests, with the setting limit and register.
+func team(register func(r *process.Registry, d platform.Deps)) []platform.Team {
+	return []platform.Team{{Owner: "shared/backend", Settings: []setting.Setting{limit}, Register: register}}
+}
 
 // Start gives the teams the backend's dependencies and reads their
 // settings through getenv.
 func TestStartBuildsTheRegistry(t *testing.T) {
 	var got int
 	var gotTenants bool
-	register := func(r *process.Registry) {
+	register := func(r *process.Registry, d platform.Deps) {
 		got = r.Int(limit)
-		_, gotTenants = process.Use[*tenants.Tenants](r)
+		gotTenants = d.Tenants != nil
 		process.HandleAll(r, "t.noop", func(context.Context, *process.Event[webhook.Envelope]) error { return nil })
 	}
 	getenv := func(k string) string {
@@ -41,7 +47,7 @@ func TestStartBuildsTheRegistry(t *testing.T) {
 		}
 		return ""
 	}
-	e, err := Start(context.Background(), localConfig(t), register, getenv, quiet, io.Discard)
+	e, err := Start(context.Background(), localConfig(t), team(register), getenv, quiet, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +66,12 @@ func TestStartBuildsTheRegistry(t *testing.T) {
 // start, naming the function and the cause.
 func TestStartFailsOnTheRegistry(t *testing.T) {
 	for name, c := range map[string]struct {
-		register func(r *process.Registry)
+		limit    string // the value of limit
+		register func(r *process.Registry, d platform.Deps)
 		want     string
 	}{
-		"invalid setting": {func(r *process.Registry) { r.Int(limit) }, limit.Name},
-		"duplicate name": {func(r *process.Registry) {
+		"invalid setting": {"many", func(r *process.Registry, _ platform.Deps) { r.Int(limit) }, limit.Name},
+		"duplicate name": {"", func(r *process.Registry, _ platform.Deps) {
 			noop := func(context.Context, *process.Event[webhook.Envelope]) error { return nil }
 			process.HandleAll(r, "t.noop", noop)
 			process.HandleAll(r, "t.noop", noop)
@@ -73,11 +80,11 @@ func TestStartFailsOnTheRegistry(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			getenv := func(k string) string {
 				if k == limit.Name {
-					return "many"
+					return c.limit
 				}
 				return ""
 			}
-			_, err := Start(context.Background(), localConfig(t), c.register, getenv, quiet, io.Discard)
+			_, err := Start(context.Background(), localConfig(t), team(c.register), getenv, quiet, io.Discard)
 			if err == nil || !strings.HasPrefix(err.Error(), "processor: ") || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %v, want an error starting %q naming %s", err, "processor: ", c.want)
 			}
@@ -89,7 +96,7 @@ func TestStartFailsOnTheRegistry(t *testing.T) {
 func TestStartFailsOnTheBackend(t *testing.T) {
 	c := localConfig(t)
 	c.TenantsFile = t.TempDir() + "/missing.json"
-	if _, err := Start(context.Background(), c, func(*process.Registry) {}, nil, quiet, io.Discard); err == nil ||
+	if _, err := Start(context.Background(), c, team(func(*process.Registry, platform.Deps) {}), nil, quiet, io.Discard); err == nil ||
 		!strings.HasPrefix(err.Error(), "processor: ") {
 		t.Errorf("got %v, want an error starting %q", err, "processor: ")
 	}

@@ -1,10 +1,7 @@
 package dispatch
 
 import (
-	"fmt"
-
 	"github.com/hookwall/hookwall/shared/internal/kernel"
-	"github.com/hookwall/hookwall/shared/internal/registry"
 	"github.com/hookwall/hookwall/shared/process"
 )
 
@@ -72,12 +69,6 @@ type Config struct {
 
 // Validate reports a missing required field or an invalid value.
 func (c *Config) Validate() error {
-	if err := c.Kernel.Validate("dispatch", kernel.Field{Name: "Registry", Set: c.Registry != nil},
-		kernel.Field{Name: "Store", Set: c.Store != nil}, kernel.Field{Name: "DLQ", Set: c.DLQ != nil}); err != nil {
-		return err
-	}
-	if err := (*registry.Table)(c.Registry).Err(); err != nil {
-		return fmt.Errorf("dispatch: config: %w", err)
-	}
-	return nil
+	return c.Kernel.Validate("dispatch", kernel.Field{Name: "Registry", Set: c.Registry != nil},
+		kernel.Field{Name: "Store", Set: c.Store != nil}, kernel.Field{Name: "DLQ", Set: c.DLQ != nil})
 }

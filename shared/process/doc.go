@@ -3,15 +3,19 @@
 // the outside world, the compensations, and the settings and dependencies a
 // team's handlers get from the platform.
 //
-// A team owns one package with one function, func Register(r *Registry),
-// listed in functions/processor/handlers/handlers.go. It reads its settings
-// ([Setting]) and dependencies ([Use]) and registers typed handlers with
-// [Handle]:
+// A team owns one package with one value, its platform.Team, listed in
+// functions/processor/handlers/handlers.go: its package (Owner), the
+// settings it declares as data (shared/setting's Setting: `make generate`
+// reads them without running any code) and its Register, which reads those
+// settings, takes the platform's clients from its platform.Deps argument and
+// registers typed handlers with [Handle]:
 //
-//	var leadsURL = process.Setting{Name: "CRM_LEADS_URL", Doc: "the CRM's leads API (empty: off)"}
+//	var LeadsURL = setting.Setting{Name: "CRM_LEADS_URL", Kind: setting.KindURL, Doc: "the CRM's leads API (empty: off)"}
 //
-//	func Register(r *process.Registry) {
-//		base := r.URL(leadsURL)
+//	var Team = platform.Team{Owner: "functions/processor/handlers/crm", Settings: []setting.Setting{LeadsURL}, Register: Register}
+//
+//	func Register(r *process.Registry, d platform.Deps) {
+//		base := r.String(LeadsURL)
 //		if base == "" {
 //			return
 //		}
@@ -38,8 +42,9 @@
 // call gets an [Undo] with the step's journaled result ([UndoResult]) and
 // its own idempotency key, which [Undo.HTTPClient] sends.
 //
-// The engines live elsewhere: shared/dispatch runs the handlers (and builds
-// the registry from the environment at cold start), shared/compensate runs
-// the compensations; shared/process/processtest and
-// shared/compensate/compensatetest are the test kits.
+// The processor and the compensator build the registry with platform.Build at
+// their cold start. The engines live elsewhere: shared/dispatch runs the
+// handlers, shared/compensate runs the compensations;
+// shared/process/processtest and shared/compensate/compensatetest are the
+// test kits.
 package process

@@ -18,25 +18,36 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/setting"
 )
 
 // README:team begin
 
 // APIURL is the team's one setting: its tickets API. The README's
 // handler-settings table and template.yaml are generated from it.
-var APIURL = process.Setting{
+var APIURL = setting.Setting{
 	Name:    "TICKETS_API_URL",
+	Kind:    setting.KindURL,
 	Doc:     "the tickets team's API (empty: its handlers are off)",
 	Example: "https://tickets.example.com/api",
 }
 
-// Register adds the tickets team's handlers to r. Read every setting first,
-// before any early return.
-func Register(r *process.Registry) {
-	base := r.URL(APIURL)
+// Team is the tickets team, as functions/processor/handlers lists it: its
+// package, every setting it reads, and its Register.
+var Team = platform.Team{
+	Owner:    "functions/processor/handlers/tickets",
+	Settings: []setting.Setting{APIURL},
+	Register: Register,
+}
+
+// Register adds the tickets team's handlers to r. It reads only the
+// settings Team lists; d holds the platform's clients (unused here).
+func Register(r *process.Registry, d platform.Deps) {
+	base := r.String(APIURL)
 	if base == "" {
 		return // not configured: the team is off
 	}
@@ -115,9 +126,9 @@ func (c *Client) call(ctx context.Context, hc *http.Client, method, path string,
 
 // tickets stands for the team's package, as the README's test calls it.
 var tickets = struct {
-	Register func(*process.Registry)
-	APIURL   process.Setting
-}{Register, APIURL}
+	Team   platform.Team
+	APIURL setting.Setting
+}{Team, APIURL}
 
 // README:test begin
 
@@ -127,7 +138,7 @@ const messageJSON = `{"type":"message","timestamp":1700000000000,"mode":"active"
 
 func TestOpenTicketOncePerKey(t *testing.T) {
 	api := processtest.NewEffectServer(t, nil) // the tickets API: counts requests per Idempotency-Key
-	reg := processtest.NewRegistry(t, tickets.Register, processtest.Env{tickets.APIURL.Name: api.URL})
+	reg := processtest.NewRegistry(t, tickets.Team, processtest.Env{tickets.APIURL.Name: api.URL}, platform.Deps{})
 	rep := processtest.Run(t, reg, line.Message, []byte(messageJSON),
 		processtest.Redeliver(3), processtest.CrashAfterEachStep())
 	api.AssertOnce(t) // each effect once per key
@@ -140,21 +151,21 @@ func TestOpenTicketOncePerKey(t *testing.T) {
 
 // Unset, the team registers nothing; set, its handler with its compensation.
 func TestTicketsIsOffWithoutItsSetting(t *testing.T) {
-	off := processtest.NewRegistry(t, tickets.Register, nil)
+	off := processtest.NewRegistry(t, tickets.Team, nil, platform.Deps{})
 	if hs := dispatch.Handlers(off); len(hs) != 0 {
 		t.Errorf("TICKETS_API_URL unset: got handlers %+v, want none", hs)
 	}
-	on := processtest.NewRegistry(t, tickets.Register, processtest.Env{"TICKETS_API_URL": "https://tickets.example.com/api"})
+	on := processtest.NewRegistry(t, tickets.Team, processtest.Env{"TICKETS_API_URL": "https://tickets.example.com/api"}, platform.Deps{})
 	hs := dispatch.Handlers(on)
 	if len(hs) != 1 || hs[0].Name != "tickets.from-line-message" || !hs[0].Compensated || hs[0].MaxAttempts != 5 ||
-		hs[0].Owner != "shared/process_test" {
+		hs[0].Owner != "functions/processor/handlers/tickets" {
 		t.Errorf("got handlers %+v", hs)
 	}
-	if s := dispatch.Settings(on); len(s) != 1 || s[0].Name != "TICKETS_API_URL" || s[0].Kind != "URL" ||
-		s[0].Example != "https://tickets.example.com/api" {
-		t.Errorf("got settings %+v", s)
+	if s, err := platform.Settings(tickets.Team); err != nil || len(s) != 1 || s[0].Name != "TICKETS_API_URL" || s[0].Kind != "URL" ||
+		s[0].Sample() != "https://tickets.example.com/api" || s[0].Owner != "functions/processor/handlers/tickets" {
+		t.Errorf("got settings %+v, %v", s, err)
 	}
-	if _, err := dispatch.BuildRegistry(tickets.Register, func(string) string { return "tickets.example.com" }); err == nil ||
+	if _, err := platform.Build(func(string) string { return "tickets.example.com" }, platform.Deps{}, tickets.Team); err == nil ||
 		!strings.Contains(err.Error(), "TICKETS_API_URL: want an absolute http(s) URL") {
 		t.Errorf("an invalid TICKETS_API_URL: got %v, want an error naming it", err)
 	}

@@ -11,21 +11,20 @@ import (
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
-// Registry holds the registered handlers, the settings they declared and
-// the dependencies the platform gives them. A team's package fills it in
-// its one function
+// Registry holds the registered handlers and the values of the teams'
+// settings. A team's package fills it in its Register (its platform.Team's):
 //
-//	func Register(r *process.Registry)
+//	func Register(r *process.Registry, d platform.Deps)
 //
 // with [Handle] and [HandleAll], reading its settings with [Registry.String],
-// [Registry.URL], [Registry.Duration] or [Registry.Int] and its dependencies
-// with [Use]. The processor and the compensator build it once per cold start
-// (shared/dispatch.BuildRegistry); it is safe for concurrent use.
+// [Registry.Duration] or [Registry.Int]; its dependencies are d's fields.
+// The processor and the compensator build it once per cold start
+// (platform.Build); it is safe for concurrent use.
 type Registry registry.Table
 
-// NewRegistry returns an empty Registry whose settings are read from the
-// process's environment (os.Getenv; in a test, set them with t.Setenv) and
-// which provides no dependency.
+// NewRegistry returns an empty Registry of no team, for a test that
+// registers its handlers itself: it holds no setting. platform.Build makes the
+// registry of a list of teams.
 func NewRegistry() *Registry { return (*Registry)(registry.New()) }
 
 // table is r as the engines see it.
@@ -134,7 +133,7 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 	if typ.Provider == "" || typ.Name == "" {
 		panic(fmt.Sprintf("process: Handle %q: event type needs a provider and a name", name))
 	}
-	e := &registry.Entry{Name: name, Provider: typ.Provider, EventType: typ.Name, Owner: callerPackage(2)}
+	e := &registry.Entry{Name: name, Provider: typ.Provider, EventType: typ.Name}
 	e.Run = func(ctx context.Context, c registry.Call) error {
 		ev := newEvent[T](c)
 		if len(c.Envelope.Payload) > 0 {
@@ -156,7 +155,7 @@ func Handle[T any](r *Registry, name string, typ webhook.Type[T], fn func(ctx co
 // HandleAll panics on the programmer errors [Handle] panics on.
 func HandleAll(r *Registry, name string, fn func(ctx context.Context, ev *Event[webhook.Envelope]) error, opts ...Option) {
 	checkHandler("HandleAll", r, name, fn != nil)
-	e := &registry.Entry{Name: name, Provider: registry.AnyType, EventType: registry.AnyType, Owner: callerPackage(2)}
+	e := &registry.Entry{Name: name, Provider: registry.AnyType, EventType: registry.AnyType}
 	e.Run = func(ctx context.Context, c registry.Call) error {
 		ev := newEvent[webhook.Envelope](c)
 		ev.Data = c.Envelope

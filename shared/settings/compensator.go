@@ -61,9 +61,9 @@ type Compensator struct {
 	// probe carrier per interval. Unset fields are zero.
 	Targets Targets
 	// Getenv is the environment the configuration was read from: the
-	// wiring reads the team packages' settings (process.Setting) through it
+	// wiring reads the team packages' settings (shared/setting) through it
 	// when it builds the same handler registry as the processor's, to find
-	// the compensations (shared/dispatch.BuildRegistry).
+	// the compensations (platform.Build).
 	Getenv func(string) string
 }
 

@@ -13,7 +13,7 @@
 //     (the SDK reads its own AWS_ENDPOINT_URL_* itself).
 //   - The business handlers' settings (the examples' CRM_LEADS_URL and
 //     APPROVALS_TABLE) are not read here: each team package declares its
-//     own (process.Setting) and the wiring reads them through the getenv
+//     own (shared/setting) and the wiring reads them through the getenv
 //     kept in [Processor] and [Compensator].
 //   - Every tuning variable is HOOKWALL_<NAME>; durations are Go durations
 //     ("60s", "15m", "168h"), counts are decimal integers, switches are

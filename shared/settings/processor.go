@@ -48,9 +48,9 @@ type Processor struct {
 	// targets' rate (HOOKWALL_TARGET_RATE); unset fields are zero.
 	Targets Targets
 	// Getenv is the environment the configuration was read from. The
-	// settings the team packages declare (process.Setting) are not read
+	// settings the team packages declare (shared/setting) are not read
 	// here: the wiring reads them through Getenv when it builds the handler
-	// registry (shared/dispatch.BuildRegistry).
+	// registry (platform.Build).
 	Getenv func(string) string
 }
 

@@ -39,14 +39,20 @@ func TestImportRules(t *testing.T) {
 		{"shared/provider/wxmsg", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/provider/wxcrypto", "shared/provider/xmljson"}},
 		// The team API: the domain and the engines' view of the registry, no
 		// engine and no SDK.
-		{"shared/process", []string{"github.com/"}, []string{"shared/webhook", "shared/internal/registry"}},
+		{"shared/process", []string{"github.com/"}, []string{"shared/webhook", "shared/internal/registry", "shared/setting"}},
+		// The setting record: the standard library only.
+		{"shared/setting", []string{"github.com/"}, []string{}},
+		// What the platform gives the teams and the registry's builder: the
+		// team API, the tenants document and the SDK's types, no engine.
+		{"shared/platform", nil, append([]string{"shared/webhook", "shared/internal/registry", "shared/setting", "shared/process",
+			"shared/tenants"}, providerDeps...)},
 		{"shared/internal/registry", []string{"github.com/"}, []string{"shared/webhook"}},
 		// The processor engine: no AWS SDK and no adapter; a phase on the
 		// kernel, it declares the interfaces it needs and store, queue and
 		// bus satisfy them; it speaks the SDK-free targets' types (the gate
 		// is targets.Gate).
 		{"shared/dispatch", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry",
-			"shared/process", "shared/internal/kernel", targetsPkg, targetsDeps[0], targetsDeps[1]}},
+			"shared/process", "shared/setting", "shared/internal/kernel", targetsPkg, targetsDeps[0], targetsDeps[1]}},
 		{"shared/internal/fanout", []string{"github.com/"}, []string{}},
 		// The leased-attempt kernel both engines run on: the domain, obs, the
 		// fan-out and the registry's error vocabulary; no SDK, no Lambda library.
@@ -59,13 +65,13 @@ func TestImportRules(t *testing.T) {
 		// The compensator engine: like the processor's, no AWS SDK (nor the
 		// Lambda library); a phase on the kernel, with the team registry.
 		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
-			"shared/internal/registry", "shared/process", "shared/internal/kernel"}},
+			"shared/internal/registry", "shared/process", "shared/setting", "shared/internal/kernel"}},
 		// The one driver of the test kits processtest and compensatetest:
 		// the events table (in memory or DynamoDB Local) as both engines
 		// use it, and the kernel's message and verdicts.
 		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/webhook/webhooktest", "shared/store", "shared/store/memstore",
 			"shared/awstest", "shared/internal/kernel", "shared/internal/registry", "shared/obs", "shared/internal/fanout",
-			"shared/dispatch", "shared/compensate", "shared/process", targetsPkg, targetsDeps[0], targetsDeps[1]}},
+			"shared/dispatch", "shared/compensate", "shared/process", "shared/setting", targetsPkg, targetsDeps[0], targetsDeps[1]}},
 		// Adapters import the domain and the SDK, never the engine or each other.
 		{"shared/batch", []string{"github.com/"}, []string{}},
 		{"shared/store", nil, []string{"shared/webhook"}},
@@ -87,7 +93,7 @@ func TestImportRules(t *testing.T) {
 			targetsDeps[0], targetsDeps[1], "shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
-		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel", "shared/process", "shared/dispatch",
+		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel", "shared/process", "shared/setting", "shared/platform", "shared/dispatch",
 			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch",
 			targetsPkg, targetsDeps[0], targetsDeps[1], targetsDB}, providerDeps...)},
 		{"shared/awslog", nil, []string{}},

@@ -1,6 +1,6 @@
 // Package scaffold writes a new business team's handler package into a
 // Hookwall module, as `hookwall new handler <team>` does: the package under
-// functions/processor/handlers/<team>/ (a Register with one setting and one
+// functions/processor/handlers/<team>/ (a platform.Team with one setting and one
 // handler on a typed event, a compensation stub, and a test on the kit
 // shared/process/processtest that passes as written) and its entry, with
 // its import, in functions/processor/handlers/handlers.go, before the

@@ -20,7 +20,7 @@ import (
 const forwardPath = repo.Module + "/" + HandlersDir + "/forward"
 
 // addTeam returns handlers.go (src) with team's entry: its import, and the
-// call team.Register(r) in Register after the last team's and before the
+// element team.Team in the list Teams after the last team's and before the
 // built-in forwarder's. Everything else stays as it is.
 func addTeam(src []byte, team string) ([]byte, error) {
 	fset := token.NewFileSet()
@@ -48,24 +48,23 @@ func addTeam(src []byte, team string) ([]byte, error) {
 	if forwardImport == nil {
 		return nil, errors.New("no import of the forwarder (" + forwardPath + ")")
 	}
-	fn := registerFunc(f)
-	if fn == nil {
-		return nil, errors.New("no func Register(r *process.Registry)")
+	list := teamsList(f)
+	if list == nil {
+		return nil, errors.New("no var Teams = []platform.Team{...}")
 	}
-	param := fn.Type.Params.List[0].Names[0].Name
-	at := slices.IndexFunc(fn.Body.List, func(s ast.Stmt) bool { return callsRegister(s, localName(forwardImport)) })
+	at := slices.IndexFunc(list.Elts, func(e ast.Expr) bool { return isTeam(e, localName(forwardImport)) })
 	if at < 0 {
-		return nil, errors.New("Register does not call the forwarder's Register")
+		return nil, errors.New("Teams does not list the forwarder's Team")
 	}
-	entry := team + ".Register(" + param + ")"
-	// The entry goes after the statement before the forwarder's (the last
+	entry := team + ".Team,"
+	// The entry goes after the element before the forwarder's (the last
 	// team's), so that the comment above the forwarder stays with it; with
-	// no team yet, first in the body.
+	// no team yet, first in the list.
 	var insert edit
 	if at > 0 {
-		insert = edit{lineEnd(src, fset.Position(fn.Body.List[at-1].End()).Offset), "\n\t" + entry}
+		insert = edit{lineEnd(src, fset.Position(list.Elts[at-1].End()).Offset), "\n\t" + entry}
 	} else {
-		insert = edit{fset.Position(fn.Body.Lbrace).Offset + 1, "\n\t" + entry + "\n"}
+		insert = edit{fset.Position(list.Lbrace).Offset + 1, "\n\t" + entry + "\n"}
 	}
 	imp := edit{lineEnd(src, fset.Position(forwardImport.End()).Offset), "\n\t" + strconv.Quote(teamPath)}
 	out := apply(src, imp, insert) // imp comes first in the file
@@ -99,13 +98,19 @@ func apply(src []byte, edits ...edit) []byte {
 	return append(out, src[last:]...)
 }
 
-// registerFunc returns func Register(r *process.Registry) of f, or nil.
-func registerFunc(f *ast.File) *ast.FuncDecl {
+// teamsList returns the list of var Teams = []platform.Team{...} of f, or nil.
+func teamsList(f *ast.File) *ast.CompositeLit {
 	for _, d := range f.Decls {
-		fn, ok := d.(*ast.FuncDecl)
-		if ok && fn.Recv == nil && fn.Name.Name == "Register" && fn.Body != nil &&
-			fn.Type.Params != nil && len(fn.Type.Params.List) == 1 && len(fn.Type.Params.List[0].Names) == 1 {
-			return fn
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs, ok := spec.(*ast.ValueSpec)
+			if ok && len(vs.Names) == 1 && vs.Names[0].Name == "Teams" && len(vs.Values) == 1 {
+				lit, _ := vs.Values[0].(*ast.CompositeLit)
+				return lit
+			}
 		}
 	}
 	return nil
@@ -120,18 +125,10 @@ func localName(imp *ast.ImportSpec) string {
 	return path.Base(p)
 }
 
-// callsRegister reports whether s is the statement pkg.Register(...).
-func callsRegister(s ast.Stmt, pkg string) bool {
-	es, ok := s.(*ast.ExprStmt)
-	if !ok {
-		return false
-	}
-	call, ok := es.X.(*ast.CallExpr)
-	if !ok {
-		return false
-	}
-	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "Register" {
+// isTeam reports whether e is the element pkg.Team.
+func isTeam(e ast.Expr, pkg string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Team" {
 		return false
 	}
 	x, ok := sel.X.(*ast.Ident)

@@ -43,16 +43,17 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 )
 
-// Register adds every team's handlers to r.
-func Register(r *process.Registry) {
-	crm.Register(r)
-	approvals.Register(r) // a trailing comment stays on its line
+// Teams are every team.
+var Teams = []platform.Team{
+	crm.Team,
+	approvals.Team, // a trailing comment stays on its line
 
 	// Built in, always, and last.
-	forward.Register(r)
+	forward.Team,
 }
 `
 
@@ -78,7 +79,7 @@ func TestAddTeamAddsTheImportAndTheEntryBeforeTheForwarder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"\t\"github.com/hookwall/hookwall/functions/processor/handlers/billing\"", "\tbilling.Register(r)"}
+	want := []string{"\t\"github.com/hookwall/hookwall/functions/processor/handlers/billing\"", "\tbilling.Team,"}
 	if a := added(handlersGo, string(got)); !slices.Equal(a, want) {
 		t.Errorf("added lines %q, want %q; got:\n%s", a, want, got)
 	}
@@ -86,8 +87,8 @@ func TestAddTeamAddsTheImportAndTheEntryBeforeTheForwarder(t *testing.T) {
 		t.Errorf("removed lines %q", a)
 	}
 	s := string(got)
-	if !(strings.Index(s, "approvals.Register(r) // a trailing") < strings.Index(s, "billing.Register(r)") &&
-		strings.Index(s, "billing.Register(r)") < strings.Index(s, "// Built in") &&
+	if !(strings.Index(s, "approvals.Team, // a trailing") < strings.Index(s, "billing.Team,") &&
+		strings.Index(s, "billing.Team,") < strings.Index(s, "// Built in") &&
 		strings.Index(s, `handlers/approvals"`) < strings.Index(s, `handlers/billing"`) &&
 		strings.Index(s, `handlers/billing"`) < strings.Index(s, `handlers/crm"`)) {
 		t.Errorf("the entry or the import is out of place:\n%s", s)
@@ -95,13 +96,13 @@ func TestAddTeamAddsTheImportAndTheEntryBeforeTheForwarder(t *testing.T) {
 }
 
 func TestAddTeamToAListWithoutTeams(t *testing.T) {
-	src := strings.Replace(strings.Replace(handlersGo, "\tcrm.Register(r)\n\tapprovals.Register(r) // a trailing comment stays on its line\n\n", "", 1),
+	src := strings.Replace(strings.Replace(handlersGo, "\tcrm.Team,\n\tapprovals.Team, // a trailing comment stays on its line\n\n", "", 1),
 		"\t\"github.com/hookwall/hookwall/functions/processor/handlers/approvals\"\n\t\"github.com/hookwall/hookwall/functions/processor/handlers/crm\"\n", "", 1)
 	got, err := addTeam([]byte(src), "billing")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(got), "{\n\tbilling.Register(r)\n\n\t// Built in, always, and last.\n\tforward.Register(r)\n}") {
+	if !strings.Contains(string(got), "{\n\tbilling.Team,\n\n\t// Built in, always, and last.\n\tforward.Team,\n}") {
 		t.Errorf("got:\n%s", got)
 	}
 }
@@ -113,8 +114,8 @@ func TestAddTeamRefuses(t *testing.T) {
 	}{
 		{"a team imported already", handlersGo, "crm", true},
 		{"a name handlers.go uses", handlersGo, "process", true},
-		{"no forwarder", strings.Replace(handlersGo, "\tforward.Register(r)\n", "", 1), "billing", false},
-		{"no Register", strings.Replace(handlersGo, "func Register(", "func register(", 1), "billing", false},
+		{"no forwarder", strings.Replace(handlersGo, "\tforward.Team,\n", "", 1), "billing", false},
+		{"no Teams", strings.Replace(handlersGo, "var Teams =", "var teams =", 1), "billing", false},
 		{"not Go", "package", "billing", false},
 	}
 	for _, tc := range tests {
@@ -216,7 +217,7 @@ func TestNewHandlerWritesTheTeamAndItsEntry(t *testing.T) {
 				}
 			}
 			listed, _ := os.ReadFile(filepath.Join(dir, HandlersDir, "handlers.go"))
-			if !strings.Contains(string(listed), "\tbilling.Register(r)\n") {
+			if !strings.Contains(string(listed), "\tbilling.Team,\n") {
 				t.Errorf("handlers.go:\n%s", listed)
 			}
 		})

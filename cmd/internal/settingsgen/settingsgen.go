@@ -1,5 +1,5 @@
 // Package settingsgen writes the handler settings the team packages declare
-// (process.Setting) into the files that must list them: template.yaml (the
+// (setting.Setting) into the files that must list them: template.yaml (the
 // parameters, and the Environment of ProcessorFunction and
 // CompensatorFunction) and the README's handler-settings table, each between
 // marker comments. cmd/hookwall-gen runs it (`make generate`) and its test
@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/setting"
 )
 
 // The generated files, relative to the module's root.
@@ -30,7 +30,7 @@ type block struct {
 	file  string
 	begin string // the begin marker, a whole line less its indentation
 	end   string
-	body  func(indent string, s []dispatch.Setting) string
+	body  func(indent string, s []setting.Setting) string
 }
 
 var blocks = []block{
@@ -49,7 +49,7 @@ var blocks = []block{
 // Generate returns the new contents of the generated files under root for
 // settings, by file name ([Template], [README]). A file without its
 // markers, or with a begin marker and no end, is an error.
-func Generate(root string, settings []dispatch.Setting) (map[string][]byte, error) {
+func Generate(root string, settings []setting.Setting) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range []string{Template, README} {
 		b, err := os.ReadFile(filepath.Join(root, name))
@@ -72,7 +72,7 @@ func Generate(root string, settings []dispatch.Setting) (map[string][]byte, erro
 
 // Drift returns the generated files whose committed contents under root
 // differ from what [Generate] writes.
-func Drift(root string, settings []dispatch.Setting) ([]string, error) {
+func Drift(root string, settings []setting.Setting) ([]string, error) {
 	files, err := Generate(root, settings)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func Drift(root string, settings []dispatch.Setting) ([]string, error) {
 }
 
 // replace rewrites every block bl of text.
-func replace(text string, bl block, s []dispatch.Setting) (string, error) {
+func replace(text string, bl block, s []setting.Setting) (string, error) {
 	lines := strings.SplitAfter(text, "\n")
 	var out strings.Builder
 	found := false
@@ -121,17 +121,17 @@ func replace(text string, bl block, s []dispatch.Setting) (string, error) {
 }
 
 // ParameterName is the template parameter of the variable name:
-// CRM_LEADS_URL → CrmLeadsUrl (dispatch.ParameterName: the runtime records
+// CRM_LEADS_URL → CrmLeadsUrl (setting.ParameterName: the runtime records
 // name a team's resource by the same rule).
-func ParameterName(name string) string { return dispatch.ParameterName(name) }
+func ParameterName(name string) string { return setting.ParameterName(name) }
 
-func parameters(indent string, s []dispatch.Setting) string {
+func parameters(indent string, s []setting.Setting) string {
 	var b strings.Builder
 	for _, st := range s {
 		fmt.Fprintf(&b, "%s%s:\n", indent, ParameterName(st.Name))
 		fmt.Fprintf(&b, "%s  Type: String\n", indent)
 		fmt.Fprintf(&b, "%s  Default: \"\"\n", indent)
-		fmt.Fprintf(&b, "%s  AllowedPattern: %s\n", indent, yamlScalar(allowedPattern(st.Pattern), '\''))
+		fmt.Fprintf(&b, "%s  AllowedPattern: %s\n", indent, yamlScalar(allowedPattern(st.AllowedPattern()), '\''))
 		fmt.Fprintf(&b, "%s  Description: %s\n", indent, yamlScalar(description(st), '"'))
 	}
 	return b.String()
@@ -146,7 +146,7 @@ func allowedPattern(p string) string {
 	return "^$|^" + p + "$"
 }
 
-func description(st dispatch.Setting) string {
+func description(st setting.Setting) string {
 	d := st.Name + ", " + st.Doc
 	if st.Default != "" {
 		d += " (empty: " + st.Default + ")"
@@ -154,7 +154,7 @@ func description(st dispatch.Setting) string {
 	return strings.TrimSuffix(d, ".") + "."
 }
 
-func environment(indent string, s []dispatch.Setting) string {
+func environment(indent string, s []setting.Setting) string {
 	var b strings.Builder
 	for _, st := range s {
 		fmt.Fprintf(&b, "%s%s: !Ref %s\n", indent, st.Name, ParameterName(st.Name))
@@ -167,7 +167,7 @@ func environment(indent string, s []dispatch.Setting) string {
 func ConditionName(name string) string { return "Has" + ParameterName(name) }
 
 // conditions writes one condition per setting that names a resource.
-func conditions(indent string, s []dispatch.Setting) string {
+func conditions(indent string, s []setting.Setting) string {
 	var b strings.Builder
 	for _, st := range s {
 		if len(st.Grants) > 0 {
@@ -179,7 +179,7 @@ func conditions(indent string, s []dispatch.Setting) string {
 
 // statements writes, for every setting that names a resource, the role
 // statement that grants the declared actions on it when it is set.
-func statements(indent string, s []dispatch.Setting) string {
+func statements(indent string, s []setting.Setting) string {
 	var b strings.Builder
 	for _, st := range s {
 		if len(st.Grants) == 0 {
@@ -201,7 +201,7 @@ func statements(indent string, s []dispatch.Setting) string {
 }
 
 // ResourceARN is the template expression of the ARN of the resource the
-// parameter param names, for grants of its service (process.Setting.Grants):
+// parameter param names, for grants of its service (setting.Setting.Grants):
 // a DynamoDB table's or an SQS queue's name, else the ARN itself.
 func ResourceARN(grants []string, param string) string {
 	svc, _, _ := strings.Cut(grants[0], ":")
@@ -214,7 +214,7 @@ func ResourceARN(grants []string, param string) string {
 	return "!Ref " + param
 }
 
-func readmeTable(_ string, s []dispatch.Setting) string {
+func readmeTable(_ string, s []setting.Setting) string {
 	var b strings.Builder
 	b.WriteString("| Variable (template parameter) | Kind | Default | Example | Declared by | What it is |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
@@ -224,7 +224,7 @@ func readmeTable(_ string, s []dispatch.Setting) string {
 			def = "`" + st.Default + "`"
 		}
 		fmt.Fprintf(&b, "| `%s` (`%s`) | %s | %s | `%s` | `%s` | %s |\n", st.Name, ParameterName(st.Name), st.Kind, def,
-			st.Example, st.Owner, st.Doc)
+			st.Sample(), st.Owner, st.Doc)
 	}
 	if len(s) == 0 {
 		b.WriteString("| (none) | | | | | |\n")

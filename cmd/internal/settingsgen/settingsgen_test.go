@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/setting"
 )
 
 func TestParameterName(t *testing.T) {
@@ -69,7 +69,7 @@ func write(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-var sample = []dispatch.Setting{
+var sample = []setting.Setting{
 	{Name: "TEAM_URL", Kind: "URL", Doc: "the team's API (empty: off)", Pattern: `https?://[^\s]+`, Example: "https://x.example", Owner: "functions/processor/handlers/team"},
 	{Name: "TEAM_MODE", Kind: "string", Doc: "fast or slow", Default: "fast", Pattern: "fast|slow", Example: "fast", Owner: "functions/processor/handlers/team"},
 	{Name: "TEAM_TABLE", Kind: "string", Doc: "the team's table", Example: "orders", Owner: "functions/processor/handlers/team",

@@ -6,6 +6,8 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/tenants"
 )
@@ -30,8 +33,8 @@ const (
 // team is one team's package under functions/processor/handlers/, as its
 // source declares it.
 type team struct {
-	dir         string // directory name, e.g. "crm"
-	hasRegister bool   // declares func Register(r *process.Registry), the one shape
+	dir     string // directory name, e.g. "crm"
+	hasTeam bool   // declares var Team = platform.Team{...}, the one shape
 }
 
 // teams reads every package directory under this one.
@@ -60,10 +63,8 @@ func teams(t *testing.T) []team {
 			if err != nil {
 				t.Fatalf("parse %s: %v", f, err)
 			}
-			for _, d := range file.Decls {
-				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "Register" {
-					tm.hasRegister = isRegisterShape(fn.Type)
-				}
+			if lit := varLiteral(file, "Team"); lit != nil {
+				tm.hasTeam = isSelector(lit.Type, "platform", "Team")
 			}
 		}
 		if len(files) > 0 {
@@ -73,25 +74,37 @@ func teams(t *testing.T) []team {
 	return out
 }
 
-// isRegisterShape reports whether ft is func(r *process.Registry).
-func isRegisterShape(ft *ast.FuncType) bool {
-	if ft.Results != nil || ft.Params == nil || len(ft.Params.List) != 1 || len(ft.Params.List[0].Names) > 1 {
-		return false
+// varLiteral returns the composite literal file's package-level var name
+// is set to, or nil.
+func varLiteral(file *ast.File, name string) *ast.CompositeLit {
+	for _, d := range file.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if len(vs.Names) == 1 && vs.Names[0].Name == name && len(vs.Values) == 1 {
+				lit, _ := vs.Values[0].(*ast.CompositeLit)
+				return lit
+			}
+		}
 	}
-	star, ok := ft.Params.List[0].Type.(*ast.StarExpr)
-	if !ok {
-		return false
-	}
-	sel, ok := star.X.(*ast.SelectorExpr)
-	if !ok {
-		return false
-	}
-	pkg, ok := sel.X.(*ast.Ident)
-	return ok && pkg.Name == "process" && sel.Sel.Name == "Registry"
+	return nil
 }
 
-// wiredTeams returns the directories of the team packages whose Register
-// this package's Register calls, in the order it calls them.
+// isSelector reports whether x is pkg.name.
+func isSelector(x ast.Expr, pkg, name string) bool {
+	sel, ok := x.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == pkg && sel.Sel.Name == name
+}
+
+// wiredTeams returns the directories of the team packages whose Team this
+// package's Teams lists, in order.
 func wiredTeams(t *testing.T) []string {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -112,28 +125,32 @@ func wiredTeams(t *testing.T) []string {
 		}
 		byName[name] = dir
 	}
+	lit := varLiteral(file, "Teams")
+	if lit == nil {
+		t.Fatal("handlers.go declares no var Teams = []platform.Team{...}")
+	}
 	var wired []string
-	for _, d := range file.Decls {
-		fn, ok := d.(*ast.FuncDecl)
-		if !ok || fn.Recv != nil || fn.Name.Name != "Register" {
+	for _, el := range lit.Elts {
+		sel, ok := el.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Team" {
 			continue
 		}
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || sel.Sel.Name != "Register" {
-				return true
-			}
-			if pkg, ok := sel.X.(*ast.Ident); ok && byName[pkg.Name] != "" {
-				wired = append(wired, byName[pkg.Name])
-			}
-			return true
-		})
+		if pkg, ok := sel.X.(*ast.Ident); ok && byName[pkg.Name] != "" {
+			wired = append(wired, byName[pkg.Name])
+		}
 	}
 	return wired
+}
+
+// packageOf returns the import path, less the module's, of the package
+// that declares fn.
+func packageOf(fn any) string {
+	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	slash := strings.LastIndexByte(name, '/')
+	if dot := strings.IndexByte(name[slash+1:], '.'); dot >= 0 {
+		name = name[:slash+1+dot]
+	}
+	return strings.TrimPrefix(name, module)
 }
 
 func testTenants(t *testing.T) *tenants.Tenants {
@@ -148,12 +165,14 @@ func testTenants(t *testing.T) *tenants.Tenants {
 }
 
 // deps are the dependencies the wiring gives the teams (backend.TeamDeps).
-func deps(t *testing.T) []any { return []any{testTenants(t), aws.Config{}, &dynamodb.Client{}} }
+func deps(t *testing.T) platform.Deps {
+	return platform.Deps{Tenants: testTenants(t), AWS: aws.Config{}, DynamoDB: &dynamodb.Client{}}
+}
 
 // build builds the registry of every team as the wiring does, with env.
-func build(t *testing.T, env map[string]string, deps ...any) *process.Registry {
+func build(t *testing.T, env map[string]string, deps platform.Deps) *process.Registry {
 	t.Helper()
-	r, err := dispatch.BuildRegistry(Register, func(name string) string { return env[name] }, deps...)
+	r, err := platform.Build(func(name string) string { return env[name] }, deps, Teams...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +183,13 @@ func build(t *testing.T, env map[string]string, deps ...any) *process.Registry {
 // (its example), so that every team registers.
 func fullEnv(t *testing.T) map[string]string {
 	t.Helper()
+	settings, err := platform.Settings(Teams...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	env := map[string]string{}
-	for _, s := range dispatch.Settings(build(t, nil)) {
-		env[s.Name] = s.Example
+	for _, s := range settings {
+		env[s.Name] = s.Sample()
 	}
 	return env
 }
@@ -180,10 +203,10 @@ func names(r *process.Registry) []string {
 	return out
 }
 
-// Every team package has the one Register shape and is called from
-// Register, forward last; with every setting set (to its example) and every
-// dependency given, each registers a handler, and every registration is
-// complete.
+// Every team package has the one Team shape and is listed in Teams,
+// forward last, under its own package as Owner; with every setting set (to
+// its example) and every dependency given, each registers a handler, and
+// every registration is complete.
 func TestRegisterWiresEveryTeam(t *testing.T) {
 	all := teams(t)
 	if len(all) < 3 {
@@ -191,9 +214,14 @@ func TestRegisterWiresEveryTeam(t *testing.T) {
 	}
 	wired := wiredTeams(t)
 	if len(wired) == 0 || wired[len(wired)-1] != "forward" {
-		t.Errorf("handlers.Register calls %v, want forward last", wired)
+		t.Errorf("handlers.Teams lists %v, want forward last", wired)
 	}
-	r := build(t, fullEnv(t), deps(t)...)
+	for _, tm := range Teams {
+		if got := packageOf(tm.Register); tm.Owner != got {
+			t.Errorf("team %q: its Register is of package %s, want Owner to name it", tm.Owner, got)
+		}
+	}
+	r := build(t, fullEnv(t), deps(t))
 	owners := map[string]int{}
 	for _, h := range dispatch.Handlers(r) {
 		owners[strings.TrimPrefix(h.Owner, "functions/processor/handlers/")]++
@@ -202,17 +230,21 @@ func TestRegisterWiresEveryTeam(t *testing.T) {
 		}
 	}
 	for _, tm := range all {
-		if !tm.hasRegister {
-			t.Errorf("team package %s declares no func Register(r *process.Registry)", tm.dir)
+		if !tm.hasTeam {
+			t.Errorf("team package %s declares no var Team = platform.Team{...}", tm.dir)
 		}
 		if !slices.Contains(wired, tm.dir) {
-			t.Errorf("team package %s: handlers.Register never calls %s.Register", tm.dir, tm.dir)
+			t.Errorf("team package %s: handlers.Teams does not list %s.Team", tm.dir, tm.dir)
 		}
 		if owners[tm.dir] == 0 {
 			t.Errorf("team package %s registers no handler with every setting set (handlers by package: %v)", tm.dir, owners)
 		}
 	}
-	for _, s := range dispatch.Settings(r) {
+	settings, err := platform.Settings(Teams...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range settings {
 		if !strings.HasPrefix(s.Owner, "functions/processor/handlers/") {
 			t.Errorf("setting %s is declared by %s, not by a team package", s.Name, s.Owner)
 		}
@@ -222,8 +254,8 @@ func TestRegisterWiresEveryTeam(t *testing.T) {
 // The registry refuses a name registered twice; the test above relies on
 // that to catch two teams choosing one name.
 func TestRegisterTwiceFailsOnTheDuplicateName(t *testing.T) {
-	twice := func(r *process.Registry) { Register(r); Register(r) }
-	_, err := dispatch.BuildRegistry(twice, func(name string) string { return fullEnv(t)[name] }, deps(t)...)
+	env := fullEnv(t)
+	_, err := platform.Build(func(name string) string { return env[name] }, deps(t), append(Teams, Teams...)...)
 	if err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Errorf("got %v, want a duplicate handler name", err)
 	}
@@ -245,7 +277,7 @@ func TestRegisterListsTheTeamsWhoseSettingsArePresent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			want := slices.Sorted(slices.Values(tc.want))
-			if got := names(build(t, tc.env, deps(t)...)); !slices.Equal(got, want) {
+			if got := names(build(t, tc.env, deps(t))); !slices.Equal(got, want) {
 				t.Errorf("got handlers %v, want %v", got, want)
 			}
 		})
@@ -253,7 +285,7 @@ func TestRegisterListsTheTeamsWhoseSettingsArePresent(t *testing.T) {
 }
 
 func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
-	all := build(t, map[string]string{crm.LeadsURL.Name: "https://crm.example/api"}, deps(t)...)
+	all := build(t, map[string]string{crm.LeadsURL.Name: "https://crm.example/api"}, deps(t))
 	var order []string
 	for _, h := range dispatch.Match(all, "line", "acme", "follow") {
 		order = append(order, h.Name)
@@ -261,7 +293,7 @@ func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
 	if want := []string{crm.HandlerName, forward.HandlerName}; !slices.Equal(order, want) {
 		t.Errorf("acme's LINE follow: got handlers %v, want %v (forward last)", order, want)
 	}
-	r := build(t, nil, testTenants(t))
+	r := build(t, nil, platform.Deps{Tenants: testTenants(t)})
 	if got := dispatch.Match(r, "wecom", "acme", "text"); len(got) != 1 || got[0].Name != forward.HandlerName {
 		t.Errorf("acme's wecom text: got %v, want the forward handler", got)
 	}
@@ -274,7 +306,7 @@ func TestForwardRunsLastAndOnlyForItsTenants(t *testing.T) {
 // compensator's cold start) with an error naming each variable at fault.
 func TestInvalidSettingsNameTheVariable(t *testing.T) {
 	env := map[string]string{crm.LeadsURL.Name: "crm.example/leads", approvals.Table.Name: "ab"}
-	_, err := dispatch.BuildRegistry(Register, func(name string) string { return env[name] }, deps(t)...)
+	_, err := platform.Build(func(name string) string { return env[name] }, deps(t), Teams...)
 	for _, want := range []string{"CRM_LEADS_URL: want an absolute http(s) URL", `APPROVALS_TABLE="ab"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want an error with %q", err, want)
@@ -286,9 +318,9 @@ func TestInvalidSettingsNameTheVariable(t *testing.T) {
 }
 
 func TestApprovalsWithoutDynamoDBFails(t *testing.T) {
-	_, err := dispatch.BuildRegistry(Register, func(name string) string {
+	_, err := platform.Build(func(name string) string {
 		return map[string]string{approvals.Table.Name: "approvals"}[name]
-	}, testTenants(t))
+	}, platform.Deps{Tenants: testTenants(t)}, Teams...)
 	if err == nil || !strings.Contains(err.Error(), "no DynamoDB client") {
 		t.Errorf("got %v, want an error for APPROVALS_TABLE without a DynamoDB client", err)
 	}

@@ -28,7 +28,7 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
 	e, err := backend.Start(ctx, backend.Config{Function: "processor", TenantsFile: s.TenantsFile, TenantsSecretARN: s.TenantsSecretARN,
 		TableName: s.TableName, QueueURL: s.QueueURL, DLQURL: s.DLQURL, EventBusName: s.EventBusName,
-		Targets: targets.Config{}.With(s.Targets)}, handlers.Register, s.Getenv, logger, metricsOut, optFns...)
+		Targets: targets.Config{}.With(s.Targets)}, handlers.Teams, s.Getenv, logger, metricsOut, optFns...)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@
 // crash after every compensation step if asked, and reports what happened.
 //
 //	srv := processtest.NewEffectServer(t, crmAPI)
-//	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
+//	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
 //	rep := compensatetest.Run(t, reg, line.Follow, followJSON,
 //		compensatetest.Redeliver(3), compensatetest.CrashAfterEachUndo())
 //	// rep.Status == COMPENSATED; rep.Undone lists the undos, newest first

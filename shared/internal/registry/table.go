@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -32,8 +31,8 @@ type Entry struct {
 	Run func(ctx context.Context, c Call) error
 	// Undo undoes one of its journaled forward steps (nil: no compensation).
 	Undo func(ctx context.Context, c UndoCall) error
-	// Owner is the package that registered it, e.g.
-	// functions/processor/handlers/crm.
+	// Owner is the package of the team that registered it, e.g.
+	// functions/processor/handlers/crm (the team's platform.Team.Owner).
 	Owner string
 	// Target names the target its calls go to for an event of tenant: the
 	// unit of the circuit breaker, the rate limit and a target pause (nil:
@@ -110,34 +109,39 @@ type Table struct {
 	all    []*Entry // catch-all entries
 	seq    int      // entries so far: the run order across byType and all
 
-	getenv func(string) string // the environment of the settings
-	deps   []any               // the dependencies teams may use
-	decls  map[string]Decl     // the settings declared, by name
-	values map[string]string   // their values
-	order  []string            // their names, in declaration order
-	errs   []error             // invalid values
+	owner  string            // the team registering now ([Table.Begin])
+	values map[string]string // the values of the settings it declared
 }
 
 type typeKey struct{ provider, name string }
 
-// New returns an empty Table whose settings are read from the process's
-// environment and which provides no dependency.
-func New() *Table { return NewWith(nil) }
+// New returns an empty Table.
+func New() *Table {
+	return &Table{byName: map[string]*Entry{}, byType: map[typeKey][]*Entry{}}
+}
 
-// NewWith returns an empty Table whose settings are read through getenv
-// (nil: os.Getenv) and which provides deps to the teams.
-func NewWith(getenv func(string) string, deps ...any) *Table {
-	if getenv == nil {
-		getenv = envGetenv
-	}
-	var given []any
-	for _, d := range deps {
-		if v := reflect.ValueOf(d); d != nil && !(v.Kind() == reflect.Pointer && v.IsNil()) {
-			given = append(given, d) // a nil pointer is no dependency
-		}
-	}
-	return &Table{byName: map[string]*Entry{}, byType: map[typeKey][]*Entry{},
-		getenv: getenv, deps: given, decls: map[string]Decl{}, values: map[string]string{}}
+// Begin starts the registration of one team: the entries added from now
+// on are owner's, and the settings it may read are values' (name → value).
+func (t *Table) Begin(owner string, values map[string]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.owner, t.values = owner, values
+}
+
+// Value returns the value of the setting name for the team registering
+// now, and whether that team declared it.
+func (t *Table) Value(name string) (value string, declared bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	value, declared = t.values[name]
+	return value, declared
+}
+
+// Owner returns the team registering now ("" : none).
+func (t *Table) Owner() string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.owner
 }
 
 // Add files e, as a catch-all handler if its provider and event type are
@@ -150,6 +154,7 @@ func (t *Table) Add(e *Entry) {
 	}
 	t.seq++
 	e.seq = t.seq
+	e.Owner = t.owner
 	t.byName[e.Name] = e
 	if e.Provider == AnyType && e.EventType == AnyType {
 		t.all = append(t.all, e)

@@ -5,7 +5,7 @@
 // once per idempotency key.
 //
 //	srv := processtest.NewEffectServer(t, nil)
-//	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
+//	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
 //	rep := processtest.Run(t, reg, line.Follow, payload,
 //		processtest.Redeliver(3), processtest.CrashAfterEachStep())
 //	srv.AssertOnce(t) // every request keyed, every replay the same request

@@ -3,7 +3,7 @@ package processtest
 import (
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 )
 
@@ -12,15 +12,14 @@ import (
 type Env map[string]string
 
 // NewRegistry builds a registry as the processor does at cold start
-// (dispatch.BuildRegistry): register (a team's Register, or
-// handlers.Register for every team) runs with the settings read from env
-// and the dependencies deps (what process.Use finds). It fails t on an
-// invalid setting value or a panic of the registration.
+// (platform.Build): team's settings read from env, its Register run with
+// deps (the dependencies it uses; the others are their zero value). It
+// fails t on an invalid setting value or a failed registration.
 //
-//	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
-func NewRegistry(t testing.TB, register func(*process.Registry), env Env, deps ...any) *process.Registry {
+//	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
+func NewRegistry(t testing.TB, team platform.Team, env Env, deps platform.Deps) *process.Registry {
 	t.Helper()
-	reg, err := dispatch.BuildRegistry(register, func(name string) string { return env[name] }, deps...)
+	reg, err := platform.Build(func(name string) string { return env[name] }, deps, team)
 	if err != nil {
 		t.Fatalf("processtest: %v", err)
 	}

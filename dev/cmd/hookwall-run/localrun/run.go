@@ -20,7 +20,6 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/intake"
 )
 
@@ -98,7 +97,7 @@ func Run(ctx context.Context, cfg Config, sys System) (err error) {
 
 	// The teams' settings first: a malformed one is named in a moment,
 	// not after the services have started.
-	if err := dispatch.CheckSettings(handlers.Register, cfg.Getenv); err != nil {
+	if err := handlers.CheckSettings(cfg.Getenv); err != nil {
 		return fmt.Errorf("localrun: %w", err)
 	}
 	ln, err := listen(cfg)

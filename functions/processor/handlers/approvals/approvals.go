@@ -9,8 +9,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/setting"
 	"github.com/hookwall/hookwall/shared/store"
 )
 
@@ -36,8 +38,9 @@ const (
 // Table is the approvals team's one setting: its DynamoDB table, keyed by
 // pk = SpNo. The handler and its undo only update rows (UpdateItem): that
 // is all `make generate` grants the roles on the table.
-var Table = process.Setting{
+var Table = setting.Setting{
 	Name:    "APPROVALS_TABLE",
+	Kind:    setting.KindString,
 	Doc:     "the example approvals handlers' DynamoDB table (empty: they are off); the processor's and compensator's roles get dynamodb:UpdateItem on it",
 	Pattern: `[A-Za-z0-9_.-]{3,255}`,
 	Example: "approvals",
@@ -52,19 +55,22 @@ type config struct {
 	Table string
 }
 
+// Team is the approvals team: its setting and its handler.
+// functions/processor/handlers lists it.
+var Team = platform.Team{Owner: "functions/processor/handlers/approvals", Settings: []setting.Setting{Table}, Register: Register}
+
 // Register adds the approvals team's handlers to r when [Table] is set,
-// with the platform's DynamoDB client ([process.Use]). It panics when the
-// table is set and the platform gave no client (a start-up error).
-func Register(r *process.Registry) {
+// with the platform's DynamoDB client (d.DynamoDB). It panics when the
+// table is set and d has no client (a start-up error).
+func Register(r *process.Registry, d platform.Deps) {
 	table := r.String(Table)
 	if table == "" {
 		return
 	}
-	db, ok := process.Use[store.UpdateItemAPI](r)
-	if !ok {
+	if d.DynamoDB == nil {
 		panic("approvals: Register: APPROVALS_TABLE is set but the platform gave no DynamoDB client")
 	}
-	h := &handler{cfg: config{DB: db, Table: table}}
+	h := &handler{cfg: config{DB: d.DynamoDB, Table: table}}
 	process.Handle(r, HandlerName, wecom.ApprovalChanged, h.statusFromWeCom, process.Compensate(h.undo))
 }
 

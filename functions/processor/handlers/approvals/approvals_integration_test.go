@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
 	"github.com/hookwall/hookwall/shared/provider/wxmsg"
@@ -81,7 +82,7 @@ func results(rep *processtest.Report) []string {
 func TestApprovalMovesTheRowOnce(t *testing.T) {
 	tt := newTeamTable(t)
 	tt.put(t, "202401010001", approvals.StatusSubmitted)
-	reg := processtest.NewRegistry(t, approvals.Register, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
+	reg := processtest.NewRegistry(t, approvals.Team, processtest.Env{"APPROVALS_TABLE": tt.name}, platform.Deps{DynamoDB: tt.db})
 
 	rep := processtest.Run(t, reg, wecom.ApprovalChanged, change("202401010001", "2"),
 		processtest.Redeliver(3), processtest.CrashAfterEachStep())
@@ -131,7 +132,7 @@ func TestApprovalOutcomes(t *testing.T) {
 			if tc.row != "" {
 				tt.put(t, "SP-1", tc.row)
 			}
-			reg := processtest.NewRegistry(t, approvals.Register, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
+			reg := processtest.NewRegistry(t, approvals.Team, processtest.Env{"APPROVALS_TABLE": tt.name}, platform.Deps{DynamoDB: tt.db})
 			rep := processtest.Run(t, reg, wecom.ApprovalChanged, change("SP-1", tc.spStatus), processtest.Redeliver(2))
 			if rep.Status != tc.wantStatus || rep.Attempts != tc.wantAttempts {
 				t.Errorf("got %s after %d attempts (%s), want %s after %d", rep.Status, rep.Attempts, rep.LastError, tc.wantStatus, tc.wantAttempts)

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 )
 
 func env(table string) func(string) string {
@@ -19,7 +20,7 @@ func env(table string) func(string) string {
 }
 
 func TestRegisterReadsItsSettingAndDependency(t *testing.T) {
-	r, err := dispatch.BuildRegistry(Register, env("approvals"), &dynamodb.Client{})
+	r, err := platform.Build(env("approvals"), platform.Deps{DynamoDB: &dynamodb.Client{}}, Team)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,19 +29,18 @@ func TestRegisterReadsItsSettingAndDependency(t *testing.T) {
 		t.Errorf("got registrations %+v, want %s on wecom/sys_approval_change, compensated", hs, HandlerName)
 	}
 	// Unset: the team is off.
-	if r, err := dispatch.BuildRegistry(Register, env(""), &dynamodb.Client{}); err != nil || len(dispatch.Handlers(r)) != 0 {
+	if r, err := platform.Build(env(""), platform.Deps{DynamoDB: &dynamodb.Client{}}, Team); err != nil || len(dispatch.Handlers(r)) != 0 {
 		t.Errorf("APPROVALS_TABLE unset: got %v, %v; want no handler", err, r)
 	}
 	for name, tc := range map[string]struct {
 		table string
-		deps  []any
+		deps  platform.Deps
 		want  string
 	}{
-		"no DynamoDB client": {"approvals", nil, "no DynamoDB client"},
-		"a nil client":       {"approvals", []any{(*dynamodb.Client)(nil)}, "no DynamoDB client"},
-		"a bad table name":   {"ab", []any{&dynamodb.Client{}}, `APPROVALS_TABLE="ab"`},
+		"no DynamoDB client": {"approvals", platform.Deps{}, "no DynamoDB client"},
+		"a bad table name":   {"ab", platform.Deps{DynamoDB: &dynamodb.Client{}}, `APPROVALS_TABLE="ab"`},
 	} {
-		if _, err := dispatch.BuildRegistry(Register, env(tc.table), tc.deps...); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := platform.Build(env(tc.table), tc.deps, Team); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error with %q", name, err, tc.want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/shared/compensate/compensatetest"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/wecom"
@@ -16,7 +17,7 @@ import (
 // registerFailing registers the approvals handler, then one that fails the
 // event permanently after it, so that the move is to be compensated.
 func registerFailing(t *testing.T, tt *teamTable) *process.Registry {
-	reg := processtest.NewRegistry(t, approvals.Register, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
+	reg := processtest.NewRegistry(t, approvals.Team, processtest.Env{"APPROVALS_TABLE": tt.name}, platform.Deps{DynamoDB: tt.db})
 	process.Handle(reg, "test.fails-after", wecom.ApprovalChanged, func(context.Context, *process.Event[wecom.ApprovalChange]) error {
 		return process.Permanent(errors.New("downstream refused the approval"))
 	})
@@ -67,7 +68,7 @@ func TestApprovalNotMovedIsLeftAlone(t *testing.T) {
 func TestApprovalMovedOnSinceIsNotReverted(t *testing.T) {
 	tt := newTeamTable(t)
 	tt.put(t, "SP-7", approvals.StatusSubmitted)
-	reg := processtest.NewRegistry(t, approvals.Register, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
+	reg := processtest.NewRegistry(t, approvals.Team, processtest.Env{"APPROVALS_TABLE": tt.name}, platform.Deps{DynamoDB: tt.db})
 	process.Handle(reg, "test.moves-on-then-fails", wecom.ApprovalChanged, func(context.Context, *process.Event[wecom.ApprovalChange]) error {
 		tt.put(t, "SP-7", "ARCHIVED") // the business app moved it on
 		return process.Permanent(errors.New("downstream refused the approval"))
@@ -86,7 +87,7 @@ func TestApprovalMovedOnSinceIsNotReverted(t *testing.T) {
 // compensation reverts it.
 func TestOwnMoveFoundOnRetryCountsAsApplied(t *testing.T) {
 	tt := newTeamTable(t)
-	reg := processtest.NewRegistry(t, func(r *process.Registry) {
+	reg := processtest.NewRegistry(t, platform.Team{Owner: approvals.Team.Owner, Settings: approvals.Team.Settings, Register: func(r *process.Registry, d platform.Deps) {
 		// Every event starts from a SUBMITTED row (its first attempt puts it back).
 		process.Handle(r, "test.reset-row", wecom.ApprovalChanged, func(_ context.Context, ev *process.Event[wecom.ApprovalChange]) error {
 			if ev.Attempt == 1 {
@@ -94,8 +95,8 @@ func TestOwnMoveFoundOnRetryCountsAsApplied(t *testing.T) {
 			}
 			return nil
 		})
-		approvals.Register(r)
-	}, processtest.Env{"APPROVALS_TABLE": tt.name}, tt.db)
+		approvals.Register(r, d)
+	}}, processtest.Env{"APPROVALS_TABLE": tt.name}, platform.Deps{DynamoDB: tt.db})
 
 	rep := processtest.Run(t, reg, wecom.ApprovalChanged, change("SP-6", "2"), processtest.CrashAfterEachStep())
 

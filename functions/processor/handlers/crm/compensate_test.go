@@ -13,6 +13,7 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/shared/compensate"
 	"github.com/hookwall/hookwall/shared/compensate/compensatetest"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/line"
@@ -71,7 +72,7 @@ func (a *leadAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestLeadDeletedWhenTheEventFails(t *testing.T) {
 	api := newLeadAPI(http.StatusBadRequest, 0)
 	srv := processtest.NewEffectServer(t, api)
-	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
+	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
 
 	rep := compensatetest.Run(t, reg, line.Follow, []byte(follow), compensatetest.Redeliver(3), compensatetest.CrashAfterEachUndo())
 
@@ -120,7 +121,7 @@ func TestLeadDeleteOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newLeadAPI(http.StatusBadRequest, tc.deleteStatus)
 			srv := processtest.NewEffectServer(t, api)
-			reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
+			reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
 			rep := compensatetest.Run(t, reg, line.Follow, []byte(follow))
 			if rep.Status != tc.want || !strings.Contains(rep.LastError, tc.wantError) {
 				t.Errorf("got %s (%q), want %s (%q)", rep.Status, rep.LastError, tc.want, tc.wantError)
@@ -147,7 +148,7 @@ func TestNothingToCompensateIsDead(t *testing.T) {
 	srv := processtest.NewEffectServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 	}))
-	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
+	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
 	rep := compensatetest.Run(t, reg, line.Follow, []byte(follow))
 	if rep.Status != webhook.StatusDead || !strings.HasPrefix(rep.LastError, "nothing to compensate: ") || len(rep.Undone) != 0 {
 		t.Errorf("got %s (%q), undone %v; want DEAD, nothing to compensate", rep.Status, rep.LastError, rep.Undone)
@@ -160,7 +161,7 @@ func TestNothingToCompensateIsDead(t *testing.T) {
 func TestBothStepsUndoneNewestFirst(t *testing.T) {
 	api := newLeadAPI(http.StatusOK, 0)
 	srv := processtest.NewEffectServer(t, api)
-	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
+	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
 	process.Handle(reg, "test.fails-after", line.Follow, func(context.Context, *process.Event[line.FollowEvent]) error {
 		return process.Permanent(errors.New("downstream refused the follower"))
 	})

@@ -12,8 +12,10 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/line"
+	"github.com/hookwall/hookwall/shared/setting"
 )
 
 // HandlerName is the stable name of the lead-from-follow handler: it is part
@@ -33,16 +35,21 @@ func New(baseURL string) *Client {
 }
 
 // LeadsURL is the crm handlers' one setting: the CRM's leads API.
-var LeadsURL = process.Setting{
+var LeadsURL = setting.Setting{
 	Name:    "CRM_LEADS_URL",
+	Kind:    setting.KindURL,
 	Doc:     "the CRM's leads API of the example crm handlers (empty: they are off)",
 	Example: "https://crm.example.com/api",
 }
 
-// Register adds the CRM team's handlers to r when [LeadsURL] is set.
+// Team is the CRM team: its setting and its handlers.
 // functions/processor/handlers lists it.
-func Register(r *process.Registry) {
-	base := r.URL(LeadsURL)
+var Team = platform.Team{Owner: "functions/processor/handlers/crm", Settings: []setting.Setting{LeadsURL}, Register: Register}
+
+// Register adds the CRM team's handlers to r when [LeadsURL] is set; it
+// needs no dependency.
+func Register(r *process.Registry, _ platform.Deps) {
+	base := r.String(LeadsURL)
 	if base == "" {
 		return
 	}

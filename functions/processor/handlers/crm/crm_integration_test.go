@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/line"
@@ -58,7 +59,7 @@ func (f *fakeCRM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestLeadFromFollowOncePerKey(t *testing.T) {
 	fake := &fakeCRM{tagged: map[string]string{}}
 	srv := processtest.NewEffectServer(t, fake)
-	reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
+	reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
 
 	rep := processtest.Run(t, reg, line.Follow, []byte(follow), processtest.Redeliver(3), processtest.CrashAfterEachStep())
 
@@ -100,7 +101,7 @@ func TestLeadFromFollowOutcomes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := processtest.NewEffectServer(t, &fakeCRM{status: tc.status})
-			reg := processtest.NewRegistry(t, crm.Register, processtest.Env{"CRM_LEADS_URL": srv.URL})
+			reg := processtest.NewRegistry(t, crm.Team, processtest.Env{"CRM_LEADS_URL": srv.URL}, platform.Deps{})
 			rep := processtest.Run(t, reg, line.Follow, []byte(tc.payload))
 			if rep.Status != tc.wantStatus || rep.Attempts != tc.wantAttempts || len(rep.DeadLetters) != 1 {
 				t.Errorf("got %s after %d attempts, %d dead letters (%s); want %s after %d, 1 dead letter",

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/tenants"
@@ -41,12 +42,20 @@ type config struct {
 	Now func() time.Time
 }
 
+// Team is the built-in forwarder, listed last by
+// functions/processor/handlers. It declares no setting: a tenant's forward
+// is in the tenants document.
+var Team = platform.Team{Owner: "functions/processor/handlers/forward", Register: Register}
+
 // Register adds the forwarding handler to r, for every event type of the
 // tenants that have forward configured in the tenants document the
-// platform gives ([process.Use]; none: no tenant forwards).
-func Register(r *process.Registry) {
-	ts, _ := process.Use[Tenants](r)
-	register(r, config{Tenants: ts})
+// platform gives (d.Tenants; nil: no tenant forwards).
+func Register(r *process.Registry, d platform.Deps) {
+	var cfg config
+	if d.Tenants != nil { // a nil *tenants.Tenants in the interface would not be nil
+		cfg.Tenants = d.Tenants
+	}
+	register(r, cfg)
 }
 
 // TargetPattern names the forward handler's targets: one per tenant, so

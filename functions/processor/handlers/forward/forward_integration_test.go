@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/process/processtest"
 	"github.com/hookwall/hookwall/shared/provider/line"
@@ -68,7 +69,7 @@ func setup(t *testing.T) (*verifier, *processtest.EffectServer, *process.Registr
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := processtest.NewRegistry(t, forward.Register, nil, tenants)
+	reg := processtest.NewRegistry(t, forward.Team, nil, platform.Deps{Tenants: tenants})
 	return v, srv, reg
 }
 
@@ -143,7 +144,7 @@ func TestForwardOutcomes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reg := processtest.NewRegistry(t, forward.Register, nil, tenants)
+			reg := processtest.NewRegistry(t, forward.Team, nil, platform.Deps{Tenants: tenants})
 			rep := processtest.Run(t, reg, line.Follow, []byte(`{}`), processtest.Tenant("acme"))
 			if rep.Status != tc.wantStatus || rep.Attempts != tc.wantAttempts || srv.Total() != tc.wantAttempts {
 				t.Errorf("got %s after %d attempts, %d POSTs (%s); want %s after %d", rep.Status, rep.Attempts, srv.Total(),

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/shared/dispatch"
+	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/process"
 	"github.com/hookwall/hookwall/shared/provider/standard"
 	"github.com/hookwall/hookwall/shared/tenants"
@@ -190,7 +191,8 @@ func TestOnlyTenantsWithForwardAreMatched(t *testing.T) {
 		{"an unknown tenant", ts, "nobody", false},
 		{"no tenants document", nil, "acme", false},
 	} {
-		r, err := dispatch.BuildRegistry(Register, nil, tc.tenants) // the tenants through process.Use
+		team := platform.Team{Owner: Team.Owner, Register: func(r *process.Registry, _ platform.Deps) { register(r, config{Tenants: tc.tenants}) }}
+		r, err := platform.Build(nil, platform.Deps{}, team)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,8 @@
-package registry
+package setting
 
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -17,21 +16,9 @@ func checkGrants(name string, grants []string) error {
 		if !iamAction.MatchString(a) {
 			return fmt.Errorf("setting %s: Grants: %q: want service:Action, no wildcard", name, a)
 		}
-		if svc := grantService(grants); !strings.HasPrefix(a, svc+":") {
+		if svc, _, _ := strings.Cut(grants[0], ":"); !strings.HasPrefix(a, svc+":") {
 			return fmt.Errorf("setting %s: Grants: %q and %q: the actions on one resource are of one service", name, grants[0], a)
 		}
 	}
 	return nil
 }
-
-// grantService is the IAM service prefix of grants' actions ("dynamodb"),
-// "" for none.
-func grantService(grants []string) string {
-	if len(grants) == 0 {
-		return ""
-	}
-	svc, _, _ := strings.Cut(grants[0], ":")
-	return svc
-}
-
-func sameGrants(a, b []string) bool { return slices.Equal(a, b) }
