@@ -17,6 +17,7 @@ import (
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/platform"
 	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/targets"
 	"github.com/hookwall/hookwall/shared/targets/targetsdb"
@@ -42,6 +43,16 @@ type Config struct {
 	// name → logical name: the teams' ([Start] adds them from the handler
 	// settings). Optional; unused unless awsconf.RecordEnv is set.
 	Resources map[string]string
+}
+
+// EngineConfig is the Config of an engine, the processor or the compensator
+// (named by function), from the settings both read: c's tenants document,
+// table and main queue, the dead-letter queue, the outcome bus and the
+// targets' settings t (over targets.Config's defaults).
+func EngineConfig(function string, c settings.Common, dlqURL, eventBusName string, t settings.Targets) Config {
+	return Config{Function: function, TenantsFile: c.TenantsFile, TenantsSecretARN: c.TenantsSecretARN,
+		TableName: c.TableName, QueueURL: c.QueueURL, DLQURL: dlqURL, EventBusName: eventBusName,
+		Targets: targets.Config{}.With(t)}
 }
 
 // Recorder is the awsconf.Recorder of c: c.Function, with its resources

@@ -111,7 +111,8 @@ func wait(ctx context.Context, attempt int, backoff time.Duration) error {
 
 // Sleep returns after d, or with ctx's error once ctx is done: the pause
 // of a send loop (a resend's backoff, the wait for a rate limit's next
-// token in shared/drain and shared/recovery).
+// token in shared/drain and shared/recovery), and the default Sleep of
+// shared/control and shared/pretraffic.
 func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

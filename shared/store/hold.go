@@ -266,11 +266,7 @@ func (t *Table) Recheck(ctx context.Context, rec *Record, at, retainUntil time.T
 		}).
 		when("attribute_exists(pk) AND version = :version AND #s = :held",
 			map[string]types.AttributeValue{":version": avInt(rec.Version), ":held": avString(string(webhook.StatusHeld))})
-	exp := rec.ExpiresAt
-	if exp > 0 {
-		exp = max(exp, retainUntil.Unix())
-		w.sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(exp)})
-	}
+	exp := w.raiseExpiry(rec.ExpiresAt, retainUntil)
 	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
 	ok, err := fenced(err, "recheck", rec.Key)
 	if ok {

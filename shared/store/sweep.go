@@ -205,11 +205,7 @@ func (t *Table) Bury(ctx context.Context, rec *Record, reason string, retainUnti
 	if rec.ClaimID != "" {
 		w.when("claimId = :claim", map[string]types.AttributeValue{":claim": avString(rec.ClaimID)})
 	}
-	exp := rec.ExpiresAt
-	if exp > 0 {
-		exp = max(exp, retainUntil.Unix())
-		w.sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(exp)})
-	}
+	exp := w.raiseExpiry(rec.ExpiresAt, retainUntil)
 	_, err := t.update(ctx, rec.Key, w, types.ReturnValueNone, false)
 	ok, err := fenced(err, "bury", rec.Key)
 	if ok {

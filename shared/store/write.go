@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -55,6 +56,17 @@ func (w *write) when(term string, vals map[string]types.AttributeValue) *write {
 		w.values[k] = v
 	}
 	return w
+}
+
+// raiseExpiry sets expiresAt to retainUntil when that is later than exp,
+// the record's (never lowers it; a record with none, exp 0, keeps none),
+// and returns the expiry the record has once the write applies.
+func (w *write) raiseExpiry(exp int64, retainUntil time.Time) int64 {
+	if exp > 0 {
+		exp = max(exp, retainUntil.Unix())
+		w.sets(map[string]types.AttributeValue{AttrExpiresAt: avInt(exp)})
+	}
+	return exp
 }
 
 // history makes the write add e to the record's history, keeping the newest

@@ -14,7 +14,6 @@ import (
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sweep"
-	"github.com/hookwall/hookwall/shared/targets"
 )
 
 // Defaults returns the sweeper's defaults for [settings.LoadCompensator],
@@ -39,9 +38,7 @@ func Defaults() settings.CompensatorDefaults {
 // sweeper's circuit metric too) to metricsOut.
 func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
-	e, err := backend.Start(ctx, backend.Config{Function: "compensator", TenantsFile: s.TenantsFile, TenantsSecretARN: s.TenantsSecretARN,
-		TableName: s.TableName, QueueURL: s.QueueURL, DLQURL: s.DLQURL, EventBusName: s.EventBusName,
-		Targets: targets.Config{}.With(s.Targets)}, handlers.Teams, s.Getenv, logger, metricsOut, optFns...)
+	e, err := backend.Start(ctx, backend.EngineConfig("compensator", s.Common, s.DLQURL, s.EventBusName, s.Targets), handlers.Teams, s.Getenv, logger, metricsOut, optFns...)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/settings"
 	"github.com/hookwall/hookwall/shared/sqsbatch"
-	"github.com/hookwall/hookwall/shared/targets"
 )
 
 // Build wires the processor from s: it loads the AWS configuration once
@@ -26,9 +25,7 @@ import (
 // to logger and writes EMF metrics to metricsOut.
 func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metricsOut io.Writer,
 	optFns ...func(*config.LoadOptions) error) (*Handler, error) {
-	e, err := backend.Start(ctx, backend.Config{Function: "processor", TenantsFile: s.TenantsFile, TenantsSecretARN: s.TenantsSecretARN,
-		TableName: s.TableName, QueueURL: s.QueueURL, DLQURL: s.DLQURL, EventBusName: s.EventBusName,
-		Targets: targets.Config{}.With(s.Targets)}, handlers.Teams, s.Getenv, logger, metricsOut, optFns...)
+	e, err := backend.Start(ctx, backend.EngineConfig("processor", s.Common, s.DLQURL, s.EventBusName, s.Targets), handlers.Teams, s.Getenv, logger, metricsOut, optFns...)
 	if err != nil {
 		return nil, err
 	}

@@ -79,11 +79,9 @@ func checkPublicKey(pub []byte) (ed25519.PublicKey, error) {
 func DecodePublicKey(s string) (ed25519.PublicKey, error) {
 	b, ok := decodePrefixed(s, publicKeyPrefix)
 	switch {
-	case !ok:
-		return nil, errNotPublicKey
-	case len(b) == ed25519.PublicKeySize:
+	case ok && len(b) == ed25519.PublicKeySize:
 		return checkPublicKey(b)
-	case len(b) == len(spkiPrefix)+ed25519.PublicKeySize && bytes.HasPrefix(b, spkiPrefix):
+	case ok && len(b) == len(spkiPrefix)+ed25519.PublicKeySize && bytes.HasPrefix(b, spkiPrefix):
 		return checkPublicKey(b[len(spkiPrefix):])
 	}
 	return nil, errNotPublicKey
@@ -100,11 +98,9 @@ func DecodePublicKey(s string) (ed25519.PublicKey, error) {
 func DecodeSigningKey(s string) (ed25519.PrivateKey, error) {
 	b, ok := decodePrefixed(s, signingKeyPrefix)
 	switch {
-	case !ok:
-		return nil, errNotSigningKey
-	case len(b) == ed25519.SeedSize:
+	case ok && len(b) == ed25519.SeedSize:
 		return ed25519.NewKeyFromSeed(b), nil
-	case len(b) == ed25519.PrivateKeySize:
+	case ok && len(b) == ed25519.PrivateKeySize:
 		k := ed25519.NewKeyFromSeed(b[:ed25519.SeedSize])
 		if !bytes.Equal(k[ed25519.SeedSize:], b[ed25519.SeedSize:]) {
 			return nil, errKeyMismatch

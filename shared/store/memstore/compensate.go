@@ -38,21 +38,13 @@ func (s *Store) AcquireCompensation(ctx context.Context, key, owner string, unti
 // generation gen, as [store.Table.AcquireCompensationGeneration]: a live
 // record of a newer generation is AcquireStale.
 func (s *Store) AcquireCompensationGeneration(_ context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	r := s.recs[key]
-	if r != nil && r.ExpiresAt >= now.Unix() && r.StaleFor(gen) {
-		return store.StaleAcquisition(r), nil
-	}
-	if !compensable(r, now) {
-		return store.LostCompensation(r, now), nil
-	}
-	from := r.Status
-	s.takeLease(r, now, webhook.StatusCompensating, owner, until, &r.Compensations)
-	acq := acquired(r, r.CompensationLease())
-	acq.Status, acq.Payload = from, slices.Clone([]byte(r.Payload))
-	return acq, nil
+	return s.acquire(key, gen, compensable, store.LostCompensation, func(r *store.Record, now time.Time) webhook.Acquisition {
+		from := r.Status
+		s.takeLease(r, now, webhook.StatusCompensating, owner, until, &r.Compensations)
+		acq := acquired(r, r.CompensationLease())
+		acq.Status, acq.Payload = from, slices.Clone([]byte(r.Payload))
+		return acq
+	}), nil
 }
 
 // HeartbeatCompensation extends the compensation lease l to until if it

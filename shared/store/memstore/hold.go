@@ -62,12 +62,9 @@ func (s *Store) Held(_ context.Context, on string, limit int32,
 		after := store.HeldRecord{Key: key, HeldSince: at}
 		found = slices.DeleteFunc(found, func(e store.HeldRecord) bool { return compareHeld(e, after) <= 0 })
 	}
-	if len(found) < int(limit) {
-		return found, nil, nil
-	}
-	found = found[:limit]
-	last := found[len(found)-1]
-	return found, heldIndex.next(last.Key, on, last.HeldSince), nil
+	return page(found, limit, func(last store.HeldRecord) map[string]types.AttributeValue {
+		return heldIndex.next(last.Key, on, last.HeldSince)
+	})
 }
 
 // HeldCount counts the records waiting on scope on, as [store.Table.HeldCount].
@@ -148,28 +145,23 @@ func (s *Store) Recheck(_ context.Context, rec *store.Record, at, retainUntil ti
 // the lease and held attributes cleared, expiresAt raised to retainUntil,
 // version+1 and the history entry.
 func (s *Store) Bury(_ context.Context, rec *store.Record, reason string, retainUntil time.Time) (bool, error) {
-	if rec.Status.Terminal() {
-		return false, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	r := s.recs[rec.Key]
-	if r == nil || r.Version != rec.Version || r.Status != rec.Status || (rec.ClaimID != "" && r.ClaimID != rec.ClaimID) ||
-		r.LeaseUntil >= now.UnixMilli() {
-		return false, nil
-	}
-	from := r.Status
-	reason = webhook.Truncate(reason, webhook.MaxHistoryError)
-	r.Status, r.Version, r.UpdatedAt, r.LastError = webhook.StatusDead, r.Version+1, now.UnixMilli(), reason
-	r.LeaseOwner, r.LeaseUntil = "", 0
-	r.HeldOn, r.HeldSince, r.RecheckAt, r.HeldReason = "", 0, 0, ""
-	if r.ExpiresAt > 0 {
-		r.ExpiresAt = max(r.ExpiresAt, retainUntil.Unix())
-	}
-	s.addHistory(r, now, from, "", int(r.Attempts), reason)
-	rec.Status, rec.Version, rec.UpdatedAt, rec.LastError, rec.ExpiresAt = r.Status, r.Version, r.UpdatedAt, r.LastError, r.ExpiresAt
-	rec.LeaseOwner, rec.LeaseUntil = "", 0
-	rec.HeldOn, rec.HeldSince, rec.RecheckAt, rec.HeldReason = "", 0, 0, ""
-	return true, nil
+	return s.unlessFinal(rec, func(r *store.Record, now time.Time) bool {
+		if r == nil || r.Version != rec.Version || r.Status != rec.Status || (rec.ClaimID != "" && r.ClaimID != rec.ClaimID) ||
+			r.LeaseUntil >= now.UnixMilli() {
+			return false
+		}
+		from := r.Status
+		reason = webhook.Truncate(reason, webhook.MaxHistoryError)
+		r.Status, r.Version, r.UpdatedAt, r.LastError = webhook.StatusDead, r.Version+1, now.UnixMilli(), reason
+		r.LeaseOwner, r.LeaseUntil = "", 0
+		r.HeldOn, r.HeldSince, r.RecheckAt, r.HeldReason = "", 0, 0, ""
+		if r.ExpiresAt > 0 {
+			r.ExpiresAt = max(r.ExpiresAt, retainUntil.Unix())
+		}
+		s.addHistory(r, now, from, "", int(r.Attempts), reason)
+		rec.Status, rec.Version, rec.UpdatedAt, rec.LastError, rec.ExpiresAt = r.Status, r.Version, r.UpdatedAt, r.LastError, r.ExpiresAt
+		rec.LeaseOwner, rec.LeaseUntil = "", 0
+		rec.HeldOn, rec.HeldSince, rec.RecheckAt, rec.HeldReason = "", 0, 0, ""
+		return true
+	}), nil
 }

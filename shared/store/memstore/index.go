@@ -55,3 +55,14 @@ var (
 	sweepIndex = indexCursor{op: "stuck", method: "Stuck", hashAttr: store.AttrSweepShard, rangeAttr: store.AttrSweepAt}
 	heldIndex  = indexCursor{op: "held", method: "Held", hashAttr: store.AttrHeldOn, rangeAttr: store.AttrHeldSince}
 )
+
+// page is the page of a listing whose entries after the cursor are found,
+// sorted: at most limit of them, and the cursor next makes of the last one
+// (nil when found fits: the listing ends there).
+func page[E any](found []E, limit int32, next func(last E) map[string]types.AttributeValue) ([]E, map[string]types.AttributeValue, error) {
+	if len(found) < int(limit) {
+		return found, nil, nil
+	}
+	found = found[:limit]
+	return found, next(found[len(found)-1]), nil
+}

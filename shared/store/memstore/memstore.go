@@ -235,23 +235,39 @@ func (s *Store) Acquire(ctx context.Context, key, owner string, until time.Time)
 // [store.Table.AcquireGeneration]: a live record of a newer generation is
 // AcquireStale.
 func (s *Store) AcquireGeneration(_ context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error) {
+	return s.acquire(key, gen, claimable, store.LostAcquisition, func(r *store.Record, now time.Time) webhook.Acquisition {
+		s.takeLease(r, now, webhook.StatusProcessing, owner, until, &r.Attempts)
+		acq := acquired(r, clone(r).Lease())
+		acq.Status = r.Status
+		return acq
+	}), nil
+}
+
+// claimable reports whether Acquire may take r at now: the table's
+// condition.
+func claimable(r *store.Record, now time.Time) bool {
+	return r != nil && r.ExpiresAt >= now.Unix() &&
+		(r.Status == webhook.StatusReceived || r.Status == webhook.StatusRetry ||
+			(r.Status == webhook.StatusProcessing && (r.LeaseUntil == 0 || r.LeaseUntil < now.UnixMilli())))
+}
+
+// acquire is the one write of Acquire and AcquireCompensation, under the
+// lock: a live record of key of a generation newer than gen is
+// AcquireStale; one that may not take the lease (may) is lost's outcome;
+// otherwise take takes the lease and returns the acquisition.
+func (s *Store) acquire(key string, gen int64, may func(*store.Record, time.Time) bool,
+	lost func(*store.Record, time.Time) webhook.Acquisition, take func(*store.Record, time.Time) webhook.Acquisition) webhook.Acquisition {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	r := s.recs[key]
 	if r != nil && r.ExpiresAt >= now.Unix() && r.StaleFor(gen) {
-		return store.StaleAcquisition(r), nil
+		return store.StaleAcquisition(r)
 	}
-	claimable := r != nil && r.ExpiresAt >= now.Unix() &&
-		(r.Status == webhook.StatusReceived || r.Status == webhook.StatusRetry ||
-			(r.Status == webhook.StatusProcessing && (r.LeaseUntil == 0 || r.LeaseUntil < now.UnixMilli())))
-	if !claimable {
-		return store.LostAcquisition(r, now), nil
+	if !may(r, now) {
+		return lost(r, now)
 	}
-	s.takeLease(r, now, webhook.StatusProcessing, owner, until, &r.Attempts)
-	acq := acquired(r, clone(r).Lease())
-	acq.Status = r.Status
-	return acq, nil
+	return take(r, now)
 }
 
 // takeLease moves r to status to under owner's lease until the given time,

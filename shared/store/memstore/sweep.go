@@ -50,12 +50,9 @@ func (s *Store) Stuck(_ context.Context, shard int, from, before time.Time, limi
 	}
 	s.mu.Unlock()
 	slices.SortFunc(found, compareStuck)
-	if len(found) < int(limit) {
-		return found, nil, nil
-	}
-	found = found[:limit]
-	last := found[len(found)-1]
-	return found, sweepIndex.next(last.Key, name, last.SweepAt), nil
+	return page(found, limit, func(last store.StuckRecord) map[string]types.AttributeValue {
+		return sweepIndex.next(last.Key, name, last.SweepAt)
+	})
 }
 
 // compareStuck orders index entries as the index does: by sweepAt, then key.
@@ -68,21 +65,28 @@ func compareStuck(a, b store.StuckRecord) int {
 // enqueuedAt) and has not expired, as [store.Table.MarkRequeued]; a final
 // rec is refused without a write. On true, rec carries the new values.
 func (s *Store) MarkRequeued(_ context.Context, rec *store.Record) (bool, error) {
+	return s.unlessFinal(rec, func(r *store.Record, now time.Time) bool {
+		if r == nil || r.ExpiresAt < now.Unix() || r.Version != rec.Version || r.Status != rec.Status ||
+			(rec.ClaimID != "" && r.ClaimID != rec.ClaimID) || r.EnqueuedAt != rec.EnqueuedAt {
+			return false
+		}
+		r.EnqueuedAt = now.UnixMilli()
+		r.SweepShard, r.SweepAt = shardName(r.Key), now.Add(s.sweepAfter).UnixMilli()
+		rec.EnqueuedAt, rec.SweepShard, rec.SweepAt = r.EnqueuedAt, r.SweepShard, r.SweepAt
+		return true
+	}), nil
+}
+
+// unlessFinal runs write on the stored record of rec (nil when there is
+// none) at now, under the lock, and returns its report; a final rec is
+// refused (false) without a look at the table.
+func (s *Store) unlessFinal(rec *store.Record, write func(r *store.Record, now time.Time) bool) bool {
 	if rec.Status.Terminal() {
-		return false, nil
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	r := s.recs[rec.Key]
-	if r == nil || r.ExpiresAt < now.Unix() || r.Version != rec.Version || r.Status != rec.Status ||
-		(rec.ClaimID != "" && r.ClaimID != rec.ClaimID) || r.EnqueuedAt != rec.EnqueuedAt {
-		return false, nil
-	}
-	r.EnqueuedAt = now.UnixMilli()
-	r.SweepShard, r.SweepAt = shardName(r.Key), now.Add(s.sweepAfter).UnixMilli()
-	rec.EnqueuedAt, rec.SweepShard, rec.SweepAt = r.EnqueuedAt, r.SweepShard, r.SweepAt
-	return true, nil
+	return write(s.recs[rec.Key], s.now())
 }
 
 // Resweep moves the record's sweepAt to at (never before now) if it is still at rec.Version

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -12,20 +13,25 @@ import (
 // generation gen.
 func (e *env) acquireGen(t *testing.T, gen int64, owner string) webhook.Acquisition {
 	t.Helper()
-	acq, err := e.s.AcquireGeneration(e.ctx, key, gen, owner, e.clk.Now().Add(LeaseFor))
-	if err != nil {
-		t.Fatalf("acquire (generation %d): %v", gen, err)
-	}
-	return acq
+	return e.takeGen(t, "acquire", e.s.AcquireGeneration, gen, owner)
 }
 
 // compensateGen takes key's compensation lease for owner for a dead letter
 // of generation gen.
 func (e *env) compensateGen(t *testing.T, gen int64, owner string) webhook.Acquisition {
 	t.Helper()
-	acq, err := e.s.AcquireCompensationGeneration(e.ctx, key, gen, owner, e.clk.Now().Add(LeaseFor))
+	return e.takeGen(t, "acquire compensation", e.s.AcquireCompensationGeneration, gen, owner)
+}
+
+// takeGen takes key's lease through acquire (named what) for owner for a
+// message of generation gen, failing the test on an error.
+func (e *env) takeGen(t *testing.T, what string,
+	acquire func(ctx context.Context, key string, gen int64, owner string, until time.Time) (webhook.Acquisition, error),
+	gen int64, owner string) webhook.Acquisition {
+	t.Helper()
+	acq, err := acquire(e.ctx, key, gen, owner, e.clk.Now().Add(LeaseFor))
 	if err != nil {
-		t.Fatalf("acquire compensation (generation %d): %v", gen, err)
+		t.Fatalf("%s (generation %d): %v", what, gen, err)
 	}
 	return acq
 }
