@@ -99,7 +99,7 @@ func TestImportRules(t *testing.T) {
 		{"shared/awslog", nil, []string{}},
 		// The functions' shared cold start: their settings (and what settings
 		// reads its defaults from) and the logger.
-		{"shared/startup", nil, []string{"shared/webhook", "shared/obs", "shared/settings", "shared/internal/kernel",
+		{"shared/startup", nil, []string{"shared/webhook", "shared/release", "shared/obs", "shared/settings", "shared/internal/kernel",
 			"shared/internal/fanout", "shared/internal/registry"}},
 		// The tuned SDK configuration every function loads: the SDK and awslog.
 		{"shared/awsconf", nil, []string{"shared/awslog"}},
@@ -133,7 +133,7 @@ func TestImportRules(t *testing.T) {
 		// The pre-traffic hook: the signer and the tenants document, the SDK
 		// configuration and the settings; never the receiver, an engine or an
 		// adapter (it reaches the table only through the versions it invokes).
-		{"shared/pretraffic", nil, append([]string{"shared/signer", "shared/tenants", "shared/awsconf", "shared/awslog", "shared/settings",
+		{"shared/pretraffic", nil, append([]string{"shared/batch", "shared/signer", "shared/tenants", "shared/awsconf", "shared/awslog", "shared/settings",
 			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}, providerDeps...)},
 		// The receiver core: providers and adapters, never the processor.
 		{"shared/intake", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit",
@@ -155,7 +155,7 @@ func TestImportRules(t *testing.T) {
 	// The hookwall CLI: the shared adapters, the signer and the operator's
 	// jobs (targets, drain, recovery, op events), never a function's engine
 	// or wiring (it runs no handler).
-	checkRule(t, mod, "cmd/hookwall", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
+	checkRule(t, mod, "cmd/hookwall", nil, append([]string{"shared/release", "shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings",
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
 		"shared/internal/kernel", "shared/internal/registry", "shared/bus", "shared/targets", "shared/targets/internal/breaker", targetsDB,
 		"shared/drain", "shared/recovery", "shared/control",
