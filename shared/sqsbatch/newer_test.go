@@ -1,0 +1,75 @@
+package sqsbatch
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookwall/hookwall/shared/format"
+	"github.com/hookwall/hookwall/shared/internal/kernel"
+)
+
+type resendFunc func(body string, attrs map[string]types.MessageAttributeValue, group *string, delay time.Duration) error
+
+func (f resendFunc) Resend(_ context.Context, body string, attrs map[string]types.MessageAttributeValue, group *string, delay time.Duration) error {
+	return f(body, attrs, group, delay)
+}
+
+func versioned(id string, v int) events.SQSMessage {
+	s := strconv.Itoa(v)
+	return events.SQSMessage{MessageId: id, Body: `{"key":"` + id + `"}`, Attributes: map[string]string{"MessageGroupId": "acme"},
+		MessageAttributes: map[string]events.SQSMessageAttribute{format.MessageAttrVersion: {DataType: "Number", StringValue: &s}}}
+}
+
+func TestNewerMessagesArePutOffNotHandled(t *testing.T) {
+	var handled, resent []string
+	engine := batchFunc(func(_ context.Context, ms []kernel.Message, _ int) []kernel.Result {
+		out := make([]kernel.Result, len(ms))
+		for i, m := range ms {
+			handled = append(handled, m.MessageID)
+			out[i] = kernel.Result{MessageID: m.MessageID, Ack: true}
+		}
+		return out
+	})
+	fail := false
+	h := New(engine, 1).DeferNewer(resendFunc(func(body string, attrs map[string]types.MessageAttributeValue, group *string, delay time.Duration) error {
+		if fail {
+			return errors.New("down")
+		}
+		if delay != DeferDelay || group == nil || *group != "acme" || *attrs[format.MessageAttrVersion].StringValue != strconv.Itoa(format.MessageVersion+1) {
+			t.Errorf("resent with delay %v, group %v, attributes %v", delay, group, attrs)
+		}
+		resent = append(resent, body)
+		return nil
+	}), nil)
+	before := format.NewerCount(format.Message)
+	next := format.MessageVersion + 1
+	ev := events.SQSEvent{Records: []events.SQSMessage{
+		versioned("new1", next), {MessageId: "old"}, versioned("cur", format.MessageVersion), versioned("new2", next),
+	}}
+	resp, _ := h.Handle(context.Background(), ev)
+	if len(resp.BatchItemFailures) != 0 || !slices.Equal(handled, []string{"old", "cur"}) || len(resent) != 2 {
+		t.Errorf("failures %v, handled %v, resent %v; want none, [old cur], 2", resp.BatchItemFailures, handled, resent)
+	}
+	if got := format.NewerCount(format.Message) - before; got != 2 {
+		t.Errorf("counted %d newer messages, want 2", got)
+	}
+
+	fail, handled = true, nil
+	resp, _ = h.Handle(context.Background(), ev)
+	if len(resp.BatchItemFailures) != 2 || len(handled) != 2 {
+		t.Errorf("resend failing: failures %v, handled %v; want the two newer ones back, two handled", resp.BatchItemFailures, handled)
+	}
+
+	defer format.Override(format.Message, 0, next)() // the newer code handles them
+	handled = nil
+	if resp, _ = h.Handle(context.Background(), ev); len(resp.BatchItemFailures) != 0 || len(handled) != 4 {
+		t.Errorf("knowing version %d: failures %v, handled %v", next, resp.BatchItemFailures, handled)
+	}
+}
