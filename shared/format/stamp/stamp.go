@@ -3,7 +3,8 @@
 // DynamoDB, as an SDK middleware: every PutItem, UpdateItem,
 // TransactWriteItems (its Put and Update parts) and BatchWriteItem (its puts)
 // made by a client built with [Install] gains the two attributes, whichever
-// package made the call. The caller's input is not changed (a retried call
+// package made the call. A put stamps the writer's version; an update
+// stamps it only on an item without one (it never lowers a newer item's). The caller's input is not changed (a retried call
 // stamps a fresh copy).
 package stamp
 
@@ -117,7 +118,11 @@ func update(expr *string, names map[string]string, values map[string]types.Attri
 	if expr == nil {
 		return expr, names, values // legacy AttributeUpdates: Hookwall writes none
 	}
-	stamps := nameVersion + " = " + valueVersion + ", " + nameRelease + " = " + valueRelease
+	// The version only where there is none: an update never changes an
+	// item's format (older code must not mark a newer item as its own; code
+	// that changes an item's shape writes it whole, or sets the version
+	// itself). The release is the last writer's.
+	stamps := nameVersion + " = if_not_exists(" + nameVersion + ", " + valueVersion + "), " + nameRelease + " = " + valueRelease
 	var e string
 	if loc := setClause.FindStringIndex(*expr); loc != nil {
 		e = (*expr)[:loc[1]] + stamps + ", " + (*expr)[loc[1]:]

@@ -13,12 +13,12 @@ import (
 
 func TestUpdateExpressions(t *testing.T) {
 	for expr, want := range map[string]string{
-		"SET #a = :a":                "SET #hwfv = :hwfv, #hwrel = :hwrel, #a = :a",
-		"REMOVE #b SET #a = :a":      "REMOVE #b SET #hwfv = :hwfv, #hwrel = :hwrel, #a = :a",
-		"set #a = :a":                "set #hwfv = :hwfv, #hwrel = :hwrel, #a = :a",
-		"REMOVE #b":                  "SET #hwfv = :hwfv, #hwrel = :hwrel REMOVE #b",
-		"ADD #n :one":                "SET #hwfv = :hwfv, #hwrel = :hwrel ADD #n :one",
-		"SET #settle = :v REMOVE #x": "SET #hwfv = :hwfv, #hwrel = :hwrel, #settle = :v REMOVE #x",
+		"SET #a = :a":                "SET #hwfv = if_not_exists(#hwfv, :hwfv), #hwrel = :hwrel, #a = :a",
+		"REMOVE #b SET #a = :a":      "REMOVE #b SET #hwfv = if_not_exists(#hwfv, :hwfv), #hwrel = :hwrel, #a = :a",
+		"set #a = :a":                "set #hwfv = if_not_exists(#hwfv, :hwfv), #hwrel = :hwrel, #a = :a",
+		"REMOVE #b":                  "SET #hwfv = if_not_exists(#hwfv, :hwfv), #hwrel = :hwrel REMOVE #b",
+		"ADD #n :one":                "SET #hwfv = if_not_exists(#hwfv, :hwfv), #hwrel = :hwrel ADD #n :one",
+		"SET #settle = :v REMOVE #x": "SET #hwfv = if_not_exists(#hwfv, :hwfv), #hwrel = :hwrel, #settle = :v REMOVE #x",
 	} {
 		in := &dynamodb.UpdateItemInput{UpdateExpression: aws.String(expr), ExpressionAttributeNames: map[string]string{"#a": "a"}}
 		out := Input(in).(*dynamodb.UpdateItemInput)
@@ -55,7 +55,7 @@ func TestPutsAndTransactionsAreStamped(t *testing.T) {
 	if _, ok := tx.TransactItems[0].Put.Item[format.AttrRelease]; !ok {
 		t.Error("transaction put not stamped")
 	}
-	if got := aws.ToString(tx.TransactItems[1].Update.UpdateExpression); got != "SET #hwfv = :hwfv, #hwrel = :hwrel, #a = :a" {
+	if got := aws.ToString(tx.TransactItems[1].Update.UpdateExpression); got != "SET #hwfv = if_not_exists(#hwfv, :hwfv), #hwrel = :hwrel, #a = :a" {
 		t.Errorf("transaction update: %q", got)
 	}
 	if tx.TransactItems[2].ConditionCheck == nil {
