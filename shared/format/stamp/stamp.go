@@ -14,6 +14,7 @@ import (
 	"maps"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -122,7 +123,22 @@ func update(expr *string, names map[string]string, values map[string]types.Attri
 	// item's format (older code must not mark a newer item as its own; code
 	// that changes an item's shape writes it whole, or sets the version
 	// itself). The release is the last writer's.
-	stamps := nameVersion + " = if_not_exists(" + nameVersion + ", " + valueVersion + "), " + nameRelease + " = " + valueRelease
+	setsVersion, setsRelease := false, false // a writer that sets a stamp itself (a claim writing a whole record) keeps its own
+	for _, attr := range names {
+		setsVersion = setsVersion || attr == format.AttrVersion
+		setsRelease = setsRelease || attr == format.AttrRelease
+	}
+	var parts []string
+	if !setsVersion {
+		parts = append(parts, nameVersion+" = if_not_exists("+nameVersion+", "+valueVersion+")")
+	}
+	if !setsRelease {
+		parts = append(parts, nameRelease+" = "+valueRelease)
+	}
+	if len(parts) == 0 {
+		return expr, names, values
+	}
+	stamps := strings.Join(parts, ", ")
 	var e string
 	if loc := setClause.FindStringIndex(*expr); loc != nil {
 		e = (*expr)[:loc[1]] + stamps + ", " + (*expr)[loc[1]:]
@@ -131,10 +147,13 @@ func update(expr *string, names map[string]string, values map[string]types.Attri
 	}
 	n := make(map[string]string, len(names)+2)
 	maps.Copy(n, names)
-	n[nameVersion], n[nameRelease] = format.AttrVersion, format.AttrRelease
 	v := make(map[string]types.AttributeValue, len(values)+2)
 	maps.Copy(v, values)
-	v[valueVersion] = versionValue()
-	v[valueRelease] = &types.AttributeValueMemberS{Value: release.Version}
+	if !setsVersion {
+		n[nameVersion], v[valueVersion] = format.AttrVersion, versionValue()
+	}
+	if !setsRelease {
+		n[nameRelease], v[valueRelease] = format.AttrRelease, &types.AttributeValueMemberS{Value: release.Version}
+	}
 	return &e, n, v
 }

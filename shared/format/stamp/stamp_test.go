@@ -37,6 +37,21 @@ func TestUpdateExpressions(t *testing.T) {
 	}
 }
 
+func TestAnUpdateSettingAStampKeepsItsOwn(t *testing.T) {
+	in := &dynamodb.UpdateItemInput{UpdateExpression: aws.String("SET #fv = :fv, #rel = :rel, #a = :a"),
+		ExpressionAttributeNames: map[string]string{"#fv": format.AttrVersion, "#rel": format.AttrRelease, "#a": "a"}}
+	out := Input(in).(*dynamodb.UpdateItemInput)
+	if got := aws.ToString(out.UpdateExpression); got != aws.ToString(in.UpdateExpression) || len(out.ExpressionAttributeNames) != 3 {
+		t.Errorf("got %q with names %v, want the update unchanged", got, out.ExpressionAttributeNames)
+	}
+	in.ExpressionAttributeNames = map[string]string{"#fv": format.AttrVersion, "#a": "a"}
+	in.UpdateExpression = aws.String("SET #fv = :fv, #a = :a")
+	out = Input(in).(*dynamodb.UpdateItemInput)
+	if got := aws.ToString(out.UpdateExpression); got != "SET #hwrel = :hwrel, #fv = :fv, #a = :a" {
+		t.Errorf("version set by the writer: got %q", got)
+	}
+}
+
 func TestPutsAndTransactionsAreStamped(t *testing.T) {
 	defer format.Override(format.Item, format.ItemVersion+1, 0)()
 	item := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "k"}}
