@@ -3,13 +3,8 @@ package bus
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/hookwall/hookwall/shared/format"
 	"github.com/hookwall/hookwall/shared/format/golden"
@@ -21,16 +16,7 @@ import (
 // (testdata/formats/event.v<N>.json) and carries its format version and
 // release; the fixture's detail decodes into today's Detail.
 func TestOutcomeEventMatchesItsGoldenFixture(t *testing.T) {
-	fake := &fakeEventBridge{}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	client := eventbridge.NewFromConfig(aws.Config{Region: "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")},
-		func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(srv.URL) })
-	p, err := New(Config{Client: client, BusName: "outcomes", Backoff: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, p := newFakePublisher(t)
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	ev := webhook.Outcome{Key: "line#acme#ev1", Provider: "line", Tenant: "acme", Type: "message", ReceivedAt: at, TraceID: "trace-1",
 		Status: webhook.StatusDead, Attempts: 3, Compensations: 1, LastError: "gone", At: at}

@@ -82,24 +82,19 @@ func Current(f Family) int {
 
 // Written is the version of f this code stamps on what it writes: [Current],
 // unless a test has overridden it (see [Override]).
-func Written(f Family) int {
-	mu.RLock()
-	o, ok := overrides[f]
-	mu.RUnlock()
-	if ok && o.write != 0 {
-		return o.write
-	}
-	return Current(f)
-}
+func Written(f Family) int { return overridden(f, func(o override) int { return o.write }) }
 
 // Known is the newest version of f this code reads: [Current], unless a test
 // has overridden it.
-func Known(f Family) int {
+func Known(f Family) int { return overridden(f, func(o override) int { return o.known }) }
+
+// overridden is the part of f's override that pick reads, or [Current].
+func overridden(f Family, pick func(override) int) int {
 	mu.RLock()
 	o, ok := overrides[f]
 	mu.RUnlock()
-	if ok && o.known != 0 {
-		return o.known
+	if v := pick(o); ok && v != 0 {
+		return v
 	}
 	return Current(f)
 }

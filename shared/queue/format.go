@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -31,19 +32,28 @@ func stampBytes() int {
 		len(format.MessageAttrRelease) + len("String") + len(release.Version)
 }
 
-// Resend sends body with attrs (as they are: a message put off keeps its
-// own stamps) to the queue again, in group, delayed by delay (at most 15
-// minutes). It puts off a message of a newer format (sqsbatch.DeferNewer).
-func (q *Queue) Resend(ctx context.Context, body string, attrs map[string]types.MessageAttributeValue, group *string, delay time.Duration) error {
+// Resend sends m, received from this queue, to it again: its body, its
+// message attributes as they are (a message put off keeps its own stamps)
+// and its group, delayed by delay (at most 15 minutes). It puts off a
+// message of a newer format (sqsbatch.DeferNewer).
+func (q *Queue) Resend(ctx context.Context, m events.SQSMessage, delay time.Duration) error {
+	attrs := make(map[string]types.MessageAttributeValue, len(m.MessageAttributes))
+	for name, a := range m.MessageAttributes {
+		attrs[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
+	}
+	var group *string
+	if g := m.Attributes["MessageGroupId"]; g != "" {
+		group = aws.String(g)
+	}
 	_, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:          &q.url,
-		MessageBody:       aws.String(body),
+		MessageBody:       aws.String(m.Body),
 		MessageAttributes: attrs,
 		MessageGroupId:    group,
 		DelaySeconds:      int32(min(delay, 15*time.Minute) / time.Second),
 	})
 	if err != nil {
-		return fmt.Errorf("queue: resend: %w", err)
+		return fmt.Errorf("queue: resend message %s: %w", m.MessageId, err)
 	}
 	return nil
 }

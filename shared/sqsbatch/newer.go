@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/shared/format"
 )
@@ -19,10 +17,10 @@ import (
 // (a gradual deployment) picks it up meanwhile.
 const DeferDelay = 15 * time.Minute
 
-// Resender sends a message again, with its body and attributes, delayed;
-// *queue.Queue satisfies it.
+// Resender sends a message again to its queue, with its body, attributes
+// and group, delayed; *queue.Queue satisfies it.
 type Resender interface {
-	Resend(ctx context.Context, body string, attrs map[string]types.MessageAttributeValue, group *string, delay time.Duration) error
+	Resend(ctx context.Context, m events.SQSMessage, delay time.Duration) error
 }
 
 // newer puts off the messages of a newer format than this code knows
@@ -105,15 +103,7 @@ func (n newer) resend(ctx context.Context, r events.SQSMessage) error {
 	if n.to == nil {
 		return fmt.Errorf("sqsbatch: no resender for message %s", r.MessageId)
 	}
-	attrs := make(map[string]types.MessageAttributeValue, len(r.MessageAttributes))
-	for name, a := range r.MessageAttributes {
-		attrs[name] = types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
-	}
-	var group *string
-	if g := r.Attributes["MessageGroupId"]; g != "" {
-		group = aws.String(g)
-	}
-	if err := n.to.Resend(ctx, r.Body, attrs, group, DeferDelay); err != nil {
+	if err := n.to.Resend(ctx, r, DeferDelay); err != nil {
 		return fmt.Errorf("sqsbatch: put off message %s: %w", r.MessageId, err)
 	}
 	return nil

@@ -9,16 +9,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/shared/format"
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 )
 
-type resendFunc func(body string, attrs map[string]types.MessageAttributeValue, group *string, delay time.Duration) error
+type resendFunc func(m events.SQSMessage, delay time.Duration) error
 
-func (f resendFunc) Resend(_ context.Context, body string, attrs map[string]types.MessageAttributeValue, group *string, delay time.Duration) error {
-	return f(body, attrs, group, delay)
+func (f resendFunc) Resend(_ context.Context, m events.SQSMessage, delay time.Duration) error {
+	return f(m, delay)
 }
 
 func versioned(id string, v int) events.SQSMessage {
@@ -38,14 +37,14 @@ func TestNewerMessagesArePutOffNotHandled(t *testing.T) {
 		return out
 	})
 	fail := false
-	h := New(engine, 1).DeferNewer(resendFunc(func(body string, attrs map[string]types.MessageAttributeValue, group *string, delay time.Duration) error {
+	h := New(engine, 1).DeferNewer(resendFunc(func(m events.SQSMessage, delay time.Duration) error {
 		if fail {
 			return errors.New("down")
 		}
-		if delay != DeferDelay || group == nil || *group != "acme" || *attrs[format.MessageAttrVersion].StringValue != strconv.Itoa(format.MessageVersion+1) {
-			t.Errorf("resent with delay %v, group %v, attributes %v", delay, group, attrs)
+		if delay != DeferDelay || Version(m) != format.MessageVersion+1 {
+			t.Errorf("resent %+v with delay %v", m, delay)
 		}
-		resent = append(resent, body)
+		resent = append(resent, m.Body)
 		return nil
 	}), nil)
 	before := format.NewerCount(format.Message)

@@ -19,7 +19,6 @@ import (
 	"github.com/hookwall/hookwall/shared/dispatch"
 	"github.com/hookwall/hookwall/shared/format"
 	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/sqsbatch"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/sweep"
@@ -37,16 +36,8 @@ import (
 func TestNewerFormatsAreLeftForTheNewerCode(t *testing.T) {
 	ctx := context.Background()
 	clock := webhooktest.NewClock(time.Now())
-	db := awstest.DynamoDB(t)
-	name := awstest.NewTable(t, db)
-	table, err := store.New(store.Config{Client: db, TableName: name, Now: clock.Now, Function: "processor"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := awstest.SQS(t)
-	qs := awstest.NewQueues(t, sc, 2, 30*time.Second)
-	mainQ, _ := queue.New(queue.Config{Client: sc, URL: qs.URL})
-	dlq, _ := queue.New(queue.Config{Client: sc, URL: qs.DLQURL})
+	st := newLocalStack(t, clock, 2)
+	table, sc, qs, mainQ, dlq := st.table, st.sqs, st.queues, st.main, st.dlq
 	ran := &calls{n: map[string]int{}, data: map[string]follow{}}
 	reg := process.NewRegistry()
 	process.Handle(reg, "crm.lead", followType, func(_ context.Context, ev *process.Event[follow]) error {
