@@ -26,22 +26,29 @@ type Resender interface {
 // newer puts off the messages of a newer format than this code knows
 // (format.Message): they are neither handled, failed nor dead-lettered.
 type newer struct {
-	to  Resender
-	log *slog.Logger
+	to      Resender
+	log     *slog.Logger
+	metrics Counter
+}
+
+// Counter counts a metric; *obs.Metrics satisfies it.
+type Counter interface {
+	Count(name string, n int)
 }
 
 // DeferNewer makes h send the messages of a format newer than this code
 // knows back to their queue through to, delayed by [DeferDelay], and
 // acknowledge them (a fresh message starts a fresh receive count, so SQS's
 // redrive never dead-letters it); each is counted
-// (format.CountNewer(format.Message)) and logged to log. Without it such a
-// message is reported as a batch item failure, counted, and comes back
-// after its visibility timeout. It returns h.
-func (h *Handler) DeferNewer(to Resender, log *slog.Logger) *Handler {
+// (format.CountNewer(format.Message), and the metric format.MetricNewer on
+// metrics unless nil) and logged to log. Without it such a message is
+// reported as a batch item failure, counted, and comes back after its
+// visibility timeout. It returns h.
+func (h *Handler) DeferNewer(to Resender, log *slog.Logger, metrics Counter) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h.newer = newer{to: to, log: log}
+	h.newer = newer{to: to, log: log, metrics: metrics}
 	return h
 }
 
@@ -76,6 +83,9 @@ func (n newer) split(ctx context.Context, ev events.SQSEvent) (events.SQSEvent, 
 			keep = append(make([]events.SQSMessage, 0, len(ev.Records)), ev.Records[:i]...)
 		}
 		format.CountNewer(format.Message)
+		if n.metrics != nil {
+			n.metrics.Count(format.MetricNewer, 1)
+		}
 		if err := n.resend(ctx, r); err != nil {
 			left = append(left, events.SQSBatchItemFailure{ItemIdentifier: r.MessageId})
 			n.logger().WarnContext(ctx, "message of a newer format not put off; it comes back", slog.String("message_id", r.MessageId),

@@ -20,6 +20,15 @@ func (f resendFunc) Resend(_ context.Context, m events.SQSMessage, delay time.Du
 	return f(m, delay)
 }
 
+type counter struct{ n map[string]int }
+
+func (c *counter) Count(name string, n int) {
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[name] += n
+}
+
 func versioned(id string, v int) events.SQSMessage {
 	s := strconv.Itoa(v)
 	return events.SQSMessage{MessageId: id, Body: `{"key":"` + id + `"}`, Attributes: map[string]string{"MessageGroupId": "acme"},
@@ -37,6 +46,7 @@ func TestNewerMessagesArePutOffNotHandled(t *testing.T) {
 		return out
 	})
 	fail := false
+	counted := &counter{}
 	h := New(engine, 1).DeferNewer(resendFunc(func(m events.SQSMessage, delay time.Duration) error {
 		if fail {
 			return errors.New("down")
@@ -46,7 +56,7 @@ func TestNewerMessagesArePutOffNotHandled(t *testing.T) {
 		}
 		resent = append(resent, m.Body)
 		return nil
-	}), nil)
+	}), nil, counted)
 	before := format.NewerCount(format.Message)
 	next := format.MessageVersion + 1
 	ev := events.SQSEvent{Records: []events.SQSMessage{
@@ -56,8 +66,8 @@ func TestNewerMessagesArePutOffNotHandled(t *testing.T) {
 	if len(resp.BatchItemFailures) != 0 || !slices.Equal(handled, []string{"old", "cur"}) || len(resent) != 2 {
 		t.Errorf("failures %v, handled %v, resent %v; want none, [old cur], 2", resp.BatchItemFailures, handled, resent)
 	}
-	if got := format.NewerCount(format.Message) - before; got != 2 {
-		t.Errorf("counted %d newer messages, want 2", got)
+	if got := format.NewerCount(format.Message) - before; got != 2 || counted.n[format.MetricNewer] != 2 {
+		t.Errorf("counted %d newer messages (metric %d), want 2", got, counted.n[format.MetricNewer])
 	}
 
 	fail, handled = true, nil

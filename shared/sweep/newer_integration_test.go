@@ -49,12 +49,12 @@ func TestNewerFormatsAreLeftForTheNewerCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	processor := sqsbatch.New(d, 4).DeferNewer(mainQ, log)
+	processor := sqsbatch.New(d, 4).DeferNewer(mainQ, log, nil)
 	comp, err := compensate.New(compensate.Config{Registry: reg, Store: table, Requeue: mainQ, Kernel: compensate.Kernel{Queue: dlq, Now: clock.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	compensator := sqsbatch.New(comp, 4).DeferNewer(dlq, log)
+	compensator := sqsbatch.New(comp, 4).DeferNewer(dlq, log, nil)
 	sw, err := sweep.New(sweep.Config{Store: table, Queue: mainQ, DLQ: dlq, Now: clock.Now, Logger: log})
 	if err != nil {
 		t.Fatal(err)

@@ -80,6 +80,6 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 		return nil, err
 	}
 	h := New(comp, sw, 0, e.Metrics, logger)
-	h.batch.DeferNewer(e.DLQ, logger) // a dead letter of a newer format goes back to the DLQ, delayed, for the newer release
+	h.batch.DeferNewer(e.DLQ, logger, e.Metrics) // a dead letter of a newer format goes back to the DLQ, delayed, for the newer release
 	return h, nil
 }

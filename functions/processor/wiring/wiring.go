@@ -46,5 +46,5 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 		return nil, err
 	}
 	// A message of a newer format goes back to the queue, delayed, for the newer release.
-	return &Handler{batch: sqsbatch.New(d, s.Concurrency).DeferNewer(e.Queue, logger), metrics: e.Metrics, log: logger}, nil
+	return &Handler{batch: sqsbatch.New(d, s.Concurrency).DeferNewer(e.Queue, logger, e.Metrics), metrics: e.Metrics, log: logger}, nil
 }
