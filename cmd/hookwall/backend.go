@@ -20,6 +20,7 @@ import (
 	"github.com/hookwall/hookwall/shared/bus"
 	"github.com/hookwall/hookwall/shared/control"
 	"github.com/hookwall/hookwall/shared/drain"
+	"github.com/hookwall/hookwall/shared/format/stamp"
 	"github.com/hookwall/hookwall/shared/queue"
 	"github.com/hookwall/hookwall/shared/recovery"
 	"github.com/hookwall/hookwall/shared/settings"
@@ -95,6 +96,7 @@ func openAWS(ctx context.Context, s settings.CLI, override map[string]string) (*
 	if err != nil {
 		return nil, &configError{problems: []string{fmt.Sprintf("load the AWS configuration: %v", err)}}
 	}
+	cfg.APIOptions = append(cfg.APIOptions, stamp.Install) // format version and release on every item written
 	if cfg.Region == "" {
 		return nil, &configError{problems: []string{"no AWS region: set AWS_REGION (locally: us-east-1) or use a profile with a region"}}
 	}

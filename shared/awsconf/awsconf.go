@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/hookwall/hookwall/shared/awslog"
+	"github.com/hookwall/hookwall/shared/format/stamp"
 )
 
 // Tuning of [Load].
@@ -83,6 +84,7 @@ func Load(ctx context.Context, logger *slog.Logger, rec Recorder, optFns ...func
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
 	}
+	cfg.APIOptions = append(cfg.APIOptions, stamp.Install) // format version and release on every item written
 	if to := RecordTo(); to != "" && rec.Function != "" {
 		sink, err := sinkFor(to, rec.Function)
 		if err != nil {

@@ -177,7 +177,7 @@ func TestRecorderRecordsEachCallOnce(t *testing.T) {
 	}
 }
 
-// Unset, Load adds no middleware; a configuration of no function (a
+// Unset, Load adds no recording middleware (only the format stamp); a configuration of no function (a
 // test's) records nothing either.
 func TestRecorderOffAddsNothing(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
@@ -186,15 +186,15 @@ func TestRecorderOffAddsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.APIOptions) != 0 {
-		t.Errorf("%d API options with %s unset, want none", len(cfg.APIOptions), RecordEnv)
+	if len(cfg.APIOptions) != 1 {
+		t.Errorf("%d API options with %s unset, want 1 (the stamp)", len(cfg.APIOptions), RecordEnv)
 	}
 	t.Setenv(RecordEnv, t.TempDir())
-	if cfg, err = Load(context.Background(), nil, Recorder{}); err != nil || len(cfg.APIOptions) != 0 {
-		t.Errorf("Recorder{}: %d API options (%v), want none", len(cfg.APIOptions), err)
+	if cfg, err = Load(context.Background(), nil, Recorder{}); err != nil || len(cfg.APIOptions) != 1 {
+		t.Errorf("Recorder{}: %d API options (%v), want 1 (the stamp)", len(cfg.APIOptions), err)
 	}
-	if cfg, err = Load(context.Background(), nil, Recorder{Function: "processor"}); err != nil || len(cfg.APIOptions) != 1 {
-		t.Errorf("recording: %d API options (%v), want 1", len(cfg.APIOptions), err)
+	if cfg, err = Load(context.Background(), nil, Recorder{Function: "processor"}); err != nil || len(cfg.APIOptions) != 2 {
+		t.Errorf("recording: %d API options (%v), want 2", len(cfg.APIOptions), err)
 	}
 }
 

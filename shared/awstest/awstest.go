@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/hookwall/hookwall/shared/format/stamp"
 )
 
 // Default local endpoints, used when the AWS_ENDPOINT_URL_* variables are unset.
@@ -40,6 +42,7 @@ func Config() aws.Config {
 	return aws.Config{
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+		APIOptions:  []func(*middleware.Stack) error{stamp.Install}, // as awsconf.Load
 	}
 }
 

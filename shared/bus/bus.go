@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/hookwall/hookwall/shared/batch"
+	"github.com/hookwall/hookwall/shared/format"
+	"github.com/hookwall/hookwall/shared/release"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -88,6 +90,10 @@ type Detail struct {
 	LastError  string    `json:"lastError,omitempty"`
 	// Compensations counts the compensation attempts (compensator outcomes only).
 	Compensations int `json:"compensations,omitempty"`
+	// FormatVersion is the detail's format version (format.Event; absent:
+	// the previous format) and Release the release that published it.
+	FormatVersion int    `json:"formatVersion,omitempty"`
+	Release       string `json:"release,omitempty"`
 }
 
 // DetailType returns the detail-type of an outcome with status s:
@@ -132,7 +138,7 @@ func (p *Publisher) Publish(ctx context.Context, evs []webhook.Outcome) error {
 		detail, err := json.Marshal(Detail{
 			Key: ev.Key, Provider: ev.Provider, Tenant: ev.Tenant, Type: ev.Type, ReceivedAt: ev.ReceivedAt,
 			TraceID: ev.TraceID, Status: string(ev.Status), Attempts: ev.Attempts, LastError: ev.LastError,
-			Compensations: ev.Compensations,
+			Compensations: ev.Compensations, FormatVersion: format.Written(format.Event), Release: release.Version,
 		})
 		if err != nil {
 			return fmt.Errorf("bus: encode detail %s: %w", ev.Key, err)

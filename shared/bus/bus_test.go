@@ -54,10 +54,13 @@ func (f *fakeEventBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, fmt.Sprintf(`{"FailedEntryCount":%d,"Entries":[%s]}`, failed, strings.Join(out, ",")))
 }
 
-func TestPublishBatchesAndRetriesRejectedEntries(t *testing.T) {
+// newFakePublisher is a Publisher on a fakeEventBridge, served until the
+// test ends.
+func newFakePublisher(t *testing.T) (*fakeEventBridge, *Publisher) {
+	t.Helper()
 	fake := &fakeEventBridge{}
 	srv := httptest.NewServer(fake)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	client := eventbridge.NewFromConfig(aws.Config{Region: "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")},
 		func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(srv.URL) })
@@ -65,6 +68,11 @@ func TestPublishBatchesAndRetriesRejectedEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fake, p
+}
+
+func TestPublishBatchesAndRetriesRejectedEntries(t *testing.T) {
+	fake, p := newFakePublisher(t)
 	var evs []webhook.Outcome
 	for i := range 23 {
 		st := webhook.StatusSucceeded

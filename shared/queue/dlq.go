@@ -28,9 +28,9 @@ func (q *Queue) SendDeadLetter(ctx context.Context, key string, body []byte, rea
 	if reason == "" {
 		reason = "unspecified"
 	}
-	attrs := map[string]types.MessageAttributeValue{
+	attrs := Stamped(map[string]types.MessageAttributeValue{
 		AttrReason: {DataType: aws.String("String"), StringValue: aws.String(reason)},
-	}
+	})
 	if key != "" {
 		attrs[AttrEventKey] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(key)}
 	}

@@ -216,7 +216,7 @@ func Batches(envs []webhook.Envelope, bodies []string) [][]int {
 // attributesBytes is what the message attributes of a message add to its
 // size as SQS counts it: each attribute's name, data type and value.
 func attributesBytes(key string) int {
-	return len(AttrEventKey) + len("String") + len(key)
+	return len(AttrEventKey) + len("String") + len(key) + stampBytes()
 }
 
 // sendBatch sends the pending entries in one call and returns those still to send.
@@ -226,9 +226,9 @@ func (q *Queue) sendBatch(ctx context.Context, envs []webhook.Envelope, bodies [
 		entries[j] = types.SendMessageBatchRequestEntry{
 			Id:          aws.String(strconv.Itoa(i)),
 			MessageBody: aws.String(bodies[i]),
-			MessageAttributes: map[string]types.MessageAttributeValue{
+			MessageAttributes: Stamped(map[string]types.MessageAttributeValue{
 				AttrEventKey: {DataType: aws.String("String"), StringValue: aws.String(envs[i].Key)},
-			},
+			}),
 			MessageGroupId: Group(envs[i].Tenant),
 		}
 	}

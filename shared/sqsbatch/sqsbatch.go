@@ -25,6 +25,7 @@ type Engine interface {
 type Handler struct {
 	engine      Engine
 	concurrency int
+	newer       newer
 }
 
 // New returns a Handler handling at most concurrency messages of a batch at
@@ -43,7 +44,10 @@ func New(engine Engine, concurrency int) *Handler {
 // (retries, busy leases, failed calls) as batch item failures. It never
 // returns an error: that would make SQS redeliver the whole batch.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	return Response(h.engine.Batch(ctx, Messages(ev), h.concurrency)), nil
+	ev, left := h.newer.split(ctx, ev)
+	resp := Response(h.engine.Batch(ctx, Messages(ev), h.concurrency))
+	resp.BatchItemFailures = append(resp.BatchItemFailures, left...)
+	return resp, nil
 }
 
 // Messages converts the records of ev to the engines' messages, each with

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/format"
+	"github.com/hookwall/hookwall/shared/release"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -145,6 +147,8 @@ func (ev *NewEvent) ClaimRecord(now time.Time, window, sweepAfter time.Duration,
 		History:        []webhook.HistoryEntry{newHistoryEntry(function, now, "", webhook.StatusReceived, 1, 0, "", "")},
 		Deliveries:     1,
 		LastDeliveryAt: now.UnixMilli(),
+		Format:         int64(format.Written(format.Item)), // as the write's stamp (package stamp) stores it
+		Release:        release.Version,
 	}
 	if !ev.OccurredAt.IsZero() {
 		rec.OccurredAt = ev.OccurredAt.UnixMilli()

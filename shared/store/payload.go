@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookwall/hookwall/shared/format"
+	"github.com/hookwall/hookwall/shared/release"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
 
@@ -53,8 +55,10 @@ const (
 	// "processor"), 175 bytes (the completion keeps the sweep attributes,
 	// counted in the claim's size: it leaves the sweep index alone); the
 	// lease attributes while processing and its history entry make less.
-	// The rest is room for a longer function name.
-	RecordGrowth = 191
+	// The rest is room for a longer function name ("compensator": 4 bytes
+	// more). It was 191 before the format stamps (12 bytes, counted in the
+	// claim's size now, see claimItemBytes) took 12 of that room.
+	RecordGrowth = 179
 	// PayloadRetention is how long a payload item outlives its record's
 	// expiry. A claim writes the item to expire at now + 2×window +
 	// PayloadRetention (one window more than the record, so that a
@@ -93,7 +97,10 @@ func claimItemBytes(ev *NewEvent) int {
 	// deliveries 1 (2).
 	const fixed = 2 + (2 + 5) + (6 + 8) + (7 + 2) + 8 + 6 + 9 + (10 + 8) + (9 + 8) + (10 + 8) + (9 + 8) + (8 + 1) +
 		11 + 7 + (7 + 26) + (10 + 2) + (7 + 8) + (7 + 3 + 1 + 2 + 3 + 3 + (2 + 8) + (2 + 8) + 2) + (10 + 2) + (14 + 8)
-	n := fixed + len(ev.Key) + len(ev.Provider) + len(ev.Tenant) + len(ev.EventType) + len(ev.PayloadHash) + maxFunctionBytes
+	// The stamps every write adds (package stamp): fv (a one-digit number)
+	// and rel, the release.
+	const stamps = len(format.AttrVersion) + 2 + len(format.AttrRelease) + len(release.Version)
+	n := fixed + stamps + len(ev.Key) + len(ev.Provider) + len(ev.Tenant) + len(ev.EventType) + len(ev.PayloadHash) + maxFunctionBytes
 	if !ev.OccurredAt.IsZero() {
 		n += 10 + 8
 	}

@@ -137,6 +137,12 @@ type Record struct {
 	// most [webhook.MaxCalls]; CallCount counts them all ([AttrCalls]).
 	Calls     []webhook.Call `dynamodbav:"-"`
 	CallCount int64          `dynamodbav:"callCount,omitempty"`
+	// Format is the item's format version ([format.AttrVersion]; 0 on a
+	// record written before versions, the previous format) and Release the
+	// release that wrote it last ([format.AttrRelease]). Every write stamps
+	// both (package stamp): a record never sets them itself.
+	Format  int64  `dynamodbav:"fv,omitempty"`
+	Release string `dynamodbav:"rel,omitempty"`
 	// GivenBack counts the attempts given back for a call that opened the
 	// target's breaker ([AttrGivenBack]).
 	GivenBack int64 `dynamodbav:"givenBack,omitempty"`

@@ -67,6 +67,34 @@ func (c *calls) get(key string) int {
 	return c.n[key]
 }
 
+// localStack is a sweep test's table (written as the processor) and queues
+// on the local stack.
+type localStack struct {
+	db        *dynamodb.Client
+	name      string
+	table     *store.Table
+	sqs       *sqs.Client
+	queues    awstest.Queues
+	main, dlq *queue.Queue
+}
+
+// newLocalStack creates the table and the queues (their redrive after
+// maxReceive receives), deleted when the test ends.
+func newLocalStack(t *testing.T, clock *webhooktest.Clock, maxReceive int) *localStack {
+	t.Helper()
+	st := &localStack{db: awstest.DynamoDB(t), sqs: awstest.SQS(t)}
+	st.name = awstest.NewTable(t, st.db)
+	table, err := store.New(store.Config{Client: st.db, TableName: st.name, Now: clock.Now, Function: "processor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.table = table
+	st.queues = awstest.NewQueues(t, st.sqs, maxReceive, 30*time.Second)
+	st.main, _ = queue.New(queue.Config{Client: st.sqs, URL: st.queues.URL})
+	st.dlq, _ = queue.New(queue.Config{Client: st.sqs, URL: st.queues.DLQURL})
+	return st
+}
+
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -157,16 +185,8 @@ func TestSweeperRecoversAClaimLeftWithoutAMessage(t *testing.T) {
 	clock := webhooktest.NewClock(time.Now())
 
 	// The processor's side: its table, the queues and the engine.
-	db := awstest.DynamoDB(t)
-	name := awstest.NewTable(t, db)
-	procTable, err := store.New(store.Config{Client: db, TableName: name, Now: clock.Now, Function: "processor"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := awstest.SQS(t)
-	qs := awstest.NewQueues(t, sc, 5, 30*time.Second)
-	mainQ, _ := queue.New(queue.Config{Client: sc, URL: qs.URL})
-	dlq, _ := queue.New(queue.Config{Client: sc, URL: qs.DLQURL})
+	st := newLocalStack(t, clock, 5)
+	db, name, procTable, sc, qs, mainQ, dlq := st.db, st.name, st.table, st.sqs, st.queues, st.main, st.dlq
 	ran := &calls{n: map[string]int{}, data: map[string]follow{}}
 	reg := process.NewRegistry()
 	process.Handle(reg, "crm.lead", followType, func(_ context.Context, ev *process.Event[follow]) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/shared/drain"
+	"github.com/hookwall/hookwall/shared/format"
 	"github.com/hookwall/hookwall/shared/internal/kernel"
 	"github.com/hookwall/hookwall/shared/obs"
 	"github.com/hookwall/hookwall/shared/queue"
@@ -285,7 +286,7 @@ func New(cfg Config) (*Sweeper, error) {
 // Report is what one run did; the compensator answers a scheduled
 // invocation with it, as JSON (Elapsed in nanoseconds). Every record
 // handled (Scanned) is counted once, in exactly one of Requeued,
-// DeadLettered, Resweeped, MovedOn, Ignored, Errors and Interrupted; the
+// DeadLettered, Resweeped, MovedOn, Ignored, Newer, Errors and Interrupted; the
 // entries passed are apart (Passed).
 type Report struct {
 	// Scanned is the number of records handled: read with a strongly
@@ -312,6 +313,9 @@ type Report struct {
 	// Ignored were terminal or gone at the Get (the batch read lagged), or
 	// in a status this version does not know.
 	Ignored int `json:"ignored"`
+	// Newer were written in a format newer than this code knows (a newer
+	// release runs beside it): left alone, due, for the newer sweeper.
+	Newer int `json:"newer,omitempty"`
 	// Errors failed (a read, a write or a send); they stay due.
 	Errors int `json:"errors"`
 	// Interrupted were cut off by the end of the run's context; they stay due.
@@ -380,6 +384,7 @@ func (s *Sweeper) Run(ctx context.Context) (Report, error) {
 	s.cfg.Metrics.Count(MetricDeadLettered, r.rep.DeadLettered)
 	s.cfg.Metrics.Count(MetricReleased, r.rep.Released)
 	s.cfg.Metrics.Count(MetricRechecked, r.rep.Rechecked)
+	s.cfg.Metrics.Count(format.MetricNewer, r.rep.Newer)
 	s.cfg.Metrics.Count(MetricErrors, r.rep.Errors+r.rep.QueryErrors+r.rep.JobErrors)
 	level := slog.LevelInfo
 	if r.rep.Errors+r.rep.QueryErrors+r.rep.JobErrors > 0 {
@@ -576,6 +581,12 @@ func (r *run) record(ctx context.Context, d store.StuckRecord) bool {
 	r.rep.Scanned++
 	log := r.s.cfg.Logger.With(slog.String(obs.KeyEventKey, d.Key))
 	rec, err := r.s.cfg.Store.Get(ctx, d.Key)
+	if rec != nil && format.Newer(format.Item, int(rec.Format)) {
+		r.rep.Newer++
+		format.CountNewer(format.Item)
+		log.InfoContext(ctx, "record of a newer format; left for the newer release", slog.Int64("format", rec.Format))
+		return false // stays due: the cursor stops before it, and the newer sweeper reads it
+	}
 	if errors.Is(err, store.ErrPayloadMissing) && rec != nil {
 		return r.payloadMissing(ctx, log, rec, err)
 	}

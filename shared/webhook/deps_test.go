@@ -16,6 +16,14 @@ const targetsDB = "shared/targets/targetsdb"
 
 var targetsDeps = []string{"shared/targets/internal/breaker", "shared/settings"}
 
+// formatDeps are the format versions and the release, which every package
+// that persists or sends may import (docs/FORMATS.md); stampDeps add the
+// stamp, the SDK middleware of the AWS configuration's loaders.
+var (
+	formatDeps = []string{"shared/format", "shared/release"}
+	stampDeps  = []string{"shared/format", "shared/release", "shared/format/stamp"}
+)
+
 // TestImportRules enforces the layering of style.md §2.1: imports flow
 // functions/* → shared/* → shared/webhook; the domain, the providers and the
 // processor core import no AWS SDK; obs imports nothing of ours.
@@ -60,8 +68,8 @@ func TestImportRules(t *testing.T) {
 			"shared/internal/registry"}},
 		// The Lambda SQS side of the engines: the kernel and the Lambda
 		// library's events, no SDK.
-		{"shared/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
-			"shared/internal/kernel", "shared/internal/registry"}},
+		{"shared/sqsbatch", []string{"github.com/aws/aws-sdk-go-v2"}, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout",
+			"shared/internal/kernel", "shared/internal/registry"}, formatDeps...)},
 		// The compensator engine: like the processor's, no AWS SDK (nor the
 		// Lambda library); a phase on the kernel, with the team registry.
 		{"shared/compensate", []string{"github.com/aws/"}, []string{"shared/webhook", "shared/obs", "shared/internal/fanout",
@@ -69,40 +77,45 @@ func TestImportRules(t *testing.T) {
 		// The one driver of the test kits processtest and compensatetest:
 		// the events table (in memory or DynamoDB Local) as both engines
 		// use it, and the kernel's message and verdicts.
-		{"shared/internal/testkit", nil, []string{"shared/webhook", "shared/webhook/webhooktest", "shared/store", "shared/store/memstore",
+		{"shared/internal/testkit", nil, append([]string{"shared/webhook", "shared/webhook/webhooktest", "shared/store", "shared/store/memstore",
 			"shared/awstest", "shared/internal/kernel", "shared/internal/registry", "shared/obs", "shared/internal/fanout",
-			"shared/dispatch", "shared/compensate", "shared/process", "shared/setting", targetsPkg, targetsDeps[0], targetsDeps[1]}},
+			"shared/dispatch", "shared/compensate", "shared/process", "shared/setting", targetsPkg, targetsDeps[0], targetsDeps[1]}, stampDeps...)},
 		// Adapters import the domain and the SDK, never the engine or each other.
 		{"shared/batch", []string{"github.com/"}, []string{}},
-		{"shared/store", nil, []string{"shared/webhook"}},
-		{"shared/store/memstore", nil, []string{"shared/webhook", "shared/store"}},
-		{"shared/queue", nil, []string{"shared/webhook", "shared/batch", "shared/internal/fanout"}},
-		{"shared/bus", nil, []string{"shared/webhook", "shared/batch"}},
+		{"shared/store", nil, append([]string{"shared/webhook"}, formatDeps...)},
+		{"shared/store/memstore", nil, append([]string{"shared/webhook", "shared/store"}, formatDeps...)},
+		{"shared/queue", nil, append([]string{"shared/webhook", "shared/batch", "shared/internal/fanout"}, formatDeps...)},
+		{"shared/bus", nil, append([]string{"shared/webhook", "shared/batch"}, formatDeps...)},
+		// The format versions, below everything that persists: the standard
+		// library only; the stamp (an SDK middleware) adds the SDK.
+		{"shared/format", []string{"github.com/"}, []string{}},
+		{"shared/release", []string{"github.com/"}, []string{}},
+		{"shared/format/stamp", nil, formatDeps},
 		// The sweeper: the store and the queues, never an engine; the
 		// kernel's defaults (the engines' retry cap, the receiver's grace).
 		// It releases held records through the drain and reads the
 		// targets' breakers and pauses.
-		{"shared/sweep", nil, []string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout",
-			"shared/internal/kernel", "shared/internal/registry", "shared/drain", targetsPkg, targetsDeps[0], targetsDeps[1]}},
+		{"shared/sweep", nil, append([]string{"shared/webhook", "shared/obs", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout",
+			"shared/internal/kernel", "shared/internal/registry", "shared/drain", targetsPkg, targetsDeps[0], targetsDeps[1]}, formatDeps...)},
 		// The drain of held records: the store and the targets.
-		{"shared/drain", nil, []string{"shared/webhook", "shared/store", "shared/batch", targetsPkg, targetsDeps[0], targetsDeps[1],
-			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
+		{"shared/drain", nil, append([]string{"shared/webhook", "shared/store", "shared/batch", targetsPkg, targetsDeps[0], targetsDeps[1],
+			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}, formatDeps...)},
 		// The operator's controls (pause, resume, the targets' panel): the
 		// targets, the drain and the op events' types; no SDK of its own.
-		{"shared/control", nil, []string{"shared/webhook", "shared/store", "shared/drain", "shared/bus", "shared/batch", targetsPkg,
-			targetsDeps[0], targetsDeps[1], "shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
+		{"shared/control", nil, append([]string{"shared/webhook", "shared/store", "shared/drain", "shared/bus", "shared/batch", targetsPkg,
+			targetsDeps[0], targetsDeps[1], "shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}, formatDeps...)},
 		// The AWS side of the processor's and the compensator's wiring: the
 		// adapters and the engines' ports, never an engine's wiring.
 		{"shared/backend", nil, append([]string{"shared/webhook", "shared/obs", "shared/internal/fanout", "shared/internal/registry", "shared/internal/kernel", "shared/process", "shared/setting", "shared/platform", "shared/dispatch",
 			"shared/awslog", "shared/awsconf", "shared/tenants", "shared/store", "shared/queue", "shared/bus", "shared/batch",
-			targetsPkg, targetsDeps[0], targetsDeps[1], targetsDB}, providerDeps...)},
+			targetsPkg, targetsDeps[0], targetsDeps[1], targetsDB}, append(stampDeps, providerDeps...)...)},
 		{"shared/awslog", nil, []string{}},
 		// The functions' shared cold start: their settings (and what settings
 		// reads its defaults from) and the logger.
 		{"shared/startup", nil, []string{"shared/webhook", "shared/release", "shared/obs", "shared/settings", "shared/internal/kernel",
 			"shared/internal/fanout", "shared/internal/registry"}},
 		// The tuned SDK configuration every function loads: the SDK and awslog.
-		{"shared/awsconf", nil, []string{"shared/awslog"}},
+		{"shared/awsconf", nil, append([]string{"shared/awslog"}, stampDeps...)},
 		// The receiver's hand-off cache: the standard library only.
 		{"shared/handoff", []string{"github.com/"}, []string{}},
 		// The tenants document: each provider's section and its validation
@@ -126,7 +139,7 @@ func TestImportRules(t *testing.T) {
 			"shared/webhook", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}},
 		// The audit view (events API, CLI): the store's records, and the
 		// registry's route names.
-		{"shared/audit", nil, append([]string{"shared/store"}, providerDeps...)},
+		{"shared/audit", nil, append(append([]string{"shared/store"}, formatDeps...), providerDeps...)},
 		// The request signer (CLI, make events, tests): the tenants document
 		// and the providers' signing, never the receiver or an adapter.
 		{"shared/signer", nil, append([]string{"shared/tenants"}, providerDeps...)},
@@ -134,10 +147,10 @@ func TestImportRules(t *testing.T) {
 		// configuration and the settings; never the receiver, an engine or an
 		// adapter (it reaches the table only through the versions it invokes).
 		{"shared/pretraffic", nil, append([]string{"shared/batch", "shared/signer", "shared/tenants", "shared/awsconf", "shared/awslog", "shared/settings",
-			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}, providerDeps...)},
+			"shared/obs", "shared/internal/kernel", "shared/internal/fanout", "shared/internal/registry"}, append(stampDeps, providerDeps...)...)},
 		// The receiver core: providers and adapters, never the processor.
 		{"shared/intake", nil, append([]string{"shared/obs", "shared/awslog", "shared/awsconf", "shared/handoff", "shared/tenants", "shared/settings", "shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit",
-			"shared/internal/kernel", "shared/internal/registry"}, providerDeps...)},
+			"shared/internal/kernel", "shared/internal/registry"}, append(stampDeps, providerDeps...)...)},
 	}
 	for _, r := range rules {
 		checkRule(t, mod, r.pkg, r.forbidden, r.allowOurs)
@@ -159,9 +172,8 @@ func TestImportRules(t *testing.T) {
 		"shared/store", "shared/queue", "shared/batch", "shared/internal/fanout", "shared/audit", "shared/signer", "shared/intake",
 		"shared/internal/kernel", "shared/internal/registry", "shared/bus", "shared/targets", "shared/targets/internal/breaker", targetsDB,
 		"shared/drain", "shared/recovery", "shared/control",
-		"shared/runfile", "shared/repo", "cmd/internal/scaffold"}, providerDeps...))
-	// runner.json, shared by the runner (the dev module) and the CLI: the
-	// standard library only.
+		"shared/runfile", "shared/repo", "cmd/internal/scaffold"}, append(stampDeps, providerDeps...)...))
+	// runner.json, shared by the runner and the CLI: the standard library only.
 	checkRule(t, mod, "shared/runfile", []string{"github.com/"}, []string{})
 	// The repository root and the handler scaffold (source files only, no
 	// engine): the standard library.

@@ -121,12 +121,19 @@ func TestFixtureCallWithoutRow(t *testing.T) {
 		t.Fatal("fixture: shared/queue/dlq.go has no q.client.SendMessage call: update the fixture")
 	}
 	dlq = call.ReplaceAllLiteralString(dlq, "var err error\n\t_, _ = attrs, sqs.SendMessageInput{}")
+	// The other SendMessage, the put-off of a newer format's message, goes too.
+	formatPath := filepath.Join(root, "shared", "queue", "format.go")
+	formatSrc := readFile(t, formatPath)
+	if !call.MatchString(formatSrc) {
+		t.Fatal("fixture: shared/queue/format.go has no q.client.SendMessage call: update the fixture")
+	}
+	formatSrc = call.ReplaceAllLiteralString(formatSrc, "var err error\n\t_, _, _ = attrs, group, sqs.SendMessageInput{}")
 
 	rules, tmpl, err := ReadInputs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Analyze(Options{Root: root, Overlay: map[string][]byte{sendPath: []byte(send), dlqPath: []byte(dlq)}})
+	a, err := Analyze(Options{Root: root, Overlay: map[string][]byte{sendPath: []byte(send), dlqPath: []byte(dlq), formatPath: []byte(formatSrc)}})
 	if err != nil {
 		t.Fatal(err)
 	}

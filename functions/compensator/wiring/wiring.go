@@ -76,5 +76,7 @@ func Build(ctx context.Context, s settings.Compensator, logger *slog.Logger, met
 	if err != nil {
 		return nil, err
 	}
-	return New(comp, sw, 0, e.Metrics, logger), nil
+	h := New(comp, sw, 0, e.Metrics, logger)
+	h.batch.DeferNewer(e.DLQ, logger, e.Metrics) // a dead letter of a newer format goes back to the DLQ, delayed, for the newer release
+	return h, nil
 }

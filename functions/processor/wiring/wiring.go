@@ -42,5 +42,6 @@ func Build(ctx context.Context, s settings.Processor, logger *slog.Logger, metri
 	if err != nil {
 		return nil, err
 	}
-	return &Handler{batch: sqsbatch.New(d, s.Concurrency), metrics: e.Metrics, log: logger}, nil
+	// A message of a newer format goes back to the queue, delayed, for the newer release.
+	return &Handler{batch: sqsbatch.New(d, s.Concurrency).DeferNewer(e.Queue, logger, e.Metrics), metrics: e.Metrics, log: logger}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/format"
+	"github.com/hookwall/hookwall/shared/release"
 	"github.com/hookwall/hookwall/shared/store"
 	"github.com/hookwall/hookwall/shared/webhook"
 )
@@ -29,7 +31,7 @@ var claimCases = []testCase{
 			PayloadHash: "h1", Payload: store.Payload(ev.Payload), TraceID: "trace-1", ClaimID: res.Record.ClaimID,
 			SweepShard: store.ShardName(store.ShardOf(key)), SweepAt: now.Add(SweepAfter).UnixMilli(),
 			History:    []webhook.HistoryEntry{{At: time.UnixMilli(now.UnixMilli()), To: webhook.StatusReceived, Function: Function, Version: 1}},
-			Deliveries: 1, LastDeliveryAt: now.UnixMilli()}
+			Deliveries: 1, LastDeliveryAt: now.UnixMilli(), Format: format.ItemVersion, Release: release.Version}
 		if res.Record.ClaimID == "" || res.Counted {
 			t.Errorf("the claim has no claim id, or says it counted a duplicate")
 		}
