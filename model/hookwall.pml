@@ -19,7 +19,7 @@
  *   environment process for the passage of time (the re-enqueue grace, lease
  *   expiry, the outside system's dedup memory lapsing).
  *   Issue #19 adds: the target the step calls, which may go down for a while
- *   and come back (OUTAGES times); its shared breaker (shared/targets: closed
+ *   and come back (OUTAGES times); its shared breaker (shared/state/targets: closed
  *   or open, MINCALLS failures open it, one probe slot per ProbeInterval,
  *   other events' probes and failures); an operator who pauses the event's
  *   handler/tenant and resumes it, draining what was held (PAUSES times); the
@@ -194,7 +194,7 @@ byte att_ver[4];       /* version of the lease p's attempt runs under, 0: no att
 byte last_acq;         /* ghost: the processor of the latest Acquire */
 byte last_ver;         /* ghost: the version it set */
 
-/* ---- the target (the outside system's availability) and shared/targets ---- */
+/* ---- the target (the outside system's availability) and shared/state/targets ---- */
 bool tdown;            /* the target is down: every call to it fails, nothing applied */
 byte outs = OUTAGES;   /* outages left */
 bool bopen;            /* TARGET#x BREAKER: open */
@@ -260,7 +260,7 @@ inline nextver() {
 
 inline fault() { faults > 0 -> faults-- }
 
-/* ======================= receivers (shared/intake) ======================= */
+/* ======================= receivers (shared/engine/intake) ======================= */
 
 proctype Receiver(byte me) {
 end_idle:
@@ -405,7 +405,7 @@ crash:
   }
 }
 
-/* ===================== processors (shared/process) ====================== */
+/* ===================== processors (shared/engine/process) ====================== */
 
 /* the message comes back (not acknowledged: a batch item failure, or the
    Lambda died); a stale receipt handle returns nothing */
@@ -682,7 +682,7 @@ acked:
   fi
 }
 
-/* ===================== the compensator (shared/compensate) ===================== */
+/* ===================== the compensator (shared/engine/compensate) ===================== */
 
 #define cheld     ((owner == CP) && (ver == att_ver[CP]) && (st == COMPENSATING))
 /* Result.Ack false: the dead letter comes back (a stale handle returns nothing) */
@@ -857,7 +857,7 @@ cacked:
   fi
 }
 
-/* ========================= the sweeper (shared/sweep) ========================= */
+/* ========================= the sweeper (shared/engine/sweep) ========================= */
 
 proctype Sweeper() {
 end_idle:

@@ -9,7 +9,7 @@
  *   to their payload only) and one healthy event to the same target, which
  *   stays up; two processors (dispatch: the admission, the attempt counted at
  *   the lease, the call, the Report to the breaker); the target's breaker
- *   (shared/targets: MINCALLS failures in a window open it; while open, one
+ *   (shared/state/targets: MINCALLS failures in a window open it; while open, one
  *   probe at a time); the drain that hands the probe to a held event (the
  *   code takes the oldest; here any held event, which covers it) and, on a
  *   successful probe, closes the breaker and releases the held events.

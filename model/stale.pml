@@ -20,7 +20,7 @@
  *   the sweeper, which re-sends the record's current envelope when a
  *   RECEIVED or RETRY record has no message of its generation (the replay's
  *   failed send).
- *   The handler is the redo tests' (shared/recovery): create-lead (a step
+ *   The handler is the redo tests' (shared/ops/recovery): create-lead (a step
  *   journaled with its result, undone by deleting the lead), then a call that
  *   fails while the target is broken. The target is broken in the first life
  *   and fixed before the replay, so every later life succeeds: nothing of it

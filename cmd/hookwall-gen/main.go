@@ -15,8 +15,8 @@ import (
 
 	"github.com/hookwall/hookwall/cmd/internal/settingsgen"
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/setting"
+	"github.com/hookwall/hookwall/shared/config/setting"
+	"github.com/hookwall/hookwall/shared/engine/platform"
 )
 
 func main() {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/runfile"
-	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/config/runfile"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/intake"
 )
 
 // Exit codes, documented in `hookwall help` and docs/OPERATIONS.md.

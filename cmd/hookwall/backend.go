@@ -15,20 +15,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookwall/hookwall/shared/audit"
-	"github.com/hookwall/hookwall/shared/awslog"
-	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/control"
-	"github.com/hookwall/hookwall/shared/drain"
-	"github.com/hookwall/hookwall/shared/format/stamp"
-	"github.com/hookwall/hookwall/shared/queue"
-	"github.com/hookwall/hookwall/shared/recovery"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/targets"
-	"github.com/hookwall/hookwall/shared/targets/targetsdb"
-	"github.com/hookwall/hookwall/shared/tenants"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/awsconf"
+	"github.com/hookwall/hookwall/shared/aws/bus"
+	"github.com/hookwall/hookwall/shared/aws/queue"
+	"github.com/hookwall/hookwall/shared/aws/stamp"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/config/tenants"
+	"github.com/hookwall/hookwall/shared/engine/drain"
+	"github.com/hookwall/hookwall/shared/ops/control"
+	"github.com/hookwall/hookwall/shared/ops/recovery"
+	"github.com/hookwall/hookwall/shared/state/audit"
+	"github.com/hookwall/hookwall/shared/state/store"
+	"github.com/hookwall/hookwall/shared/state/targets"
+	"github.com/hookwall/hookwall/shared/state/targets/targetsdb"
 )
 
 // eventStore is what the commands need of the events table (store.Table).
@@ -85,7 +85,7 @@ type backend struct {
 // leaves unset) in place of those variables. The SDK's own log lines are
 // dropped: every failure comes back as an error.
 func openAWS(ctx context.Context, s settings.CLI, override map[string]string) (*backend, error) {
-	opts := []func(*config.LoadOptions) error{config.WithLogger(awslog.New(slog.New(slog.DiscardHandler)))}
+	opts := []func(*config.LoadOptions) error{config.WithLogger(awsconf.NewSDKLogger(slog.New(slog.DiscardHandler)))}
 	if r := override["AWS_REGION"]; r != "" {
 		opts = append(opts, config.WithRegion(r))
 	}

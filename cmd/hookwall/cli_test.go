@@ -20,12 +20,12 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/hookwall/hookwall/shared/audit"
-	"github.com/hookwall/hookwall/shared/providers"
-	"github.com/hookwall/hookwall/shared/release"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/release"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
+	"github.com/hookwall/hookwall/shared/state/audit"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // want checks an exit code and that stdout and stderr hold the given texts.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/control"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/ops/control"
+	"github.com/hookwall/hookwall/shared/state/targets"
 )
 
 // controller is what pause, resume and targets need of the targets'

@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/control"
-	"github.com/hookwall/hookwall/shared/recovery"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/targets"
-	"github.com/hookwall/hookwall/shared/targets/memgate"
-	"github.com/hookwall/hookwall/shared/webhook"
-	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
+	"github.com/hookwall/hookwall/shared/aws/bus"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook/webhooktest"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/ops/control"
+	"github.com/hookwall/hookwall/shared/ops/recovery"
+	"github.com/hookwall/hookwall/shared/state/targets"
+	"github.com/hookwall/hookwall/shared/state/targets/memgate"
 )
 
 // fakeHeld counts held records by scope ("kind#name").

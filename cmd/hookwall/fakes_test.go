@@ -18,14 +18,14 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/drain"
-	"github.com/hookwall/hookwall/shared/queue"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/targets"
-	"github.com/hookwall/hookwall/shared/webhook"
-	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
+	"github.com/hookwall/hookwall/shared/aws/bus"
+	"github.com/hookwall/hookwall/shared/aws/queue"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook/webhooktest"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/drain"
+	"github.com/hookwall/hookwall/shared/state/store"
+	"github.com/hookwall/hookwall/shared/state/targets"
 )
 
 // testNow is the fake clock of the unit tests.

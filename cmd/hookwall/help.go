@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hookwall/hookwall/shared/providers"
-	"github.com/hookwall/hookwall/shared/signer"
+	"github.com/hookwall/hookwall/shared/config/signer"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // The help texts. Each command's flags are listed after its text by
@@ -364,7 +364,7 @@ Writes a new business team's package into the repository, ready to build on:
     and a Register(r *process.Registry, d platform.Deps) with one handler on
     the event (default line/message) that POSTs it to that API in a
     journaled step, a compensation stub, and a test on the kit
-    (shared/process/processtest: three deliveries at once, a crash after every
+    (shared/engine/processtest: three deliveries at once, a crash after every
     step) that passes as written
   functions/processor/handlers/handlers.go
     the team's entry in Teams and its import, before the built-in forwarder

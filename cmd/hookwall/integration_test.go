@@ -25,15 +25,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookwall/hookwall/shared/audit"
-	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/queue"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/awstest"
+	"github.com/hookwall/hookwall/shared/aws/queue"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
+	"github.com/hookwall/hookwall/shared/engine/intake"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/state/audit"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // The CLI against DynamoDB Local and the SQS server, through the real SDK
@@ -322,7 +322,7 @@ func TestReplayAfterAFixEndsSucceeded(t *testing.T) {
 	}
 	if p.steps.Load() != 1 || p.handled.Load() != 2 {
 		t.Errorf("step ran %d times and handler %d, want 1 and 2: a replay keeps the journaled steps done unless --fresh-steps "+
-			"(the processor must read the journal on a replayed record's attempt 1: shared/dispatch/journal.go load skips it when Attempt <= 1)",
+			"(the processor must read the journal on a replayed record's attempt 1: shared/engine/dispatch/journal.go load skips it when Attempt <= 1)",
 			p.steps.Load(), p.handled.Load())
 	}
 	var path []string

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/hookwall/hookwall/cmd/internal/scaffold"
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 // generateCommand is what `make generate` runs: it writes the handler

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/cmd/internal/scaffold"
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 // The proof that adding a configurable handler is one new package plus one

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/cmd/internal/scaffold"
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 // smallModule makes a module root in a temporary directory with what `new
@@ -108,7 +108,7 @@ func TestNewHandlerUsageErrors(t *testing.T) {
 		{"not a package name", root, []string{"new", "handler", "Ledger"}, []string{`team name "Ledger": want lower-case letters`}},
 		{"a keyword", root, []string{"new", "handler", "func"}, []string{"a Go keyword"}},
 		{"an existing team", root, []string{"new", "handler", "crm"}, []string{"functions/processor/handlers/crm exists"}},
-		{"an unknown event", root, []string{"new", "handler", "ledger", "--event", "nosuch/x"}, []string{"no provider package shared/provider/nosuch", "line/follow"}},
+		{"an unknown event", root, []string{"new", "handler", "ledger", "--event", "nosuch/x"}, []string{"no provider package shared/protocol/provider/nosuch", "line/follow"}},
 		{"outside the repository", t.TempDir(), []string{"new", "handler", "ledger"}, []string{"no go.mod of github.com/hookwall/hookwall", "give --dir"}},
 		{"no subcommand", root, []string{"new"}, []string{"new needs a subcommand", "hookwall new handler TEAM"}},
 	}

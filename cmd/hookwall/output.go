@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/audit"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/state/audit"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // writeJSON prints v as indented JSON, without HTML escaping.

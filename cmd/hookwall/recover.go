@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/recovery"
-	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/ops/recovery"
 )
 
 // recoverer runs recovery jobs (recovery.Jobs).

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/control"
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/queue"
-	"github.com/hookwall/hookwall/shared/recovery"
-	"github.com/hookwall/hookwall/shared/targets"
-	"github.com/hookwall/hookwall/shared/targets/targetsdb"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/queue"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/ops/control"
+	"github.com/hookwall/hookwall/shared/ops/recovery"
+	"github.com/hookwall/hookwall/shared/state/targets"
+	"github.com/hookwall/hookwall/shared/state/targets/targetsdb"
 )
 
 // TestRecoverEndsEveryFailedEventSucceeded is must-show 2 through the CLI:

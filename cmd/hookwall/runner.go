@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hookwall/hookwall/shared/repo"
-	"github.com/hookwall/hookwall/shared/runfile"
+	"github.com/hookwall/hookwall/shared/base/repo"
+	"github.com/hookwall/hookwall/shared/config/runfile"
 )
 
 // stackVariables name a stack: when the environment sets any of them, it

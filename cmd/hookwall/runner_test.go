@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/runfile"
+	"github.com/hookwall/hookwall/shared/config/runfile"
 )
 
 // deadPID returns the pid of a process that has ended (and been waited for).

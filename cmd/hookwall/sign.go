@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hookwall/hookwall/shared/provider"
-	"github.com/hookwall/hookwall/shared/providers"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/signer"
-	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/config/signer"
+	"github.com/hookwall/hookwall/shared/config/tenants"
+	"github.com/hookwall/hookwall/shared/protocol/provider"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // defaultBase is where `make run` serves the receiver.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/hookwall/hookwall/shared/release"
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/release"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 // versionInfo is what `hookwall version` prints: the release this code is

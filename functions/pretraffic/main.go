@@ -3,9 +3,9 @@
 package main
 
 import (
-	"github.com/hookwall/hookwall/shared/pretraffic"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/startup"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/config/startup"
+	"github.com/hookwall/hookwall/shared/ops/pretraffic"
 )
 
 func main() {

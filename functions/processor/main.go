@@ -3,8 +3,8 @@ package main
 
 import (
 	"github.com/hookwall/hookwall/functions/processor/wiring"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/startup"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/config/startup"
 )
 
 func main() {

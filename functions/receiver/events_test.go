@@ -16,12 +16,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
-	"github.com/hookwall/hookwall/shared/signer"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/tenants"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/signer"
+	"github.com/hookwall/hookwall/shared/config/tenants"
+	"github.com/hookwall/hookwall/shared/engine/intake"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // The sample API Gateway events in events/receiver, for reading and as the

@@ -26,12 +26,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/awstest"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/intake"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // What the receiver prints while it answers duplicates, against DynamoDB
@@ -215,7 +215,7 @@ func TestIntegrationThousandDuplicatesPrintOnlyJSON(t *testing.T) {
 // The control: the same run with the SDK's default logger (what Build
 // replaces) prints the plain-text warning, so the capture above does see
 // the lines it checks for. If an SDK upgrade fixes issue 3545, this test
-// fails: then the demotion in shared/awslog can go.
+// fails: then the demotion in shared/aws/awsconf (sdklog.go) can go.
 func TestIntegrationDefaultSDKLoggerPrintsPlainText(t *testing.T) {
 	out := duplicateRun(t, 20, true)
 	bad := nonJSON(out)

@@ -2,9 +2,9 @@
 package main
 
 import (
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/startup"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/config/startup"
+	"github.com/hookwall/hookwall/shared/engine/intake"
 )
 
 func main() {

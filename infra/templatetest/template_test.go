@@ -15,10 +15,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
+	"github.com/hookwall/hookwall/shared/engine/platform"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 const (

@@ -58,7 +58,7 @@ func Diff(committed, derived *Inventory) (drift, moved []string) {
 	return drift, moved
 }
 
-// lineNumber is the ":<line>" of a code site ("shared/store/table.go:88 (*store.Table).Get").
+// lineNumber is the ":<line>" of a code site ("shared/state/store/table.go:88 (*store.Table).Get").
 var lineNumber = regexp.MustCompile(`:[0-9]+ `)
 
 // withoutLines returns the sites without their line numbers, sorted.

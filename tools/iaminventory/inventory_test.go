@@ -102,30 +102,30 @@ func TestInventoryMatchesCode(t *testing.T) {
 // the dead-letter rows as no longer reachable.
 func TestFixtureCallWithoutRow(t *testing.T) {
 	root := repoRoot(t)
-	sendPath := filepath.Join(root, "shared", "queue", "send.go")
-	dlqPath := filepath.Join(root, "shared", "queue", "dlq.go")
+	sendPath := filepath.Join(root, "shared", "aws", "queue", "send.go")
+	dlqPath := filepath.Join(root, "shared", "aws", "queue", "dlq.go")
 	send, dlq := readFile(t, sendPath), readFile(t, dlqPath)
 
 	header := regexp.MustCompile(`(?m)^func \(q \*Queue\) Send\(ctx context\.Context, [^)]*\) error \{\n`)
 	loc := header.FindStringIndex(send)
 	if loc == nil {
-		t.Fatal("fixture: shared/queue/send.go has no func (q *Queue) Send(ctx context.Context, ...) error: update the fixture")
+		t.Fatal("fixture: shared/aws/queue/send.go has no func (q *Queue) Send(ctx context.Context, ...) error: update the fixture")
 	}
 	added := "\tif len(envs) == 0 {\n\t\t_, _ = q.client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url}) // fixture\n\t}\n"
 	line := strings.Count(send[:loc[1]], "\n") + 2
 	send = send[:loc[1]] + added + send[loc[1]:]
-	site := fmt.Sprintf("shared/queue/send.go:%d (*queue.Queue).Send", line)
+	site := fmt.Sprintf("shared/aws/queue/send.go:%d (*queue.Queue).Send", line)
 
 	call := regexp.MustCompile(`_, err := q\.client\.SendMessage\(ctx, &sqs\.SendMessageInput\{(?s:.*?)\n\t\}\)`)
 	if !call.MatchString(dlq) {
-		t.Fatal("fixture: shared/queue/dlq.go has no q.client.SendMessage call: update the fixture")
+		t.Fatal("fixture: shared/aws/queue/dlq.go has no q.client.SendMessage call: update the fixture")
 	}
 	dlq = call.ReplaceAllLiteralString(dlq, "var err error\n\t_, _ = attrs, sqs.SendMessageInput{}")
 	// The other SendMessage, the put-off of a newer format's message, goes too.
-	formatPath := filepath.Join(root, "shared", "queue", "format.go")
+	formatPath := filepath.Join(root, "shared", "aws", "queue", "format.go")
 	formatSrc := readFile(t, formatPath)
 	if !call.MatchString(formatSrc) {
-		t.Fatal("fixture: shared/queue/format.go has no q.client.SendMessage call: update the fixture")
+		t.Fatal("fixture: shared/aws/queue/format.go has no q.client.SendMessage call: update the fixture")
 	}
 	formatSrc = call.ReplaceAllLiteralString(formatSrc, "var err error\n\t_, _, _ = attrs, group, sqs.SendMessageInput{}")
 
@@ -143,7 +143,7 @@ func TestFixtureCallWithoutRow(t *testing.T) {
 	for _, want := range []string{
 		"receiver sqs:DeleteMessage at " + site + ": no binding",
 		"compensator sqs:DeleteMessage at " + site + ": no binding",
-		`binding {github.com/hookwall/hookwall/shared/queue sqs:SendMessage} in iam/resources.json matches no reachable call site`,
+		`binding {github.com/hookwall/hookwall/shared/aws/queue sqs:SendMessage} in iam/resources.json matches no reachable call site`,
 	} {
 		if !slices.ContainsFunc(res.Problems, func(p string) bool { return strings.Contains(p, want) }) {
 			t.Errorf("problems lack %q; got:\n%s", want, strings.Join(res.Problems, "\n"))
@@ -153,9 +153,9 @@ func TestFixtureCallWithoutRow(t *testing.T) {
 	// With one: the inventory check names the missing and the stale rows.
 	bound := *rules
 	bound.Rules = slices.DeleteFunc(slices.Clone(rules.Rules), func(r Rule) bool {
-		return r.Package == "github.com/hookwall/hookwall/shared/queue" && r.Operation == "sqs:SendMessage"
+		return r.Package == "github.com/hookwall/hookwall/shared/aws/queue" && r.Operation == "sqs:SendMessage"
 	})
-	bound.Rules = append(bound.Rules, Rule{Package: "github.com/hookwall/hookwall/shared/queue", Operation: "sqs:DeleteMessage",
+	bound.Rules = append(bound.Rules, Rule{Package: "github.com/hookwall/hookwall/shared/aws/queue", Operation: "sqs:DeleteMessage",
 		Resources: []string{"EventsQueue"}, Why: "fixture"})
 	res = Build(a, &bound, tmpl)
 	if len(res.Problems) > 0 {

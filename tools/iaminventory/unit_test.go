@@ -34,7 +34,7 @@ func TestActions(t *testing.T) {
 }
 
 func TestBindMostSpecific(t *testing.T) {
-	const store = "github.com/hookwall/hookwall/shared/store"
+	const store = "github.com/hookwall/hookwall/shared/state/store"
 	const team = "github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	rules := &Rules{Rules: []Rule{
 		{Package: store, Operation: "dynamodb:*", Resources: []string{"EventsTable"}, Why: "w"},
@@ -69,7 +69,7 @@ func TestBindMostSpecific(t *testing.T) {
 		{site("store.ApplyTransition", team), "dynamodb:UpdateItem", "", "ApprovalsTable", "the more specific rule wins"},
 		{site("store.ApplyTransition", team, "github.com/x/crm"), "dynamodb:UpdateItem", "",
 			"processor dynamodb:UpdateItem at f.go:1 store.ApplyTransition: called from github.com/x/crm, which binding " +
-				"{github.com/hookwall/hookwall/shared/store dynamodb:UpdateItem enclosing=store.ApplyTransition callers=" + team + "} does not list: bind that caller's call",
+				"{github.com/hookwall/hookwall/shared/state/store dynamodb:UpdateItem enclosing=store.ApplyTransition callers=" + team + "} does not list: bind that caller's call",
 			"a new caller needs its own binding"},
 		{reach.Site{Package: "github.com/aws/aws-sdk-go-v2/credentials/stscreds"}, "sts:AssumeRole", "", "excluded", "a package pattern"},
 	} {

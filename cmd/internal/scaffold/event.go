@@ -15,7 +15,7 @@ import (
 )
 
 // ProvidersDir is where the provider packages live, relative to the root.
-const ProvidersDir = "shared/provider"
+const ProvidersDir = "shared/protocol/provider"
 
 // event is the event a new handler is registered for.
 type event struct {

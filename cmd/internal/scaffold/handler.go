@@ -14,7 +14,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 // HandlersDir is where the team packages live, relative to the module root.

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 // forwardPath is the import path of the built-in forwarder, which handlers.go

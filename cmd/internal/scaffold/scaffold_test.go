@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 func TestCheckTeam(t *testing.T) {
@@ -43,8 +43,8 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/engine/platform"
+	"github.com/hookwall/hookwall/shared/engine/process"
 )
 
 // Teams are every team.

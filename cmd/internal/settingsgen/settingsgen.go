@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hookwall/hookwall/shared/setting"
+	"github.com/hookwall/hookwall/shared/config/setting"
 )
 
 // The generated files, relative to the module's root.

@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/hookwall/hookwall/shared/setting"
+	"github.com/hookwall/hookwall/shared/config/setting"
 )
 
 func TestParameterName(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // Call counting (SDK middleware).

@@ -20,12 +20,12 @@ import (
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/signer"
-	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/config/signer"
+	"github.com/hookwall/hookwall/shared/config/tenants"
+	"github.com/hookwall/hookwall/shared/engine/intake"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
 )
 
 type env struct {

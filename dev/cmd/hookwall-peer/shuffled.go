@@ -15,9 +15,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookwall/hookwall/dev/internal/cpuclock"
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/engine/intake"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
 )
 
 // shuffled is bench.mjs's shuffled mode: n unique events, duplicated and

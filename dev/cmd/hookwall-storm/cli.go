@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-storm/storm"
-	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // exitError is a run whose report failed: already printed.

@@ -7,7 +7,7 @@ import (
 )
 
 // The local tools' main helper imports the standard library only (a rule
-// shared/webhook/deps_test.go kept while it was in the product module).
+// shared/base/webhook/deps_test.go kept while it was in the product module).
 func TestImportsTheStandardLibraryOnly(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
 	if err != nil {

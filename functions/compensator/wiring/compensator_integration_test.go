@@ -23,17 +23,17 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/functions/compensator/wiring"
-	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/processtest"
-	"github.com/hookwall/hookwall/shared/queue"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/sweep"
-	"github.com/hookwall/hookwall/shared/webhook"
-	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
+	"github.com/hookwall/hookwall/shared/aws/awstest"
+	"github.com/hookwall/hookwall/shared/aws/queue"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook/webhooktest"
+	"github.com/hookwall/hookwall/shared/engine/compensate"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/engine/processtest"
+	"github.com/hookwall/hookwall/shared/engine/sweep"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // The compensator through its Lambda handler (wiring.New, HandleSQS), on a

@@ -9,10 +9,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/sqsbatch"
-	"github.com/hookwall/hookwall/shared/sweep"
+	"github.com/hookwall/hookwall/shared/aws/sqsbatch"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/engine/compensate"
+	"github.com/hookwall/hookwall/shared/engine/sweep"
 )
 
 // Sweeper is what sweep mode runs; *sweep.Sweeper satisfies it.

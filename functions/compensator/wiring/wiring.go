@@ -8,16 +8,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	"github.com/hookwall/hookwall/shared/backend"
-	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/drain"
-	"github.com/hookwall/hookwall/shared/recovery"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/sweep"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/compensate"
+	"github.com/hookwall/hookwall/shared/engine/drain"
+	"github.com/hookwall/hookwall/shared/engine/sweep"
+	"github.com/hookwall/hookwall/shared/ops/backend"
+	"github.com/hookwall/hookwall/shared/ops/recovery"
 )
 
 // Defaults returns the sweeper's defaults for [settings.LoadCompensator],
-// from shared/sweep's constants (settings reads the engines' own from the
+// from shared/engine/sweep's constants (settings reads the engines' own from the
 // kernel).
 func Defaults() settings.CompensatorDefaults {
 	sd := sweep.Defaults()

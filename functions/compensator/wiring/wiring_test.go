@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store/memstore"
-	"github.com/hookwall/hookwall/shared/sweep"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/compensate"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/engine/sweep"
+	"github.com/hookwall/hookwall/shared/state/store/memstore"
 )
 
 func env(kv ...string) func(string) string {

@@ -15,8 +15,8 @@ import (
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/setting"
+	"github.com/hookwall/hookwall/shared/config/setting"
+	"github.com/hookwall/hookwall/shared/engine/platform"
 )
 
 // Teams are every team, in registration order: the processor and the

@@ -26,16 +26,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/hookwall/hookwall/shared/awsconf"
-	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/queue"
-	"github.com/hookwall/hookwall/shared/sqsbatch"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/awsconf"
+	"github.com/hookwall/hookwall/shared/aws/awstest"
+	"github.com/hookwall/hookwall/shared/aws/bus"
+	"github.com/hookwall/hookwall/shared/aws/queue"
+	"github.com/hookwall/hookwall/shared/aws/sqsbatch"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // BenchmarkProcessor is issue 11's processor figure: CPU and AWS calls per

@@ -6,8 +6,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/sqsbatch"
+	"github.com/hookwall/hookwall/shared/aws/sqsbatch"
+	"github.com/hookwall/hookwall/shared/base/obs"
 )
 
 // Handler is the processor Lambda: an SQS batch in, a partial batch response out.

@@ -8,10 +8,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	"github.com/hookwall/hookwall/shared/backend"
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/sqsbatch"
+	"github.com/hookwall/hookwall/shared/aws/sqsbatch"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
+	"github.com/hookwall/hookwall/shared/ops/backend"
 )
 
 // Build wires the processor from s: it loads the AWS configuration once

@@ -3,10 +3,10 @@ package wiring
 import (
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/sqsbatch"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/sqsbatch"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
 )
 
 func env(kv ...string) func(string) string {

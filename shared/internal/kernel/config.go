@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // Defaults of [Config], for every engine and every binary.
@@ -43,7 +43,7 @@ const (
 	DefaultReenqueueGrace = DefaultReceiveBudget + DefaultGraceMargin
 )
 
-// Bounds of the deployed settings (shared/settings holds the environment to
+// Bounds of the deployed settings (shared/config/settings holds the environment to
 // them). [Config.Validate] accepts any value that is not negative, so that
 // tests can run with a lease of milliseconds; the retry cap is bounded by
 // SQS in any case.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
+	"github.com/hookwall/hookwall/shared/base/webhook/webhooktest"
 )
 
 type nopQueue struct{ webhooktest.Queue }

@@ -1,6 +1,6 @@
 // Package kernel is the leased-attempt kernel both engines run on: the
-// processor (shared/dispatch, a phase that runs the handlers) and the
-// compensator (shared/compensate, a phase that plans and runs the undos and
+// processor (shared/engine/dispatch, a phase that runs the handlers) and the
+// compensator (shared/engine/compensate, a phase that plans and runs the undos and
 // the requeue).
 //
 // Per queue message ([Engine.Handle], or a batch with bounded concurrency

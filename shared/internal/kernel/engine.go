@@ -8,9 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 	"github.com/hookwall/hookwall/shared/internal/fanout"
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // Metric names (EMF, PascalCase) the kernel records for every engine.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/webhook"
-	"github.com/hookwall/hookwall/shared/webhook/webhooktest"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook/webhooktest"
 )
 
 var testNames = Names{Package: "test", Acquire: "acquire it", Duplicate: "was done", Busy: "is busy", Missing: "is gone",

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // fakePhase is a Phase and its Leases on fakes: Acquire answers acq (or acqErr),

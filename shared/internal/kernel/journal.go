@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookwall/hookwall/shared/base/webhook"
 	"github.com/hookwall/hookwall/shared/internal/registry"
-	"github.com/hookwall/hookwall/shared/webhook"
 )
 
 // StepKey is the one key of a journal entry within an event's claim: a

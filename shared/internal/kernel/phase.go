@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // Leases are a phase's lease calls on the events table: the processor's

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // Visibility changes when a queue message becomes visible again

@@ -3,7 +3,7 @@ package kernel
 import (
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // Message is one queue message, as an engine receives it.

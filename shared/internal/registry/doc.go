@@ -1,5 +1,5 @@
 // Package registry is the engines' view of the handler registry: the
-// [Table] a team's Register fills through shared/process (whose Registry is
+// [Table] a team's Register fills through shared/engine/process (whose Registry is
 // a defined type over Table, so that process's documentation lists only the
 // team's methods), the [Entry] of each handler, and what an engine passes to
 // a handler ([Call]) or to its compensation ([UndoCall]).

@@ -3,7 +3,7 @@ package registry
 import (
 	"strings"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // MaxNameBytes is the longest handler or target name.

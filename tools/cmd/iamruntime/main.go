@@ -1,6 +1,6 @@
 // Command iamruntime is `make iam-runtime`: the dynamic check of the static
 // IAM inventory. It reads the runtime records that the functions' AWS
-// clients wrote under HOOKWALL_IAM_RECORD (shared/awsconf: JSON lines
+// clients wrote under HOOKWALL_IAM_RECORD (shared/aws/awsconf: JSON lines
 // {"function","operation","resource"} in <dir>/<function>-<pid>.jsonl) and
 // checks that every recorded (function, operation, resource) is a row of
 // iam/inventory.json. It prints each one that is not, with the files that

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // banner is what the runner prints once it is ready.

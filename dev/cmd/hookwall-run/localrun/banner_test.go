@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // The banner offers every provider of the registry with the demo tenants,

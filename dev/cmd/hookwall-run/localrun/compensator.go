@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	compwiring "github.com/hookwall/hookwall/functions/compensator/wiring"
-	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/config/settings"
 )
 
 // functionsEnv is what wiring the functions beyond the receiver and the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 // Module is the module path the runner looks for to find the repository root.

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hookwall/hookwall/shared/providers"
-	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/config/tenants"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // DemoForwardSecret signs what the demo tenant forwards (Standard

@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"path/filepath"
 
-	"github.com/hookwall/hookwall/shared/runfile"
+	"github.com/hookwall/hookwall/shared/config/runfile"
 )
 
 // DiscoveryFile is the file, in the run directory, by which other programs

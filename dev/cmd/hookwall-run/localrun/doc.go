@@ -41,7 +41,7 @@
 // RunDir is HOOKWALL_RUN_DIR, default <repo>/.local/run) atomically (a
 // temporary file renamed over it, mode 0600) and removes it when it stops.
 // Other programs (the hookwall CLI, "hookwall-run send") read it through
-// package shared/runfile, which holds the one type for it; this is
+// package shared/config/runfile, which holds the one type for it; this is
 // its contract:
 //
 //	{

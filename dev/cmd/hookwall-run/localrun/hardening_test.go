@@ -25,10 +25,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/runfile"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/runfile"
+	"github.com/hookwall/hookwall/shared/engine/intake"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // served is the runner's main handler (Handler) served by its own server

@@ -29,16 +29,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/providers"
-	"github.com/hookwall/hookwall/shared/repo"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/store/memstore"
-	"github.com/hookwall/hookwall/shared/tenants"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/bus"
+	"github.com/hookwall/hookwall/shared/base/repo"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/tenants"
+	"github.com/hookwall/hookwall/shared/engine/intake"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
+	"github.com/hookwall/hookwall/shared/protocol/provider/standard"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
+	"github.com/hookwall/hookwall/shared/state/store"
+	"github.com/hookwall/hookwall/shared/state/store/memstore"
 )
 
 func discard() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }

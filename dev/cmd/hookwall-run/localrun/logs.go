@@ -68,7 +68,7 @@ var messageStages = map[string]struct {
 	"stuck record sent to the dead-letter queue again": {StageSwept, false},
 }
 
-// LogTap is the writer of the runner's JSON logger (shared/obs). In JSON
+// LogTap is the writer of the runner's JSON logger (shared/base/obs). In JSON
 // mode it passes each line through; in human mode it rewrites each line as
 // one short, aligned line: time, stage (or level), event key and what
 // happened. It is safe for concurrent use.
@@ -105,7 +105,7 @@ func (t *LogTap) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// sweepMessage is the sweeper's message after each run (shared/sweep).
+// sweepMessage is the sweeper's message after each run (shared/engine/sweep).
 const sweepMessage = "sweep done"
 
 // sweepActions are the counts of a sweep line that say it did something.

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/aws/queue"
 )
 
 // ObserveSends returns an AWS config option that logs, after SQS accepted

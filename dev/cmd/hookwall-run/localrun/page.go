@@ -22,10 +22,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookwall/hookwall/shared/control"
-	"github.com/hookwall/hookwall/shared/recovery"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/ops/control"
+	"github.com/hookwall/hookwall/shared/ops/recovery"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // Page limits.
@@ -98,7 +98,7 @@ type Page struct {
 	Now func() time.Time
 	// Control backs the targets panel: breakers, pauses, held counts, and
 	// its Pause and Resume buttons, which act as `hookwall pause|resume`
-	// do (shared/control: the drain, the operational events). Optional:
+	// do (shared/ops/control: the drain, the operational events). Optional:
 	// without it the panel is empty and the buttons answer 501.
 	Control *control.Controller
 	// Jobs back the recover panel: start a recovery job (as `hookwall
@@ -357,7 +357,7 @@ func (p *Page) add(item map[string]types.AttributeValue, c *collected) error {
 		if !rec.Expired(p.now()) {
 			c.recs = append(c.recs, rec)
 		}
-		// Journal entries kept in the record (shared/store/journal.go) are its claim's.
+		// Journal entries kept in the record (shared/state/store/journal.go) are its claim's.
 		if entries, err := store.RecordSteps(item); err == nil {
 			for _, e := range entries {
 				c.steps[rec.Key] = append(c.steps[rec.Key], journalItem{Key: rec.Key, ClaimID: rec.ClaimID, Handler: e.Handler,
@@ -506,7 +506,7 @@ func prettyPayload(b []byte) string {
 	return truncateText(string(b), maxPayloadShown)
 }
 
-// journalItem is a journal entry as stored (see shared/store/journal.go).
+// journalItem is a journal entry as stored (see shared/state/store/journal.go).
 type journalItem struct {
 	Key         string `dynamodbav:"pk"`
 	SK          string `dynamodbav:"sk"`

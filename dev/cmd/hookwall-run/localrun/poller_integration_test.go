@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookwall/hookwall/shared/awstest"
+	"github.com/hookwall/hookwall/shared/aws/awstest"
 )
 
 // The poller drives a handler as the Lambda SQS event source does, on the

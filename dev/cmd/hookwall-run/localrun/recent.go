@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // DefaultRecentKeys is how many claimed keys the runner remembers for its

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/recovery"
+	"github.com/hookwall/hookwall/shared/ops/recovery"
 )
 
 // RecoveryJobs are the recovery jobs of the page's recover panel

@@ -17,9 +17,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/awstest"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // seedFailed writes n LINE events of tenant demo to the runner's table as

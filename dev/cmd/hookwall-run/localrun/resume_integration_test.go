@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // resumeBound is issue 29's must-show 3: the events a resume releases all

@@ -20,7 +20,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers"
-	"github.com/hookwall/hookwall/shared/intake"
+	"github.com/hookwall/hookwall/shared/engine/intake"
 )
 
 // ReceiverTimeout is the receiver's timeout, as template.yaml sets it: each

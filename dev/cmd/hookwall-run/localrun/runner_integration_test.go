@@ -28,9 +28,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookwall/hookwall/dev/internal/localstack"
-	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/awstest"
+	"github.com/hookwall/hookwall/shared/aws/bus"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // pollInterval is how often the tests look at what the runner subprocess

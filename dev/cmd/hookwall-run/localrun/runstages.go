@@ -17,19 +17,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
-	"github.com/hookwall/hookwall/shared/awslog"
-	"github.com/hookwall/hookwall/shared/bus"
-	"github.com/hookwall/hookwall/shared/control"
-	"github.com/hookwall/hookwall/shared/drain"
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/queue"
-	"github.com/hookwall/hookwall/shared/recovery"
-	"github.com/hookwall/hookwall/shared/runfile"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/targets"
-	"github.com/hookwall/hookwall/shared/targets/targetsdb"
+	"github.com/hookwall/hookwall/shared/aws/awsconf"
+	"github.com/hookwall/hookwall/shared/aws/bus"
+	"github.com/hookwall/hookwall/shared/aws/queue"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/config/runfile"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/drain"
+	"github.com/hookwall/hookwall/shared/engine/intake"
+	"github.com/hookwall/hookwall/shared/ops/control"
+	"github.com/hookwall/hookwall/shared/ops/recovery"
+	"github.com/hookwall/hookwall/shared/state/store"
+	"github.com/hookwall/hookwall/shared/state/targets"
+	"github.com/hookwall/hookwall/shared/state/targets/targetsdb"
 )
 
 // The stages of [Run], in the order it runs them.
@@ -198,7 +198,7 @@ type runnerParts struct {
 // pause and resume, recover).
 func buildRunnerParts(ctx context.Context, cfg Config, env *runEnv, fns *functions, forwardURL string) (*runnerParts, error) {
 	log, rs, ps := fns.log, fns.rs, fns.ps
-	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(awslog.New(log)), ObserveSends(log, ps.DLQURL))
+	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(awsconf.NewSDKLogger(log)), ObserveSends(log, ps.DLQURL))
 	if err != nil {
 		return nil, fmt.Errorf("localrun: AWS config: %w", err)
 	}

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/providers"
-	"github.com/hookwall/hookwall/shared/signer"
-	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/config/signer"
+	"github.com/hookwall/hookwall/shared/config/tenants"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // Command is a printed command to send a demo event.
@@ -90,7 +90,7 @@ type SendOptions struct {
 }
 
 // Send signs the demo event o describes with the tenant's secrets (package
-// shared/signer: as the platform would, at this moment) and POSTs it to the
+// shared/config/signer: as the platform would, at this moment) and POSTs it to the
 // receiver. It writes the request line and the answer to out, and fails
 // unless the answer is 2xx.
 func Send(ctx context.Context, o SendOptions, out io.Writer) error {

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/provider/standard"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/protocol/provider/standard"
 )
 
 // The runner's two sinks stand for what AWS and the business would be: the

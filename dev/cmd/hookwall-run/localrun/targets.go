@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/control"
-	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/ops/control"
+	"github.com/hookwall/hookwall/shared/state/targets"
 )
 
 // ControlHeader must be on a pause or resume request from the page: a page

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/shared/awsconf"
+	"github.com/hookwall/hookwall/shared/aws/awsconf"
 )
 
 // Defaults of the settings [LoadConfig] reads.
@@ -45,7 +45,7 @@ type Config struct {
 	// (HOOKWALL_SAM_ENGINE=off: no, fail instead).
 	Engine bool
 	// IAMRecord is where the functions' runtime IAM records go
-	// (HOOKWALL_IAM_RECORD, shared/awsconf; empty: off): the containers
+	// (HOOKWALL_IAM_RECORD, shared/aws/awsconf; empty: off): the containers
 	// write them to their output (HOOKWALL_IAM_RECORD=log, through the
 	// Docker shim), from which [Run] copies them there.
 	IAMRecord string

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-sam/dockershim"
-	"github.com/hookwall/hookwall/shared/awsconf"
+	"github.com/hookwall/hookwall/shared/aws/awsconf"
 )
 
 // Files in the run directory.

@@ -18,8 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/shared/awsconf"
-	"github.com/hookwall/hookwall/shared/runfile"
+	"github.com/hookwall/hookwall/shared/aws/awsconf"
+	"github.com/hookwall/hookwall/shared/config/runfile"
 )
 
 // The stages of [Run], in the order it runs them.

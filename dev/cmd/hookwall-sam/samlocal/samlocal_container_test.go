@@ -34,10 +34,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/shared/audit"
-	"github.com/hookwall/hookwall/shared/awstest"
-	"github.com/hookwall/hookwall/shared/signer"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/aws/awstest"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/signer"
+	"github.com/hookwall/hookwall/shared/state/audit"
 )
 
 // business stands for the forward target: it answers 400 (permanent) to

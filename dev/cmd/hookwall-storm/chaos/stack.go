@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/dev/internal/localstack"
-	"github.com/hookwall/hookwall/shared/repo"
+	"github.com/hookwall/hookwall/shared/base/repo"
 )
 
 // Stack is a private DynamoDB Local + SQS server pair started by

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // RecordFacts is what the storm reads of an event's record at the end.

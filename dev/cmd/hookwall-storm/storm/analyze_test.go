@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
+	"github.com/hookwall/hookwall/shared/protocol/provider/standard"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
 )
 
 func TestDoubled(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/shared/targets"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/state/targets"
 )
 
 // BreakerReport is the breaker scenarios' part of a report (issue 29): the

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // readRecords reads the records of keys (16 at once) through table and

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // Track is what one HTTP request to the receiver caused on AWS: the SDK

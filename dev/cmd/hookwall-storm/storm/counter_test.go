@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // The counting middleware observes; it must hand every answer to the caller

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/aws/queue"
 )
 
 // GroupReport is what the storm saw of the message groups on the real

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookwall/hookwall/shared/queue"
+	"github.com/hookwall/hookwall/shared/aws/queue"
 )
 
 func noisyWorkload(withNoisy bool) ([]Item, []Job, NoisyOptions) {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hookwall/hookwall/shared/drain"
-	"github.com/hookwall/hookwall/shared/queue"
-	"github.com/hookwall/hookwall/shared/settings"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/targets"
-	"github.com/hookwall/hookwall/shared/targets/targetsdb"
+	"github.com/hookwall/hookwall/shared/aws/queue"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/drain"
+	"github.com/hookwall/hookwall/shared/state/store"
+	"github.com/hookwall/hookwall/shared/state/targets"
+	"github.com/hookwall/hookwall/shared/state/targets/targetsdb"
 )
 
 // operator is what an operator's `hookwall pause` / `hookwall resume` use

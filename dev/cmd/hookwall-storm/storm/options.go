@@ -6,10 +6,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/provider/wechat"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
+	"github.com/hookwall/hookwall/shared/protocol/provider/standard"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wechat"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
 )
 
 // Options configure one storm. [Defaults] fills what is unset.

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 // OutageCheck is what an outage scenario (a forward target down, or a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
 )
 
 func TestRetryBudget(t *testing.T) {

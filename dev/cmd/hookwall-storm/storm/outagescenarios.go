@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/shared/targets"
+	"github.com/hookwall/hookwall/shared/state/targets"
 )
 
 // The outage scenarios (issue 19): the forward target down, or a scope

@@ -3,7 +3,7 @@ package storm
 import (
 	"time"
 
-	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // Policy is how a platform retries a delivery that was not answered 2xx:

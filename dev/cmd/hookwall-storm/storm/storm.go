@@ -15,8 +15,8 @@ import (
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/dev/internal/cpuclock"
-	"github.com/hookwall/hookwall/shared/providers"
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // Run runs one storm and returns its report. The error is for a storm that

@@ -21,9 +21,9 @@ import (
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
 	compwiring "github.com/hookwall/hookwall/functions/compensator/wiring"
 	procwiring "github.com/hookwall/hookwall/functions/processor/wiring"
-	"github.com/hookwall/hookwall/shared/intake"
-	"github.com/hookwall/hookwall/shared/obs"
-	"github.com/hookwall/hookwall/shared/settings"
+	"github.com/hookwall/hookwall/shared/base/obs"
+	"github.com/hookwall/hookwall/shared/config/settings"
+	"github.com/hookwall/hookwall/shared/engine/intake"
 )
 
 // System is Hookwall running in-process for one storm: the receiver behind

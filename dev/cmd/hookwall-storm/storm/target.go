@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/engine/process"
 )
 
 // TargetConfig says how the forward target misbehaves.

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/provider/wechat"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
+	"github.com/hookwall/hookwall/shared/protocol/provider/standard"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wechat"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
 )
 
 func post(t *testing.T, h http.Handler, key, idem string) int {

@@ -7,8 +7,8 @@ import (
 	"math/big"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/providers"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 // Item is one delivery of the workload as the platform first makes it: a

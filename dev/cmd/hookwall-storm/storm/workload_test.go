@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/provider/wechat"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
-	"github.com/hookwall/hookwall/shared/providers"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
+	"github.com/hookwall/hookwall/shared/protocol/provider/standard"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wechat"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
+	"github.com/hookwall/hookwall/shared/protocol/providers"
 )
 
 func TestWorkloadMix(t *testing.T) {

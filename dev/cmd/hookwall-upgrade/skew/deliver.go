@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-storm/storm"
-	"github.com/hookwall/hookwall/shared/signer"
-	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/config/signer"
+	"github.com/hookwall/hookwall/shared/config/tenants"
 )
 
 // retryEvery is how long a platform waits before it delivers a refused or

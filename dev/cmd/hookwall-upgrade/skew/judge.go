@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-storm/storm"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // Tally is what became of a mix's events, from the business target's

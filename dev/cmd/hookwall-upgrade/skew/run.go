@@ -15,8 +15,8 @@ import (
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-storm/storm"
-	"github.com/hookwall/hookwall/shared/release"
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/base/release"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // Options are a skew test's settings.

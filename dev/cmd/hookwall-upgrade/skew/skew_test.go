@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/release"
-	"github.com/hookwall/hookwall/shared/store"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/release"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // TestReleasesFile: the repository's releases.tsv parses, lists v0.1.0 at

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hookwall/hookwall/dev/cmd/hookwall-run/localrun"
-	"github.com/hookwall/hookwall/shared/tenants"
+	"github.com/hookwall/hookwall/shared/config/tenants"
 )
 
 // serve serves the business target on a port of ports and returns its

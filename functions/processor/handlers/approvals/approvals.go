@@ -9,11 +9,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
-	"github.com/hookwall/hookwall/shared/setting"
-	"github.com/hookwall/hookwall/shared/store"
+	"github.com/hookwall/hookwall/shared/config/setting"
+	"github.com/hookwall/hookwall/shared/engine/platform"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
+	"github.com/hookwall/hookwall/shared/state/store"
 )
 
 // HandlerName is the stable name of the approval handler.

@@ -10,12 +10,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/process/processtest"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
-	"github.com/hookwall/hookwall/shared/provider/wxmsg"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
+	"github.com/hookwall/hookwall/shared/engine/platform"
+	"github.com/hookwall/hookwall/shared/engine/processtest"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wxmsg"
 )
 
 // teamTable is the approvals team's own table (pk = SpNo): in memory, or in

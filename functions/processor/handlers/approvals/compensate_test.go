@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/approvals"
-	"github.com/hookwall/hookwall/shared/compensate/compensatetest"
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/processtest"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/engine/compensatetest"
+	"github.com/hookwall/hookwall/shared/engine/platform"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/engine/processtest"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
 )
 
 // registerFailing registers the approvals handler, then one that fails the

@@ -14,6 +14,6 @@
 // dead-letter path and its step moved the row, the row goes back to
 // SUBMITTED with the same conditional transition (from the state this event
 // set; a row that moved on elsewhere is left alone). The tests prove both
-// with shared/process/processtest and shared/compensate, in memory and
+// with shared/engine/processtest and shared/engine/compensate, in memory and
 // against a table in DynamoDB Local.
 package approvals

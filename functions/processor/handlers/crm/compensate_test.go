@@ -11,13 +11,13 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/crm"
-	"github.com/hookwall/hookwall/shared/compensate"
-	"github.com/hookwall/hookwall/shared/compensate/compensatetest"
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/processtest"
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/engine/compensate"
+	"github.com/hookwall/hookwall/shared/engine/compensatetest"
+	"github.com/hookwall/hookwall/shared/engine/platform"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/engine/processtest"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
 )
 
 // leadAPI is a CRM whose tagging fails, so that the event is compensated:

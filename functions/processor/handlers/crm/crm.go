@@ -12,10 +12,10 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/setting"
+	"github.com/hookwall/hookwall/shared/config/setting"
+	"github.com/hookwall/hookwall/shared/engine/platform"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
 )
 
 // HandlerName is the stable name of the lead-from-follow handler: it is part

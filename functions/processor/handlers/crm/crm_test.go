@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/hookwall/hookwall/shared/process"
+	"github.com/hookwall/hookwall/shared/engine/process"
 )
 
 func TestStatusMapping(t *testing.T) {

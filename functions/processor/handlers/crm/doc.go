@@ -12,5 +12,5 @@
 // Its compensation deletes the lead (DELETE /leads/{id}) when the event ends
 // on the dead-letter path, with the undo's own idempotency key; a lead
 // already gone counts as deleted. The tests prove both with
-// shared/process/processtest and shared/compensate.
+// shared/engine/processtest and shared/engine/compensate.
 package crm

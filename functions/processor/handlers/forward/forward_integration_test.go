@@ -12,16 +12,16 @@ import (
 	"testing"
 
 	"github.com/hookwall/hookwall/functions/processor/handlers/forward"
-	"github.com/hookwall/hookwall/shared/dispatch"
-	"github.com/hookwall/hookwall/shared/platform"
-	"github.com/hookwall/hookwall/shared/process"
-	"github.com/hookwall/hookwall/shared/process/processtest"
-	"github.com/hookwall/hookwall/shared/provider/line"
-	"github.com/hookwall/hookwall/shared/provider/standard"
-	"github.com/hookwall/hookwall/shared/provider/wecom"
-	"github.com/hookwall/hookwall/shared/provider/wxmsg"
-	"github.com/hookwall/hookwall/shared/tenants"
-	"github.com/hookwall/hookwall/shared/webhook"
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/config/tenants"
+	"github.com/hookwall/hookwall/shared/engine/dispatch"
+	"github.com/hookwall/hookwall/shared/engine/platform"
+	"github.com/hookwall/hookwall/shared/engine/process"
+	"github.com/hookwall/hookwall/shared/engine/processtest"
+	"github.com/hookwall/hookwall/shared/protocol/provider/line"
+	"github.com/hookwall/hookwall/shared/protocol/provider/standard"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wecom"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wxmsg"
 )
 
 // verifier is a tenant's Standard Webhooks endpoint: it verifies every

@@ -1,0 +1,138 @@
+package wechat
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/hookwall/hookwall/shared/base/webhook"
+	"github.com/hookwall/hookwall/shared/protocol/provider/wxmsg/wxmsgtest"
+)
+
+// vectorCase is one case of shared/vectors/wechat.json (see its README).
+type vectorCase struct {
+	wxmsgtest.Case
+	EncodingAESKey *string `json:"encodingAESKey"`
+	AppID          string  `json:"appId"`
+	Mode           string  `json:"mode"`
+	DecryptOnly    bool    `json:"decryptOnly"`
+}
+
+// loadVectors reads shared/vectors/wechat.json; see [wxmsgtest.Load].
+func loadVectors(t testing.TB) []vectorCase {
+	t.Helper()
+	return wxmsgtest.Load[vectorCase](t, "wechat.json", "wechat_official_account")
+}
+
+func (c *vectorCase) parser(t testing.TB) *Parser {
+	t.Helper()
+	cfg := Config{Token: c.Token, AppID: c.AppID}
+	if c.EncodingAESKey != nil {
+		cfg.EncodingAESKey = *c.EncodingAESKey
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatalf("case %s: New: %v", c.Name, err)
+	}
+	return p
+}
+
+func TestVectors(t *testing.T) {
+	cases := loadVectors(t)
+	keys := wxmsgtest.NewKeys()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			p := c.parser(t)
+			for _, q := range c.Queries(t) {
+				req := c.Request(t, Name, q.Values)
+				if c.DecryptOnly {
+					// Official crypto vector: the plaintext is not a callback
+					// message. Check signature + decryption alone; Parse must
+					// reject it as malformed.
+					plain, err := p.DecryptBody(req)
+					if err != nil || c.ExpectedPlaintextXML == nil || string(plain) != *c.ExpectedPlaintextXML {
+						t.Errorf("%s: DecryptBody = %q, %v; want %q", q.Name, plain, err, deref(c.ExpectedPlaintextXML))
+					}
+					if _, err := p.Parse(context.Background(), req); !errors.Is(err, webhook.ErrMalformed) {
+						t.Errorf("%s: Parse error = %v, want ErrMalformed", q.Name, err)
+					}
+					continue
+				}
+				d, err := p.Parse(context.Background(), req)
+				if c.LenientOK && (err == nil) != c.Valid {
+					t.Logf("%s: lenient case: got err = %v", q.Name, err)
+					continue
+				}
+				if !c.Valid {
+					if err == nil {
+						t.Fatalf("%s: Parse accepted an invalid case (%s)", q.Name, c.FailureReason)
+					}
+					switch c.FailureReason {
+					case "bad_signature", "bad_padding", "wrong_receiveid":
+						if !errors.Is(err, webhook.ErrBadSignature) {
+							t.Errorf("%s: error = %v, want ErrBadSignature", q.Name, err)
+						}
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: Parse: %v", q.Name, err)
+				}
+				if d.Reply.Status != 200 {
+					t.Errorf("%s: reply status = %d, want 200", q.Name, d.Reply.Status)
+				}
+				if c.ExpectedEcho != nil {
+					if !d.Verification || len(d.Events) != 0 {
+						t.Errorf("%s: Verification = %v with %d events, want true with none", q.Name, d.Verification, len(d.Events))
+					}
+					if string(d.Reply.Body) != *c.ExpectedEcho {
+						t.Errorf("%s: echo = %q, want %q", q.Name, d.Reply.Body, *c.ExpectedEcho)
+					}
+					continue
+				}
+				if d.Verification || len(d.Events) != 1 {
+					t.Fatalf("%s: Verification = %v with %d events, want false with 1", q.Name, d.Verification, len(d.Events))
+				}
+				if string(d.Reply.Body) != "success" {
+					t.Errorf("%s: reply body = %q, want success", q.Name, d.Reply.Body)
+				}
+				ev := d.Events[0]
+				keys.CheckEvent(t, &c.Case, q.Name, ev)
+				checkTyped(t, ev)
+			}
+		})
+	}
+	keys.Check(t, 2)
+}
+
+// checkTyped decodes the event's JSON into the payload type of its Type.
+func checkTyped(t *testing.T, ev webhook.Event) {
+	t.Helper()
+	switch ev.Type {
+	case Text.Name:
+		var m TextMessage
+		wxmsgtest.Decode(t, ev.JSON, &m)
+		if m.MsgID == "" || m.Content == "" || m.MsgType != "text" {
+			t.Errorf("TextMessage = %+v: missing fields", m)
+		}
+	case Subscribe.Name:
+		var m SubscribeEvent
+		wxmsgtest.Decode(t, ev.JSON, &m)
+		if m.FromUserName == "" || m.Event != "subscribe" {
+			t.Errorf("SubscribeEvent = %+v: missing fields", m)
+		}
+	case Click.Name:
+		var m ClickEvent
+		wxmsgtest.Decode(t, ev.JSON, &m)
+		if m.EventKey == "" {
+			t.Errorf("ClickEvent = %+v: missing EventKey", m)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
