@@ -23,6 +23,7 @@ if ! git cat-file -e "$rev^{commit}" 2>/dev/null; then
 	git fetch -q --depth=1 origin "$rev" || { printf '[perf] ERROR: cannot fetch %s\n' "$rev" >&2; exit 1; }
 fi
 export PERF_OUT=${PERF_OUT:-$ROOT/.local/perf/release-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$(dirname "$PERF_OUT")" # the report's copy (tee) goes beside the runs' directory
 printf '[perf] this tree against the release at %s\n' "$rev" >&2
 "$ROOT/scripts/perf/protocol.sh" "hookwall@." "hookwall@$rev" | tee "$PERF_OUT.txt"
 python3 - "$PERF_OUT.txt" <<'PY'
