@@ -87,18 +87,16 @@ func TestCostOfCallsAndDeliveries(t *testing.T) {
 	}
 	p.cap.takeCalls()
 	wcu, calls := p.duplicate(t, ev)
-	row("duplicate of a RECEIVED record: its claim counts it", wcu, calls, fmt.Sprintf("%d B", p.recordBytes(t, ev.Key)))
-	if calls != 1 || wcu != 1 {
-		t.Errorf("duplicate of a RECEIVED record: %.1f WCU in %d calls; want 1 WCU, 1 call", wcu, calls)
+	row("duplicate of a RECEIVED record: its claim (a failed PutItem) and the count", wcu, calls, fmt.Sprintf("%d B", p.recordBytes(t, ev.Key)))
+	if calls != 2 || wcu != 2 {
+		t.Errorf("duplicate of a RECEIVED record: %.1f WCU in %d calls; want 2 WCU, 2 calls", wcu, calls)
 	}
 	l := p.lease(t, ev.Key)
 	if ok, err := p.table.Complete(ctx, l, time.Now().Add(time.Hour)); !ok || err != nil {
 		t.Fatalf("complete: %v, %v", ok, err)
 	}
-	// A terminal write that removes the sweep attributes leaves a record
-	// the claim cannot count on (it would set them again): CountDelivery
-	// counts it, a second write. One that keeps them (the sweep cursor,
-	// issue 20) leaves the count to the claim.
+	// Since issue 33 the claim is a PutItem: a duplicate is its failed
+	// condition and the count (CountDelivery), whatever the record holds.
 	rec, err := p.table.Get(ctx, ev.Key)
 	if err != nil || rec == nil {
 		t.Fatalf("get: %v, %v", rec, err)
@@ -106,11 +104,7 @@ func TestCostOfCallsAndDeliveries(t *testing.T) {
 	p.cap.takeCalls()
 	wcu, calls = p.duplicate(t, ev)
 	size := p.recordBytes(t, ev.Key)
-	note := "its claim counts it"
-	wantWCU, wantCalls := 1.0, 1
-	if rec.SweepShard == "" {
-		note, wantWCU, wantCalls = "claim + CountDelivery (the completion removed the sweep attributes)", 2, 2
-	}
+	note, wantWCU, wantCalls := "its claim (a failed PutItem) and the count", 2.0, 2
 	row("duplicate of a SUCCEEDED record: "+note, wcu, calls, fmt.Sprintf("%d B", size))
 	if calls != wantCalls || wcu != wantWCU || size > store.InlineRecordBytes {
 		t.Errorf("duplicate of a SUCCEEDED record: %.1f WCU in %d calls, record %d B; want %.1f WCU, %d calls, within %d B",

@@ -3,10 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -168,43 +165,39 @@ type ClaimResult struct {
 	Counted bool
 }
 
-// Claim creates the event's record (status RECEIVED, version 1), or counts
-// one more delivery on the live record of the same payload, in one
-// conditional UpdateItem. Every attribute of the record is set with
-// if_not_exists(a, :a), and the count with `deliveries =
-// if_not_exists(deliveries, 0) + 1, lastDeliveryAt = now`, on condition
+// Claim creates the event's record (status RECEIVED, version 1) with one
+// conditional PutItem of the record ([NewEvent.ClaimRecord]), on condition
 //
-//	attribute_not_exists(pk) OR (claimId <> :claimId AND expiresAt >= :now
-//	AND payloadHash = :hash AND attribute_exists(a) for every a it sets)
+//	attribute_not_exists(pk) OR expiresAt < :now
 //
-// with ReturnValues ALL_OLD. No old item: the record was created, exactly
-// as [NewEvent.ClaimRecord] (deliveries 1): Claimed. An old item: every
-// attribute the update sets was already there, so it changed nothing but
-// the count: Duplicate, Counted, with the record as it is now. The record
-// expires (TTL) after window; it carries its first history entry (to
-// RECEIVED) and the sweep attributes (its shard, and sweepAt = now +
-// SweepAfter).
+// so it claims a key that is absent or whose record expired (TTL deletion
+// lags). That is the whole cost of a first delivery: one write of the
+// record, with the smallest condition DynamoDB evaluates (issue 33: the
+// former claim, an UpdateItem that set each of some twenty attributes with
+// if_not_exists so that a duplicate was counted in the same write, cost
+// DynamoDB Local twice the CPU of this PutItem for every first delivery).
+// The record expires (TTL) after window; it carries its first history entry
+// (to RECEIVED), the sweep attributes (its shard, and sweepAt = now +
+// SweepAfter) and its first delivery's count (deliveries 1).
 //
 // When the condition fails, DynamoDB returns the record
 // (ReturnValuesOnConditionCheckFailure ALL_OLD) and nothing was written:
-//   - an expired record (expiresAt < now, not yet deleted by the TTL) is
-//     claimed anew with a conditional PutItem of the new record,
-//     `attribute_not_exists(pk) OR expiresAt < :now` (a second write, only
-//     for a key delivered again after its window);
 //   - a record of another payload hash gives Conflict, not counted;
-//   - a record of the same hash that lacks an attribute the claim would set
-//     (an optional one: traceId, occurredAt, the payload in another form,
-//     the sweep attributes a terminal write removed, the count of a record
-//     claimed before the count rode in the claim) gives Duplicate, not
-//     Counted: setting it would change the record, so the caller counts
-//     the delivery with CountDelivery;
+//   - a live record of the same payload hash gives Duplicate, counted on
+//     the record by a second write ([Table.CountDelivery]: deliveries + 1,
+//     lastDeliveryAt; nothing else changes), Counted, with the record as it
+//     is now; when that write does not count (the record was deleted or
+//     claimed anew meanwhile, or the call failed) the Duplicate is returned
+//     uncounted and the caller may count it;
 //   - a record with the claim id this call sent is this call's own write,
 //     applied by an earlier attempt whose answer was lost (the SDK retried):
 //     Claimed, with that record.
 //
-// A live record there gives Duplicate or Conflict, with that record (its
-// count updated when Counted), and no error: a Duplicate never changes
-// the record but for its count.
+// A duplicate that reaches the table thus costs two writes (the failed
+// condition is charged by the size of the record there, and so is the
+// count); the receiver answers most duplicates from its hand-off cache
+// without a call (package handoff), and first deliveries, one per event,
+// are the common case the claim is shaped for.
 //
 // A payload that does not stay in the record (see Prepare) is first written
 // to its own item, with one conditional PutItem that keeps an item of the
@@ -221,17 +214,15 @@ type ClaimResult struct {
 // item returns no record: nothing refers to it, nothing needs undoing.
 // Before writing the payload item, a claim reads the record (one eventually
 // consistent GetItem, half a read unit): a live record of the same payload
-// is a duplicate, counted by the claim's UpdateItem made to require the
-// record, and the payload item is not written again (see
-// countLargeDuplicate). A read that sees nothing, or anything else, leads
-// to the claim above.
+// is a duplicate, counted by an UpdateItem that requires the record, and
+// the payload item is not written again (see countLargeDuplicate). A read
+// that sees nothing, or anything else, leads to the claim above.
 //
 // When the call fails, the write may still have been applied (a timeout
 // whose request reached DynamoDB): the result then carries the record that
-// was sent, so the caller can Unclaim it by its claim id (an applied count
-// on another claim's record is left alone by Unclaim's condition). A
-// failure caused by the event itself (DynamoDB's validation) wraps
-// [webhook.ErrMalformed] or [webhook.ErrTooLarge]; nothing was written then.
+// was sent, so the caller can Unclaim it by its claim id. A failure caused
+// by the event itself (DynamoDB's validation) wraps [webhook.ErrMalformed]
+// or [webhook.ErrTooLarge]; nothing was written then.
 func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (ClaimResult, error) {
 	if err := ev.Prepare(); err != nil {
 		return ClaimResult{}, err
@@ -244,35 +235,33 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 	}
 	rec.Payload = ev.Payload
 	if ev.ref != "" {
-		if res, ok := t.countLargeDuplicate(ctx, &ev, item, now); ok {
+		if res, ok := t.countLargeDuplicate(ctx, &ev, now); ok {
 			return res, nil
 		}
 		if err := t.putPayload(ctx, &ev, now, window); err != nil {
 			return ClaimResult{}, err
 		}
 	}
-	out, err := t.db.UpdateItem(ctx, claimUpdate(t.name, ev.Key, item, now, false))
-	if err == nil {
-		if len(out.Attributes) == 0 {
+	// Twice at most: a record that expired between DynamoDB's check and
+	// ours (claimFailed reports it) is claimed again.
+	for range 2 {
+		_, err = t.db.PutItem(ctx, claimPut(t.name, item, now))
+		if err == nil {
 			return ClaimResult{Outcome: Claimed, Record: rec}, nil
 		}
-		res, err := countedDuplicate(out.Attributes, &ev, now)
-		if err != nil {
-			return ClaimResult{}, fmt.Errorf("store: claim %s: counted on the record, which reads back wrong: %w", ev.Key, err)
+		res, expired, err := t.claimFailed(&ev, rec, err, now)
+		if expired {
+			continue
+		}
+		if err != nil || res.Outcome != Duplicate {
+			return res, err
+		}
+		if counted, cerr := t.CountDelivery(ctx, res.Record); cerr == nil && counted {
+			res.Counted = true
 		}
 		return res, nil
 	}
-	res, expired, err := t.claimFailed(&ev, rec, err, now)
-	if !expired {
-		return res, err
-	}
-	// The record expired but is still there: claim it anew.
-	_, err = t.db.PutItem(ctx, claimPut(t.name, item, now))
-	if err == nil {
-		return ClaimResult{Outcome: Claimed, Record: rec}, nil
-	}
-	res, _, err = t.claimFailed(&ev, rec, err, now)
-	return res, err
+	return ClaimResult{}, fmt.Errorf("store: claim %s: the record there expired twice while it was claimed anew", ev.Key)
 }
 
 // claimPut is the claim's PutItem of item, the record of a claim at now,
@@ -300,13 +289,11 @@ func claimPut(table string, item map[string]types.AttributeValue, now time.Time)
 // size of the item already there, 4 write units for a 4 KB payload, and a
 // duplicate would pay it every time. It reads the record first, with one
 // eventually consistent GetItem (half a read unit); when that shows a live
-// record of this very payload, the claim's UpdateItem of item, made to
-// require the record (so it never creates one whose payload item this call
-// did not write), counts the delivery. It reports false, having changed
-// nothing, on anything else (no record, another payload, an expired or
-// unreadable record, an error, a condition that fails because the record
-// moved on meanwhile): the caller then claims as it always did.
-func (t *Table) countLargeDuplicate(ctx context.Context, ev *NewEvent, item map[string]types.AttributeValue, now time.Time) (ClaimResult, bool) {
+// record of this very payload, [Table.CountDelivery] counts the delivery on
+// it. It reports false, having changed nothing, on anything else (no
+// record, another payload, an expired or unreadable record, an error, a
+// record claimed anew meanwhile): the caller then claims as it always did.
+func (t *Table) countLargeDuplicate(ctx context.Context, ev *NewEvent, now time.Time) (ClaimResult, bool) {
 	got, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: recordKey(ev.Key)})
 	if err != nil || len(got.Item) == 0 {
 		return ClaimResult{}, false
@@ -315,139 +302,14 @@ func (t *Table) countLargeDuplicate(ctx context.Context, ev *NewEvent, item map[
 	if err != nil || seen == nil || seen.Expired(now) || seen.PayloadHash != ev.PayloadHash || seen.PayloadRef != ev.ref {
 		return ClaimResult{}, false
 	}
-	if !hasClaimAttributes(item, got.Item) {
-		return ClaimResult{}, false // the condition below would fail: do not pay for it
-	}
-	out, err := t.db.UpdateItem(ctx, claimUpdate(t.name, ev.Key, item, now, true))
-	if err != nil || len(out.Attributes) == 0 {
-		// A condition that failed wrote nothing; an error of unknown outcome
-		// may have counted the delivery, which only the count would show: the
-		// caller's claim then finds the record and counts it again, at worst.
+	if counted, err := t.CountDelivery(ctx, seen); err != nil || !counted {
+		// An error of unknown outcome may have counted the delivery, which
+		// only the count would show: the caller's claim then finds the
+		// record and counts it again, at worst.
 		return ClaimResult{}, false
 	}
-	res, err := countedDuplicate(out.Attributes, ev, now)
-	if err != nil {
-		return ClaimResult{}, false
-	}
-	return res, true
-}
-
-// countedDuplicate is the result of a claim update that counted ev's
-// delivery on a live record, old being that record before the update
-// (ReturnValues ALL_OLD): the condition held, so the update changed
-// nothing but the count, which the result carries.
-func countedDuplicate(old map[string]types.AttributeValue, ev *NewEvent, now time.Time) (ClaimResult, error) {
-	existing, err := decodeRecord(old)
-	if err != nil {
-		return ClaimResult{}, err
-	}
-	if existing == nil {
-		return ClaimResult{}, errors.New("no record came back")
-	}
-	existing.Deliveries++
-	existing.LastDeliveryAt = now.UnixMilli()
-	existing.Payload = payloadOf(existing, ev)
-	return ClaimResult{Outcome: Duplicate, Record: existing, Counted: true}, nil
-}
-
-// claimUpdate is the claim's UpdateItem of item, the record of key a claim
-// creates at now (see Claim): each attribute but the key and the count set
-// with if_not_exists and required to exist when the record does, the
-// count added, the previous item returned. With requireRecord it only
-// counts: its condition holds only for a live record of the same payload,
-// so it never creates one.
-func claimUpdate(table, key string, item map[string]types.AttributeValue, now time.Time, requireRecord bool) *dynamodb.UpdateItemInput {
-	names := map[string]string{"#d": AttrDeliveries, "#last": AttrLastDeliveryAt}
-	values := map[string]types.AttributeValue{
-		":zero": avInt(0), ":one": avInt(1), ":last": item[AttrLastDeliveryAt], ":now": avInt(now.Unix()),
-	}
-	attrs := claimSets(item)
-	set := make([]string, 0, len(attrs)+2)
-	exist := make([]string, 0, len(attrs)+1)
-	for i, a := range attrs {
-		n, v := fmt.Sprintf("#a%d", i), fmt.Sprintf(":a%d", i)
-		names[n], values[v] = a, item[a]
-		set = append(set, fmt.Sprintf("%s = if_not_exists(%s, %s)", n, n, v))
-		exist = append(exist, "attribute_exists("+n+")")
-		switch a {
-		case AttrClaimID:
-			exist = append(exist, n+" <> "+v)
-		case AttrPayloadHash:
-			exist = append(exist, n+" = "+v)
-		case AttrExpiresAt:
-			exist = append(exist, n+" >= :now")
-		}
-	}
-	set = append(set, "#d = if_not_exists(#d, :zero) + :one", "#last = :last")
-	exist = append(exist, "attribute_exists(#d)")
-	cond := strings.Join(exist, " AND ")
-	if !requireRecord {
-		names["#pk"] = AttrPK
-		cond = "attribute_not_exists(#pk) OR (" + cond + ")"
-	}
-	return &dynamodb.UpdateItemInput{
-		TableName:                           &table,
-		Key:                                 recordKey(key),
-		UpdateExpression:                    aws.String("SET " + strings.Join(set, ", ")),
-		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllOld,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
-}
-
-// claimSets returns the attributes of item, the record a claim creates,
-// that the claim's write sets with if_not_exists and requires of a live
-// record (see [Table.Claim]): all but the key and the count, sorted (a
-// stable expression).
-func claimSets(item map[string]types.AttributeValue) []string {
-	attrs := make([]string, 0, len(item))
-	for a := range item {
-		switch a {
-		case AttrPK, AttrSK, AttrDeliveries, AttrLastDeliveryAt:
-		default:
-			attrs = append(attrs, a)
-		}
-	}
-	slices.Sort(attrs)
-	return attrs
-}
-
-// hasClaimAttributes reports whether have, the item of a live record, has
-// every attribute the claim's write of item requires to count a duplicate
-// on it: those it sets ([claimSets]) and the count. Setting a missing one
-// would change the record, so the write's condition fails then.
-func hasClaimAttributes(item, have map[string]types.AttributeValue) bool {
-	for _, a := range append(claimSets(item), AttrDeliveries) {
-		if _, ok := have[a]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// ClaimCounts reports whether a claim of ev (prepared) counts a duplicate
-// on rec, the live record of its payload hash, in its own write, by the
-// table's rule ([Table.Claim]): rec has every attribute the write of claim,
-// the record the claim creates ([NewEvent.ClaimRecord]), requires. It is
-// for a store that keeps records rather than items; only the presence of
-// attributes counts, so payload bytes are not encoded.
-func ClaimCounts(ev *NewEvent, claim, rec *Record) (bool, error) {
-	item, err := claimItem(ev, claim)
-	if err != nil {
-		return false, err
-	}
-	have := *rec
-	have.Payload = nil
-	stored, err := encodeRecord(&have)
-	if err != nil {
-		return false, err
-	}
-	if rec.PayloadRef != "" { // the table keeps that payload in its own item
-		delete(stored, AttrPayload)
-	}
-	return hasClaimAttributes(item, stored), nil
+	seen.Payload = payloadOf(seen, ev)
+	return ClaimResult{Outcome: Duplicate, Record: seen, Counted: true}, true
 }
 
 // claimItem is the item a claim of ev (prepared) writes for rec, the record

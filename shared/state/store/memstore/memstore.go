@@ -121,11 +121,9 @@ func (s *Store) Records() []*store.Record {
 // Claim creates the event's record (RECEIVED, version 1) if the key is
 // absent or its record expired (expiresAt < now), as [store.Table.Claim]:
 // a live record gives Duplicate or Conflict with a copy of that record. A
-// Duplicate is counted on the record (Counted) when the record has every
-// attribute the table's claim would set, by the table's own rule
-// ([store.ClaimCounts]): the payload in the same form, the trace id and
-// occurredAt when the event has them, the sweep attributes and the count. The store keeps every payload
-// with its record, but decides where the table would store it
+// Duplicate is counted on the record (Counted), as the table's claim counts
+// it with its second write ([store.Table.CountDelivery]). The store keeps
+// every payload with its record, but decides where the table would store it
 // ([store.NewEvent.PayloadRef]) and hands payloads out as the table does:
 // a found record whose payload the table keeps apart carries it only when
 // it is the claimer's own.
@@ -137,16 +135,9 @@ func (s *Store) Claim(_ context.Context, ev store.NewEvent, window time.Duration
 	defer s.mu.Unlock()
 	now := s.now()
 	if old := s.recs[ev.Key]; old != nil && !old.Expired(now) {
-		counted := false
-		if old.PayloadHash == ev.PayloadHash {
-			var err error
-			counted, err = store.ClaimCounts(&ev, ev.ClaimRecord(now, window, s.sweepAfter, s.function), old)
-			if err != nil {
-				return store.ClaimResult{}, err // names the store and the record
-			}
-		}
+		counted := old.PayloadHash == ev.PayloadHash
 		if counted {
-			old.Deliveries++
+			old.Deliveries = old.DeliveryCount() + 1
 			old.LastDeliveryAt = now.UnixMilli()
 		}
 		found := clone(old)

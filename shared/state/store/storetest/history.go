@@ -43,7 +43,7 @@ var historyCases = []testCase{
 		base := e.clk.Now()
 		e.ops()
 		rec := e.claimed(t)
-		e.expectOps(t, "claim", map[string]int{"UpdateItem": 1})
+		e.expectOps(t, "claim", map[string]int{"PutItem": 1})
 		expectHistory(t, rec, base, 0, `v1 →RECEIVED attempt=0 owner= error="" fn=storetest @0`)
 		expectHistory(t, e.mustGet(t), base, 0, `v1 →RECEIVED attempt=0 owner= error="" fn=storetest @0`)
 	}},
