@@ -28,6 +28,10 @@ import (
 	"github.com/hookwall/hookwall/shared/protocol/provider/line"
 )
 
+// settleGrace is the re-enqueue grace the twin runs with unless
+// HOOKWALL_REENQUEUE_GRACE is set: longer than any run.
+const settleGrace = time.Hour
+
 type env struct {
 	handler  *intake.Handler
 	tn       *tenants.Tenant // signs the deliveries
@@ -42,6 +46,14 @@ type env struct {
 func run(ctx context.Context, o options) error {
 	if os.Getenv("HOOKWALL_TENANTS_FILE") == "" {
 		_ = os.Setenv("HOOKWALL_TENANTS_FILE", "infra/local/tenants.json")
+	}
+	if os.Getenv("HOOKWALL_REENQUEUE_GRACE") == "" {
+		// A deployment's processor takes each record off RECEIVED within
+		// milliseconds; this twin runs none, so a duplicate arriving past
+		// the default grace would find its record still RECEIVED and take
+		// its hand-off over (two more writes and a message), which no
+		// deployment does (docs/PERFORMANCE.md). The grace outlasts the run.
+		_ = os.Setenv("HOOKWALL_REENQUEUE_GRACE", settleGrace.String())
 	}
 	s, _, err := settings.LoadReceiver(os.Getenv, intake.Defaults())
 	if err != nil {

@@ -79,7 +79,7 @@ func TestIntegrationHandOffCacheAfterAFailedHandOff(t *testing.T) {
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
-			if ops.Take()["UpdateItem"] == 0 { // the claim
+			if ops.Take()["PutItem"] == 0 { // the claim
 				t.Fatal("the retry made no claim: the cache answered a first delivery")
 			}
 			msgs := awstest.Drain(t, admin, queues.URL)

@@ -127,7 +127,7 @@ func (f *faultStack) keysOnce(t *testing.T, ids ...string) {
 	}
 }
 
-// The claim's UpdateItem reaches DynamoDB Local and is applied, but its answer
+// The claim's PutItem reaches DynamoDB Local and is applied, but its answer
 // is held past the budget: the delivery gets 503. Whether the undo is
 // applied or not, and whenever the platform retries, the event ends with
 // exactly one message.
@@ -141,7 +141,7 @@ func TestIntegrationClaimAppliedButAnswerLost(t *testing.T) {
 				body := lineBody(id)
 				f.proxy.SetRule(func(op string, _ int) awstest.Fault {
 					switch op {
-					case "UpdateItem": // the claim
+					case "PutItem": // the claim
 						return awstest.ApplyThenHang
 					case "DeleteItem":
 						return undoFault
@@ -171,7 +171,7 @@ func TestIntegrationMultiEventClaimsUnderFault(t *testing.T) {
 	body := lineBody(ids...)
 	f.proxy.SetRule(func(op string, n int) awstest.Fault {
 		switch op {
-		case "UpdateItem": // the claim
+		case "PutItem": // the claim
 			if n%2 == 0 {
 				return awstest.ApplyThenHang
 			}
