@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bisect.sh: bisect a performance regression with the side-by-side protocol
+# (issue 33 item 1), without checking anything out.
+#
+#   scripts/perf/bisect.sh GOOD BAD        (make perf-bisect GOOD=… BAD=…)
+#
+# The candidates are the first-parent commits of GOOD..BAD (a merge is one
+# step: the branch it brings in is looked into afterwards, by hand, with the
+# same command). Each step runs protocol.sh with the candidate and GOOD
+# alternated (BISECT_ROUNDS rounds, fresh stacks, each pre-warmed to a
+# steady state) and reads the stack CPU per delivery (client + DynamoDB
+# Local + queue server): the candidate is bad when its median is over
+# BISECT_THRESHOLD times GOOD's. Stack CPU is the figure that moves least
+# with the machine's load (throughput and p99 move with it); the threshold
+# sits between the noise of one round (about 5-10%) and the regression
+# being looked for.
+#
+# Output: each step's line on stderr and in $BISECT_OUT/steps.tsv (commit,
+# ratio, verdict, the protocol's output directory), the first bad commit
+# at the end.
+#
+# Env (defaults): BISECT_ROUNDS (1), BISECT_THRESHOLD (1.15), BISECT_OUT
+# (.local/perf/bisect-<UTC time>); the protocol's own (PERF_N, PERF_WARMUP_MAX_S…).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+good=${1:?usage: bisect.sh GOOD BAD}
+bad=${2:?usage: bisect.sh GOOD BAD}
+BISECT_ROUNDS=${BISECT_ROUNDS:-1}
+BISECT_THRESHOLD=${BISECT_THRESHOLD:-1.15}
+BISECT_OUT=${BISECT_OUT:-$ROOT/.local/perf/bisect-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$BISECT_OUT"
+log() { printf '[bisect] %s\n' "$*" >&2; }
+
+good=$(git rev-parse --short=12 "$good^{commit}")
+bad=$(git rev-parse --short=12 "$bad^{commit}")
+mapfile -t revs < <(git rev-list --first-parent --reverse --abbrev-commit --abbrev=12 "$good..$bad")
+((${#revs[@]})) || {
+	log "no commit between $good and $bad"
+	exit 1
+}
+log "${#revs[@]} first-parent commits in $good..$bad; about $(awk -v n="${#revs[@]}" 'BEGIN{print int(log(n)/log(2)+1)}') steps"
+
+# ratio REV: median stack CPU per delivery of REV over GOOD's, one protocol run.
+ratio() {
+	local rev=$1 out=$BISECT_OUT/$1
+	ROUNDS=$BISECT_ROUNDS PERF_OUT=$out "$ROOT/scripts/perf/protocol.sh" "hookwall@$rev" "hookwall@$good" >"$out.log" 2>&1 || {
+		log "$rev: the protocol failed (see $out.log)"
+		return 1
+	}
+	python3 - "$out" "$rev" "$good" <<'EOF'
+import glob, json, statistics, sys
+out, rev, good = sys.argv[1:]
+def stack(side):
+    vals = []
+    for f in glob.glob(f"{out}/hookwall_{side}-*.json"):
+        d = json.load(open(f))
+        c = d["shuffled"]["cpu"]
+        vals.append(c["client_ms_per_delivery"] + c["dynamodb_local_ms_per_delivery"] + d["protocol"]["queue_server_ms_per_delivery"])
+    return statistics.median(vals)
+print(f"{stack(rev) / stack(good):.3f}")
+EOF
+}
+
+lo=-1 hi=$((${#revs[@]} - 1)) # revs[lo] is good (GOOD itself when -1), revs[hi] is bad (BAD)
+printf 'commit\tstack CPU ratio to %s\tverdict\tprotocol output\n' "$good" >"$BISECT_OUT/steps.tsv"
+while ((hi - lo > 1)); do
+	mid=$(((lo + hi) / 2))
+	rev=${revs[$mid]}
+	r=$(ratio "$rev") || exit 1
+	if awk -v r="$r" -v t="$BISECT_THRESHOLD" 'BEGIN{exit !(r > t)}'; then
+		verdict=bad hi=$mid
+	else
+		verdict=good lo=$mid
+	fi
+	log "$rev ($(git log -1 --format=%s "$rev" | cut -c1-70)): stack CPU ${r}x $good's: $verdict"
+	printf '%s\t%s\t%s\t%s\n' "$rev" "$r" "$verdict" "$BISECT_OUT/$rev" >>"$BISECT_OUT/steps.tsv"
+done
+first=${revs[$hi]}
+log "first bad commit (first parent): $first $(git log -1 --format=%s "$first" | cut -c1-100)"
+printf 'first bad\t%s\n' "$first" >>"$BISECT_OUT/steps.tsv"
