@@ -16,7 +16,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0
 	github.com/aws/smithy-go v1.28.9
-	github.com/klauspost/compress v1.20.5
 	gopkg.in/yaml.v3 v3.0.1
 )
 

@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/klauspost/compress/zstd"
 )
 
 // chatEvent is a LINE text message event of n bytes at most around text
@@ -77,11 +76,11 @@ func payloadItemUnits(t testing.TB, payload []byte) (itemBytes, wcu, stored int)
 // the question is whether gzip still gets its item within two write units.
 // The sizes are computed, not measured, so they are the same on every
 // machine; the test fails when a language's write units differ from the
-// figures docs/PERFORMANCE.md gives (3 for each language: a
-// third write unit, which no codec tried here removes for Chinese), so a
-// codec change shows in them. It logs the candidates beside gzip: gzip -9,
-// zstd without a dictionary, and deflate of the text as UTF-16 (two bytes
-// a CJK character instead of three).
+// figures docs/PERFORMANCE.md gives (3 for each language), so a codec
+// change shows in them. It logs the stdlib's candidates beside gzip: gzip
+// -9 and deflate of the text as UTF-16 (two bytes a CJK character instead
+// of three); zstd and brotli are compared in the harnesses' module
+// (dev/perf/payloadcodec), so that the product requires neither.
 func TestCJKPayloadWriteUnits(t *testing.T) {
 	for _, lang := range []struct {
 		name, file string
@@ -102,9 +101,9 @@ func TestCJKPayloadWriteUnits(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s: %d-byte event (%d characters): stored %d B (gzip, %.0f%%), payload item %d B = %d WCU; "+
-			"gzip -9 would keep %d B, zstd (no dictionary) %d B, deflate of UTF-16 %d B",
+			"gzip -9 would keep %d B, deflate of UTF-16 %d B",
 			lang.name, len(payload), utf8.RuneCount(payload), stored, 100*float64(stored)/float64(len(payload)), itemBytes, wcu,
-			best, zstdSize(t, payload), utf16DeflateSize(t, payload))
+			best, utf16DeflateSize(t, payload))
 		if len(payload) < 4000 {
 			t.Errorf("%s: the event is %d bytes; want about 4 KB", lang.name, len(payload))
 		}
@@ -138,8 +137,8 @@ func utf16DeflateSize(t testing.TB, payload []byte) int {
 }
 
 // BenchmarkPayloadCodec is the CPU per event of storing a 4 KB chat
-// event's payload (gzip, as Claim does) by language, beside zstd without a
-// dictionary.
+// event's payload (gzip, as Claim does) by language (the candidates beside
+// it: dev/perf/payloadcodec).
 func BenchmarkPayloadCodec(b *testing.B) {
 	for _, lang := range []struct{ name, file string }{
 		{"en", "testdata/chat-message.txt"}, {"ja", "testdata/chat-message-ja.txt"}, {"zh", "testdata/chat-message-zh.txt"},
@@ -156,13 +155,6 @@ func BenchmarkPayloadCodec(b *testing.B) {
 				if _, err := encodePayload(payload, true); err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
-		b.Run("zstd/"+lang.name, func(b *testing.B) {
-			b.SetBytes(int64(len(payload)))
-			defer reportCPU(b)()
-			for b.Loop() {
-				zstdSize(b, payload)
 			}
 		})
 	}
@@ -198,16 +190,4 @@ func gzipLevelSize(payload []byte, level int) (int, error) {
 		return 0, err
 	}
 	return buf.Len(), nil
-}
-
-// zstdEncoder is one klauspost/compress zstd encoder at its default level.
-var zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-
-// zstdSize is payload's size under zstd without a dictionary.
-func zstdSize(t testing.TB, payload []byte) int {
-	t.Helper()
-	if zstdEncoder == nil {
-		t.Fatal("no zstd encoder")
-	}
-	return len(zstdEncoder.EncodeAll(payload, nil))
 }
