@@ -96,7 +96,6 @@ func (c *countCounter) CountDelivery(ctx context.Context, rec *store.Record) (bo
 	return c.memStore.CountDelivery(ctx, rec)
 }
 
-
 func TestADuplicateCountedByItsClaimIsNotCountedAgain(t *testing.T) {
 	st := &countCounter{memStore: newMemStore()}
 	h := newTestHandler(t, st, &memQueue{}, func(c *Config) { c.Now = st.now })
