@@ -121,7 +121,7 @@ PEER_N ?= 2000
 PEER_WARMUP ?= 3000
 PERF_DDB_PORT ?= 8100
 PERF_SQS_PORT ?= 9424
-PERF_ENV = ROUNDS=$(ROUNDS) PERF_N=$(PEER_N) PERF_WARMUP=$(PEER_WARMUP) PERF_DDB_PORT=$(PERF_DDB_PORT) PERF_SQS_PORT=$(PERF_SQS_PORT) GO=$(GO)
+PERF_ENV = ROUNDS=$(ROUNDS) PERF_N=$(PEER_N) PERF_WARMUP=$(PEER_WARMUP) PERF_WARMUP_S=$(PERF_WARMUP_S) PERF_WARMUP_MAX_S=$(PERF_WARMUP_MAX_S) PERF_DDB_PORT=$(PERF_DDB_PORT) PERF_SQS_PORT=$(PERF_SQS_PORT) GO=$(GO)
 .PHONY: peer perf perf-release
 perf: ## the side-by-side protocol (scripts/perf/protocol.sh): Hookwall vs the Powertools peer, ROUNDS alternated rounds of PEER_N events, each run on a fresh stack (PERF_DDB_PORT, PERF_SQS_PORT); medians, ratios, whole-machine CPU
 	@$(PERF_ENV) $(ROOT)/scripts/perf/protocol.sh 'hookwall@.' powertools
