@@ -242,31 +242,22 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 			return ClaimResult{}, err
 		}
 	}
-	// Twice at most: a record that expired between DynamoDB's check and
-	// ours (claimFailed reports it) is claimed again.
-	for range 2 {
-		_, err = t.db.PutItem(ctx, claimPut(t.name, item, now))
-		if err == nil {
-			return ClaimResult{Outcome: Claimed, Record: rec}, nil
-		}
-		res, expired, err := t.claimFailed(&ev, rec, err, now)
-		if expired {
-			continue
-		}
-		if err != nil || res.Outcome != Duplicate {
-			return res, err
-		}
-		if counted, cerr := t.CountDelivery(ctx, res.Record); cerr == nil && counted {
-			res.Counted = true
-		}
-		return res, nil
+	_, err = t.db.PutItem(ctx, claimPut(t.name, item, now))
+	if err == nil {
+		return ClaimResult{Outcome: Claimed, Record: rec}, nil
 	}
-	return ClaimResult{}, fmt.Errorf("store: claim %s: the record there expired twice while it was claimed anew", ev.Key)
+	res, err := t.claimFailed(&ev, rec, err)
+	if err != nil || res.Outcome != Duplicate {
+		return res, err
+	}
+	if counted, cerr := t.CountDelivery(ctx, res.Record); cerr == nil && counted {
+		res.Counted = true
+	}
+	return res, nil
 }
 
-// claimPut is the claim's PutItem of item, the record of a claim at now,
-// over an expired record: it creates the record when there is none or the
-// one there has expired, and returns the record there (ALL_OLD) when its
+// claimPut is the claim's PutItem of item, the record of a claim at now:
+// it creates the record when there is none or the one there has expired, and returns the record there (ALL_OLD) when its
 // condition fails.
 func claimPut(table string, item map[string]types.AttributeValue, now time.Time) *dynamodb.PutItemInput {
 	return &dynamodb.PutItemInput{
@@ -332,35 +323,33 @@ func claimItem(ev *NewEvent, rec *Record) (map[string]types.AttributeValue, erro
 // claimFailed reads the failure err of a claim's write of rec: a condition
 // that found a live record gives Duplicate (not counted), Conflict, or,
 // when the record is rec itself (an earlier attempt of the call was
-// applied), Claimed; an expired record reports expired, for the caller to
-// claim it anew. Any other failure returns rec with the error (the write
+// applied), Claimed. (An expired record never fails the condition, which
+// is `expiresAt < now` with the same now.) Any other failure returns rec with the error (the write
 // may have been applied), or, for DynamoDB's refusal of the event, no
 // record.
-func (t *Table) claimFailed(ev *NewEvent, rec *Record, err error, now time.Time) (res ClaimResult, expired bool, _ error) {
+func (t *Table) claimFailed(ev *NewEvent, rec *Record, err error) (ClaimResult, error) {
 	old, ok := conditionFailed(err)
 	if !ok {
 		if rejected := inputRejected(err); rejected != nil {
-			return ClaimResult{}, false, fmt.Errorf("store: claim %s: %w", ev.Key, rejected)
+			return ClaimResult{}, fmt.Errorf("store: claim %s: %w", ev.Key, rejected)
 		}
-		return ClaimResult{Record: rec}, false, fmt.Errorf("store: claim %s: %w", ev.Key, err)
+		return ClaimResult{Record: rec}, fmt.Errorf("store: claim %s: %w", ev.Key, err)
 	}
 	existing, err := decodeRecord(old)
 	if err != nil {
-		return ClaimResult{}, false, fmt.Errorf("store: claim %s: %w", ev.Key, err)
+		return ClaimResult{}, fmt.Errorf("store: claim %s: %w", ev.Key, err)
 	}
 	switch {
 	case existing == nil: // DynamoDB always returns the item with ALL_OLD; be safe.
 		existing = &Record{Key: ev.Key, PayloadHash: ev.PayloadHash}
 	case existing.ClaimID == rec.ClaimID:
-		return ClaimResult{Outcome: Claimed, Record: rec}, false, nil
-	case existing.Expired(now):
-		return ClaimResult{}, true, nil
+		return ClaimResult{Outcome: Claimed, Record: rec}, nil
 	}
 	existing.Payload = payloadOf(existing, ev)
 	if existing.PayloadHash != ev.PayloadHash {
-		return ClaimResult{Outcome: Conflict, Record: existing}, false, nil
+		return ClaimResult{Outcome: Conflict, Record: existing}, nil
 	}
-	return ClaimResult{Outcome: Duplicate, Record: existing}, false, nil
+	return ClaimResult{Outcome: Duplicate, Record: existing}, nil
 }
 
 // Unclaim deletes a record this receiver just claimed and could not enqueue
