@@ -3,7 +3,6 @@ package payloadcodec
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"os"
 	"strings"
 	"syscall"
@@ -18,49 +17,23 @@ import (
 	"github.com/hookwall/hookwall/shared/state/store"
 )
 
-// texts are the store's test messages: a customer's account of a doubled
-// order, as a LINE, WeCom or WeChat user would write it.
-var texts = []struct{ name, file string }{
-	{"English", "../../../shared/state/store/testdata/chat-message.txt"},
-	{"Japanese", "../../../shared/state/store/testdata/chat-message-ja.txt"},
-	{"Chinese", "../../../shared/state/store/testdata/chat-message-zh.txt"},
+// events are the store's 4 KB chat events (TestChatEventFixtures keeps
+// them): a customer's account of a doubled order, as a LINE, WeCom or
+// WeChat user would write it, in LINE's event envelope.
+var events = []struct{ name, file string }{
+	{"English", "../../../shared/state/store/testdata/chat-event-4k-en.json"},
+	{"Japanese", "../../../shared/state/store/testdata/chat-event-4k-ja.json"},
+	{"Chinese", "../../../shared/state/store/testdata/chat-event-4k-zh.json"},
 }
 
-// chatEvent is a LINE text message event of at most n bytes around text
-// (cut at a character), with the envelope of store's TestCJKPayloadWriteUnits.
-func chatEvent(t testing.TB, text string, n int) []byte {
-	t.Helper()
-	for cut := len(text); cut > 0; cut-- {
-		if !utf8.ValidString(text[:cut]) {
-			continue
-		}
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(map[string]any{
-			"type": "message", "mode": "active", "timestamp": 1700000000000, "webhookEventId": "01HZX3Q0M5Y8R2W6T4V7N9K1PD",
-			"deliveryContext": map[string]any{"isRedelivery": false}, "replyToken": "fe435e8eee6cf9a3513f95ee23341731",
-			"source":  map[string]any{"type": "user", "userId": "U1f31c2a4c885ab0273b18b8b6a799b72"},
-			"message": map[string]any{"type": "text", "id": "468789577898262530", "quoteToken": "q3Plxr4AgKd", "text": text[:cut]},
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if b.Len()-1 <= n {
-			return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-		}
-	}
-	t.Fatalf("no chat event of %d bytes", n)
-	return nil
-}
-
-// event reads the text of file and wraps it in a 4 KB chat event.
+// event reads the fixture file.
 func event(t testing.TB, file string) []byte {
 	t.Helper()
-	text, err := os.ReadFile(file)
+	p, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return chatEvent(t, string(text), 4<<10)
+	return p
 }
 
 // itemUnits is the size and write units of the payload item of event p
@@ -121,7 +94,7 @@ func brotliBytes(p []byte, quality int) []byte {
 // figures of docs/PERFORMANCE.md would be wrong), or when brotli at quality
 // 11, the codec that gets every language to two, stops doing so.
 func TestCodecsWriteUnits(t *testing.T) {
-	for _, lang := range texts {
+	for _, lang := range events {
 		p := event(t, lang.file)
 		for _, c := range codecs {
 			stored := c.enc(p)
@@ -146,7 +119,7 @@ func TestCodecsWriteUnits(t *testing.T) {
 // cpu-ns/op (the process's CPU time per operation: on a shared machine the
 // wall time per operation also counts the waits for a core).
 func BenchmarkCodecs(b *testing.B) {
-	for _, lang := range texts {
+	for _, lang := range events {
 		p := event(b, lang.file)
 		for _, c := range codecs {
 			b.Run(strings.Fields(c.name)[0]+strings.Join(strings.Fields(c.name)[1:2], "")+"/"+lang.name[:2], func(b *testing.B) {

@@ -47,6 +47,42 @@ func chatEvent(t testing.TB, text string, n int) []byte {
 	return nil
 }
 
+// chatEvents are the 4 KB chat events of the cost tests, one a language:
+// text is the message (a customer's account of a doubled order, as a LINE,
+// WeCom or WeChat user would write it), event the fixture chatEvent makes
+// of it, which the codecs' comparison in the harnesses' module
+// (dev/perf/payloadcodec) reads.
+var chatEvents = []struct{ name, text, event string }{
+	{"English", "testdata/chat-message.txt", "testdata/chat-event-4k-en.json"},
+	{"Japanese", "testdata/chat-message-ja.txt", "testdata/chat-event-4k-ja.json"},
+	{"Chinese", "testdata/chat-message-zh.txt", "testdata/chat-event-4k-zh.json"},
+}
+
+// TestChatEventFixtures keeps each language's 4 KB event fixture what
+// chatEvent makes of its text (HOOKWALL_UPDATE_FIXTURES=1 writes them).
+func TestChatEventFixtures(t *testing.T) {
+	for _, lang := range chatEvents {
+		text, err := os.ReadFile(lang.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := chatEvent(t, string(text), 4<<10)
+		if os.Getenv("HOOKWALL_UPDATE_FIXTURES") == "1" {
+			if err := os.WriteFile(lang.event, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(lang.event)
+		if err != nil {
+			t.Fatalf("%s: %v (HOOKWALL_UPDATE_FIXTURES=1 writes it)", lang.name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: %s is not the 4 KB event of %s (HOOKWALL_UPDATE_FIXTURES=1 writes it anew)", lang.name, lang.event, lang.text)
+		}
+	}
+}
+
 // payloadItemUnits is what the claim of a 4 KB event of payload writes for
 // its payload, by DynamoDB's sizing: the payload item's bytes and write
 // units (0, 0 when the payload stays in the record), and the stored
@@ -82,15 +118,9 @@ func payloadItemUnits(t testing.TB, payload []byte) (itemBytes, wcu, stored int)
 // of three); zstd and brotli are compared in the harnesses' module
 // (dev/perf/payloadcodec), so that the product requires neither.
 func TestCJKPayloadWriteUnits(t *testing.T) {
-	for _, lang := range []struct {
-		name, file string
-		want       int
-	}{
-		{"English", "testdata/chat-message.txt", 3},
-		{"Japanese", "testdata/chat-message-ja.txt", 3},
-		{"Chinese", "testdata/chat-message-zh.txt", 3},
-	} {
-		text, err := os.ReadFile(lang.file)
+	const want = 3 // write units, for each language
+	for _, lang := range chatEvents {
+		text, err := os.ReadFile(lang.text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,8 +137,8 @@ func TestCJKPayloadWriteUnits(t *testing.T) {
 		if len(payload) < 4000 {
 			t.Errorf("%s: the event is %d bytes; want about 4 KB", lang.name, len(payload))
 		}
-		if wcu != lang.want {
-			t.Errorf("%s: the payload item of a 4 KB chat event is %d B, %d write units; docs/PERFORMANCE.md says %d", lang.name, itemBytes, wcu, lang.want)
+		if wcu != want {
+			t.Errorf("%s: the payload item of a 4 KB chat event is %d B, %d write units; docs/PERFORMANCE.md says %d", lang.name, itemBytes, wcu, want)
 		}
 	}
 }
@@ -140,15 +170,12 @@ func utf16DeflateSize(t testing.TB, payload []byte) int {
 // event's payload (gzip, as Claim does) by language (the candidates beside
 // it: dev/perf/payloadcodec).
 func BenchmarkPayloadCodec(b *testing.B) {
-	for _, lang := range []struct{ name, file string }{
-		{"en", "testdata/chat-message.txt"}, {"ja", "testdata/chat-message-ja.txt"}, {"zh", "testdata/chat-message-zh.txt"},
-	} {
-		text, err := os.ReadFile(lang.file)
+	for _, lang := range chatEvents {
+		payload, err := os.ReadFile(lang.event)
 		if err != nil {
 			b.Fatal(err)
 		}
-		payload := chatEvent(b, string(text), 4<<10)
-		b.Run("gzip/"+lang.name, func(b *testing.B) {
+		b.Run("gzip/"+strings.ToLower(lang.name[:2]), func(b *testing.B) {
 			b.SetBytes(int64(len(payload)))
 			defer reportCPU(b)()
 			for b.Loop() {
