@@ -465,28 +465,20 @@ func newClaimID() string {
 
 // ClaimCreated reports whether a DynamoDB call, its input params and its
 // result (as an SDK middleware sees them, with err nil), created an event
-// record by a claim, and the record's key: a successful claim UpdateItem
-// that found no item (see [Table.Claim]), or a successful PutItem of an
-// event record (an expired record claimed anew). Tools that watch the
-// receiver's calls from outside (the local runner's list of recent events,
-// the storm and peer reports) tell first deliveries from duplicates with
-// it, so that they do not depend on how a claim is written.
-func ClaimCreated(params, result any) (string, bool) {
-	switch in := params.(type) {
-	case *dynamodb.PutItemInput:
-		pk, _ := in.Item[AttrPK].(*types.AttributeValueMemberS)
-		sk, _ := in.Item[AttrSK].(*types.AttributeValueMemberS)
-		if pk != nil && sk != nil && sk.Value == SKEvent {
-			return pk.Value, true
-		}
-	case *dynamodb.UpdateItemInput:
-		out, _ := result.(*dynamodb.UpdateItemOutput)
-		pk, _ := in.Key[AttrPK].(*types.AttributeValueMemberS)
-		sk, _ := in.Key[AttrSK].(*types.AttributeValueMemberS)
-		if out != nil && len(out.Attributes) == 0 && in.ReturnValues == types.ReturnValueAllOld &&
-			pk != nil && sk != nil && sk.Value == SKEvent {
-			return pk.Value, true
-		}
+// record by a claim, and the record's key: a successful PutItem of an event
+// record ([Table.Claim] of a new key or of an expired record). Tools that
+// watch the receiver's calls from outside (the local runner's list of
+// recent events, the storm and peer reports) tell first deliveries from
+// duplicates with it, so that they do not depend on how a claim is written.
+func ClaimCreated(params, _ any) (string, bool) {
+	in, ok := params.(*dynamodb.PutItemInput)
+	if !ok {
+		return "", false
+	}
+	pk, _ := in.Item[AttrPK].(*types.AttributeValueMemberS)
+	sk, _ := in.Item[AttrSK].(*types.AttributeValueMemberS)
+	if pk != nil && sk != nil && sk.Value == SKEvent {
+		return pk.Value, true
 	}
 	return "", false
 }
