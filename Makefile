@@ -122,7 +122,7 @@ PEER_WARMUP ?= 3000
 PERF_DDB_PORT ?= 8100
 PERF_SQS_PORT ?= 9424
 PERF_ENV = ROUNDS=$(ROUNDS) PERF_N=$(PEER_N) PERF_WARMUP=$(PEER_WARMUP) PERF_WARMUP_S=$(PERF_WARMUP_S) PERF_WARMUP_MAX_S=$(PERF_WARMUP_MAX_S) PERF_DDB_PORT=$(PERF_DDB_PORT) PERF_SQS_PORT=$(PERF_SQS_PORT) GO=$(GO)
-.PHONY: peer perf perf-release
+.PHONY: peer perf perf-release perf-bisect
 perf: ## the side-by-side protocol (scripts/perf/protocol.sh): Hookwall vs the Powertools peer, ROUNDS alternated rounds of PEER_N events, each run on a fresh stack (PERF_DDB_PORT, PERF_SQS_PORT); medians, ratios, whole-machine CPU
 	@$(PERF_ENV) $(ROOT)/scripts/perf/protocol.sh 'hookwall@.' powertools
 
@@ -130,6 +130,10 @@ peer: perf ## the same as make perf (the protocol replaced the former shared-sta
 
 perf-release: ## the protocol with this tree against the previous release built from git (releases.tsv, else RELEASE_REV, default 903736a = v0.1.0), alternated; reports figures >10% worse, asserts no speed
 	@$(PERF_ENV) $(ROOT)/scripts/perf/release-guard.sh
+
+perf-bisect: ## bisect a performance regression over the first-parent commits GOOD..BAD with the protocol (scripts/perf/bisect.sh: BISECT_ROUNDS a step, the answer confirmed over BISECT_CONFIRM_ROUNDS)
+	@test -n "$(GOOD)" && test -n "$(BAD)" || { echo "usage: make perf-bisect GOOD=<rev> BAD=<rev>" >&2; exit 2; }
+	@$(PERF_ENV) $(ROOT)/scripts/perf/bisect.sh '$(GOOD)' '$(BAD)'
 
 .PHONY: generate
 generate: ## write the handler settings the team packages declare into template.yaml and README.md (cmd/hookwall-gen; go test ./cmd/hookwall-gen fails on drift)

@@ -16,10 +16,13 @@
 # being looked for.
 #
 # Output: each step's line on stderr and in $BISECT_OUT/steps.tsv (commit,
-# ratio, verdict, the protocol's output directory), the first bad commit
-# at the end.
+# ratio, verdict, the protocol's output directory), the first bad commit,
+# then its confirmation: GOOD, the last good and the first bad commits
+# measured again over BISECT_CONFIRM_ROUNDS alternated rounds (0: none);
+# exit 2 when the confirmation finds no step at that boundary.
 #
-# Env (defaults): BISECT_ROUNDS (1), BISECT_THRESHOLD (1.15), BISECT_OUT
+# Env (defaults): BISECT_ROUNDS (1), BISECT_THRESHOLD (1.15),
+# BISECT_CONFIRM_ROUNDS (3), BISECT_OUT
 # (.local/perf/bisect-<UTC time>); the protocol's own (PERF_N, PERF_WARMUP_MAX_S…).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -28,6 +31,7 @@ good=${1:?usage: bisect.sh GOOD BAD}
 bad=${2:?usage: bisect.sh GOOD BAD}
 BISECT_ROUNDS=${BISECT_ROUNDS:-1}
 BISECT_THRESHOLD=${BISECT_THRESHOLD:-1.15}
+BISECT_CONFIRM_ROUNDS=${BISECT_CONFIRM_ROUNDS:-3}
 BISECT_OUT=${BISECT_OUT:-$ROOT/.local/perf/bisect-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$BISECT_OUT"
 log() { printf '[bisect] %s\n' "$*" >&2; }
@@ -41,14 +45,10 @@ mapfile -t revs < <(git rev-list --first-parent --reverse --abbrev-commit --abbr
 }
 log "${#revs[@]} first-parent commits in $good..$bad; about $(awk -v n="${#revs[@]}" 'BEGIN{print int(log(n)/log(2)+1)}') steps"
 
-# ratio REV: median stack CPU per delivery of REV over GOOD's, one protocol run.
-ratio() {
-	local rev=$1 out=$BISECT_OUT/$1
-	ROUNDS=$BISECT_ROUNDS PERF_OUT=$out "$ROOT/scripts/perf/protocol.sh" "hookwall@$rev" "hookwall@$good" >"$out.log" 2>&1 || {
-		log "$rev: the protocol failed (see $out.log)"
-		return 1
-	}
-	python3 - "$out" "$rev" "$good" <<'EOF'
+# stack_ratio OUT SIDE GOOD: median stack CPU per delivery of SIDE over
+# GOOD's in the protocol's output OUT.
+stack_ratio() {
+	python3 - "$@" <<'EOF'
 import glob, json, statistics, sys
 out, rev, good = sys.argv[1:]
 def stack(side):
@@ -60,6 +60,16 @@ def stack(side):
     return statistics.median(vals)
 print(f"{stack(rev) / stack(good):.3f}")
 EOF
+}
+
+# ratio REV: median stack CPU per delivery of REV over GOOD's, one protocol run.
+ratio() {
+	local rev=$1 out=$BISECT_OUT/$1
+	ROUNDS=$BISECT_ROUNDS PERF_OUT=$out "$ROOT/scripts/perf/protocol.sh" "hookwall@$rev" "hookwall@$good" >"$out.log" 2>&1 || {
+		log "$rev: the protocol failed (see $out.log)"
+		return 1
+	}
+	stack_ratio "$out" "$rev" "$good"
 }
 
 lo=-1 hi=$((${#revs[@]} - 1)) # revs[lo] is good (GOOD itself when -1), revs[hi] is bad (BAD)
@@ -79,3 +89,30 @@ done
 first=${revs[$hi]}
 log "first bad commit (first parent): $first $(git log -1 --format=%s "$first" | cut -c1-100)"
 printf 'first bad\t%s\n' "$first" >>"$BISECT_OUT/steps.tsv"
+
+# The answer checked: one round a step is cheap but noisy (a fresh stack's
+# DynamoDB Local varies by 20-30% from run to run), so the boundary is
+# measured again, GOOD, the last good and the first bad commits alternated
+# over BISECT_CONFIRM_ROUNDS rounds. The answer stands when the first bad
+# commit's stack CPU is over BISECT_THRESHOLD times the last good one's.
+((BISECT_CONFIRM_ROUNDS > 0)) || exit 0
+last=$good
+((lo >= 0)) && last=${revs[$lo]}
+out=$BISECT_OUT/confirm
+sides=("hookwall@$good" "hookwall@$first")
+[[ $last != "$good" ]] && sides=("hookwall@$good" "hookwall@$last" "hookwall@$first")
+ROUNDS=$BISECT_CONFIRM_ROUNDS PERF_OUT=$out "$ROOT/scripts/perf/protocol.sh" "${sides[@]}" >"$out.log" 2>&1 || {
+	log "the confirmation failed (see $out.log)"
+	exit 1
+}
+r_first=$(stack_ratio "$out" "$first" "$good")
+r_last=1.000
+[[ $last != "$good" ]] && r_last=$(stack_ratio "$out" "$last" "$good")
+step=$(awk -v a="$r_first" -v b="$r_last" 'BEGIN{printf "%.3f", a / b}')
+printf 'confirm\t%s %s, %s %s (of %s, %s rounds)\tstep %s\t%s\n' "$last" "$r_last" "$first" "$r_first" "$good" "$BISECT_CONFIRM_ROUNDS" "$step" "$out" >>"$BISECT_OUT/steps.tsv"
+if awk -v r="$step" -v t="$BISECT_THRESHOLD" 'BEGIN{exit !(r > t)}'; then
+	log "confirmed over $BISECT_CONFIRM_ROUNDS rounds: $first costs ${step}x the stack CPU of $last ($r_first and $r_last of $good's)"
+else
+	log "NOT confirmed over $BISECT_CONFIRM_ROUNDS rounds: $first costs ${step}x the stack CPU of $last ($r_first and $r_last of $good's), within the threshold: the steps were noise; rerun with more BISECT_ROUNDS"
+	exit 2
+fi
