@@ -48,16 +48,14 @@ log "${#revs[@]} first-parent commits in $good..$bad; about $(awk -v n="${#revs[
 # stack_ratio OUT SIDE GOOD: median stack CPU per delivery of SIDE over
 # GOOD's in the protocol's output OUT.
 stack_ratio() {
-	python3 - "$@" <<'EOF'
-import glob, json, statistics, sys
-out, rev, good = sys.argv[1:]
+	python3 - "$ROOT/scripts/perf" "$@" <<'EOF'
+import statistics, sys, glob, json
+sys.path.insert(0, sys.argv[1])
+from summary import figures, side_name  # the protocol's own figures and run names
+out, rev, good = sys.argv[2:]
 def stack(side):
-    vals = []
-    for f in glob.glob(f"{out}/hookwall_{side}-*.json"):
-        d = json.load(open(f))
-        c = d["shuffled"]["cpu"]
-        vals.append(c["client_ms_per_delivery"] + c["dynamodb_local_ms_per_delivery"] + d["protocol"]["queue_server_ms_per_delivery"])
-    return statistics.median(vals)
+    runs = [figures(json.load(open(f))) for f in glob.glob(f"{out}/{side_name('hookwall@' + side)}-*.json")]
+    return statistics.median(r["stack CPU ms/delivery (client+DDB+queue)"] for r in runs)
 print(f"{stack(rev) / stack(good):.3f}")
 EOF
 }
