@@ -75,7 +75,7 @@ func (c *counter) install(stack *middleware.Stack) error {
 				d.mu.Lock()
 				d.calls[op]++
 				d.outcomes[op+":"+result]++
-				if _, created := store.ClaimCreated(in.Parameters, out.Result); created && err == nil {
+				if _, created := store.ClaimCreated(in.Parameters); created && err == nil {
 					d.claimed = true
 				}
 				if (op == "SendMessageBatch" || op == "SendMessage") && err == nil {

@@ -257,8 +257,8 @@ func (t *Table) Claim(ctx context.Context, ev NewEvent, window time.Duration) (C
 }
 
 // claimPut is the claim's PutItem of item, the record of a claim at now:
-// it creates the record when there is none or the one there has expired, and returns the record there (ALL_OLD) when its
-// condition fails.
+// it creates the record when there is none or the one there has expired,
+// and returns the record there (ALL_OLD) when its condition fails.
 func claimPut(table string, item map[string]types.AttributeValue, now time.Time) *dynamodb.PutItemInput {
 	return &dynamodb.PutItemInput{
 		TableName:           &table,
@@ -324,9 +324,9 @@ func claimItem(ev *NewEvent, rec *Record) (map[string]types.AttributeValue, erro
 // that found a live record gives Duplicate (not counted), Conflict, or,
 // when the record is rec itself (an earlier attempt of the call was
 // applied), Claimed. (An expired record never fails the condition, which
-// is `expiresAt < now` with the same now.) Any other failure returns rec with the error (the write
-// may have been applied), or, for DynamoDB's refusal of the event, no
-// record.
+// is `expiresAt < now` with the same now.) Any other failure returns rec
+// with the error (the write may have been applied), or, for DynamoDB's
+// refusal of the event, no record.
 func (t *Table) claimFailed(ev *NewEvent, rec *Record, err error) (ClaimResult, error) {
 	old, ok := conditionFailed(err)
 	if !ok {
@@ -463,14 +463,14 @@ func newClaimID() string {
 	return rand.Text()
 }
 
-// ClaimCreated reports whether a DynamoDB call, its input params and its
-// result (as an SDK middleware sees them, with err nil), created an event
-// record by a claim, and the record's key: a successful PutItem of an event
+// ClaimCreated reports whether a DynamoDB call that succeeded, its input
+// params as an SDK middleware sees them, created an event record by a
+// claim, and the record's key: a successful PutItem of an event
 // record ([Table.Claim] of a new key or of an expired record). Tools that
 // watch the receiver's calls from outside (the local runner's list of
 // recent events, the storm and peer reports) tell first deliveries from
 // duplicates with it, so that they do not depend on how a claim is written.
-func ClaimCreated(params, _ any) (string, bool) {
+func ClaimCreated(params any) (string, bool) {
 	in, ok := params.(*dynamodb.PutItemInput)
 	if !ok {
 		return "", false

@@ -78,7 +78,7 @@ func ObserveClaims(recent *Recent) config.LoadOptionsFunc {
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				out, md, err := next.HandleInitialize(ctx, in)
 				if err == nil {
-					if key, ok := store.ClaimCreated(in.Parameters, out.Result); ok {
+					if key, ok := store.ClaimCreated(in.Parameters); ok {
 						recent.Add(key)
 					}
 				}

@@ -120,7 +120,7 @@ func (c *Counter) Option(role string) config.LoadOptionsFunc {
 				}
 				c.mu.Unlock()
 				if t, _ := ctx.Value(trackKey{}).(*liveTrack); t != nil {
-					_, created := store.ClaimCreated(in.Parameters, out.Result)
+					_, created := store.ClaimCreated(in.Parameters)
 					t.record(op, err, failed, created && err == nil)
 				}
 				return out, md, err
