@@ -120,11 +120,10 @@ func payloadItemUnits(t testing.TB, payload []byte) (itemBytes, wcu, stored int)
 func TestCJKPayloadWriteUnits(t *testing.T) {
 	const want = 3 // write units, for each language
 	for _, lang := range chatEvents {
-		text, err := os.ReadFile(lang.text)
+		payload, err := os.ReadFile(lang.event)
 		if err != nil {
 			t.Fatal(err)
 		}
-		payload := chatEvent(t, string(text), 4<<10)
 		itemBytes, wcu, stored := payloadItemUnits(t, payload)
 		best, err := gzipLevelSize(payload, gzip.BestCompression)
 		if err != nil {
